@@ -1,0 +1,20 @@
+import { Option, type Command } from 'commander';
+import { loadSession } from '../engine/load.js';
+import { renderDot, renderMermaid } from '../engine/graph-render.js';
+import { ExitCode, printJson, type CliIo } from './io.js';
+
+export function registerGraph(program: Command, io: CliIo, done: (code: number) => void): void {
+  program
+    .command('graph')
+    .description('print the task DAG with waves as ranks and status as colour')
+    .argument('<session>', 'session folder, or the path of its tasks.csv')
+    .addOption(new Option('--format <format>', 'output format').choices(['mermaid', 'dot']).default('mermaid'))
+    .option('--json', 'print {"format", "graph"} with the rendered text')
+    .action((sessionPath: string, options: { format: 'mermaid' | 'dot'; json?: boolean }) => {
+      const { table, plan } = loadSession(sessionPath);
+      const text = options.format === 'dot' ? renderDot(table, plan.waves) : renderMermaid(table, plan.waves);
+      if (options.json) printJson(io, { format: options.format, graph: text });
+      else io.stdout(text);
+      done(ExitCode.Ok);
+    });
+}

@@ -1,0 +1,38 @@
+import type { Command } from 'commander';
+import { loadSession } from '../engine/load.js';
+import { summarizePlan, writeWaveColumn } from '../engine/plan.js';
+import { ExitCode, printJson, type CliIo } from './io.js';
+
+/** Ids listed per wave before the line is cut short (all of them are in --json). */
+const kIdsPerLine = 20;
+
+export function registerPlan(program: Command, io: CliIo, done: (code: number) => void): void {
+  program
+    .command('plan')
+    .description('validate, fill the wave column of tasks.csv, and print the waves')
+    .argument('<session>', 'session folder, or the path of its tasks.csv')
+    .option('--json', 'print one JSON document: {tasks, waveCount, longestChain, waves}')
+    .option('--bom', 'write tasks.csv with a UTF-8 byte order mark (for spreadsheets that need one)')
+    .action((sessionPath: string, options: { json?: boolean; bom?: boolean }) => {
+      const loaded = loadSession(sessionPath);
+      if (options.bom) loaded.table.format.bom = true;
+      writeWaveColumn(loaded);
+      const summary = summarizePlan(loaded);
+      if (options.json) {
+        printJson(io, summary);
+        done(ExitCode.Ok);
+        return;
+      }
+      const interactive = new Set(summary.waves.flatMap((wave) => wave.interactive));
+      for (const { wave, ids } of summary.waves) {
+        const shown = ids.slice(0, kIdsPerLine).map((id) => (interactive.has(id) ? `${id} [interactive]` : id));
+        const more = ids.length > kIdsPerLine ? `, … and ${ids.length - kIdsPerLine} more` : '';
+        const noun = ids.length === 1 ? 'task' : 'tasks';
+        io.stdout(`Wave ${wave} (${ids.length} ${noun}): ${shown.join(', ')}${more}\n`);
+      }
+      io.stdout(
+        `${summary.waveCount} waves, ${summary.tasks} tasks; longest dependency chain: ${summary.longestChain} tasks\n`,
+      );
+      done(ExitCode.Ok);
+    });
+}

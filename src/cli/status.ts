@@ -1,0 +1,51 @@
+import type { Command } from 'commander';
+import { readTasksFile } from '../csv/tasks-file.js';
+import { buildDag } from '../graph/dag.js';
+import { computeWaves } from '../graph/waves.js';
+import { splitList } from '../csv/columns.js';
+import { openSession } from '../engine/session.js';
+import { countByStatus, countByWave, rowObject, taskLines } from '../engine/status-report.js';
+import { ExitCode, printJson, type CliIo } from './io.js';
+
+export function registerStatus(program: Command, io: CliIo, done: (code: number) => void): void {
+  program
+    .command('status')
+    .description('one line per task ([DONE] [RUN] [WAIT] [FAIL] [SKIP] [----]), then counts per status and wave')
+    .argument('<session>', 'session folder, or the path of its tasks.csv')
+    .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}}')
+    .action((sessionPath: string, options: { json?: boolean }) => {
+      // status reads what is there, even a file that would not validate: it is how a person
+      // looks at a session in any state.
+      const session = openSession(sessionPath);
+      const table = readTasksFile(session.tasksPath);
+      const counts = countByStatus(table.rows);
+      if (options.json) {
+        printJson(io, { tasks: table.rows.map((row) => rowObject(table, row)), counts });
+        done(ExitCode.Ok);
+        return;
+      }
+      const lines = taskLines(table);
+      const idWidth = Math.min(24, Math.max(0, ...lines.map((line) => line.id.length)));
+      const roleWidth = Math.min(16, Math.max(0, ...lines.map((line) => line.role.length + 2)));
+      for (const line of lines) {
+        io.stdout(
+          `${line.tag.padEnd(7)}${line.id.padEnd(idWidth)}  ${`(${line.role})`.padEnd(roleWidth)} -> ${line.detail}\n`,
+        );
+      }
+      const total = table.rows.length;
+      const summary = Object.entries(counts)
+        .filter(([, n]) => n > 0)
+        .map(([status, n]) => `${status} ${n}`)
+        .join(', ');
+      io.stdout(`\n${total} tasks: ${summary || 'none'}\n`);
+      const graph = buildDag(table.rows.map((row) => ({ id: row.id, deps: splitList(row.deps) })));
+      const { waves } = computeWaves(graph);
+      for (const [wave, byStatus] of countByWave(table, waves)) {
+        const inWave = Object.values(byStatus).reduce((a, b) => a + b, 0);
+        const done = byStatus.completed + byStatus.skipped + byStatus.failed;
+        const label = wave === 0 ? 'No wave (on a cycle)' : `Wave ${wave}`;
+        io.stdout(`${label}: ${done}/${inWave} finished (completed ${byStatus.completed}, failed ${byStatus.failed}, skipped ${byStatus.skipped}, running ${byStatus.in_progress}, pending ${byStatus.pending})\n`);
+      }
+      done(ExitCode.Ok);
+    });
+}

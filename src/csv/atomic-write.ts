@@ -1,0 +1,23 @@
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+
+/**
+ * Writes a file by writing a temporary sibling, flushing it to disk and renaming it over
+ * the target. rename() is atomic on POSIX file systems, so a reader (or a crash) sees
+ * either the old content or the new one.
+ */
+export function writeFileAtomic(path: string, content: string): void {
+  const temporary = `${path}.${process.pid}.tmp`;
+  try {
+    const fd = openSync(temporary, 'w');
+    try {
+      writeSync(fd, content);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temporary, path);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+}

@@ -1,0 +1,4 @@
+export * from './columns.js';
+export * from './tasks-file.js';
+export { guardCell, unguardCell } from './formula-guard.js';
+export { writeFileAtomic } from './atomic-write.js';

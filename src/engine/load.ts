@@ -1,0 +1,40 @@
+import { readTasksFile, type TasksTable } from '../csv/tasks-file.js';
+import { WaveError } from '../errors.js';
+import { openSession, type Session } from './session.js';
+import { validateTasks, type TaskPlan } from './validate.js';
+
+export interface LoadedSession {
+  session: Session;
+  table: TasksTable;
+  plan: TaskPlan;
+}
+
+/**
+ * Opens a session, reads its tasks.csv and validates it. Any problem becomes a WaveError
+ * that lists every violation with its line (code INVALID_TASKS, CSV_PARSE, …).
+ */
+export function loadSession(pathArgument: string): LoadedSession {
+  const session = openSession(pathArgument);
+  let table: TasksTable;
+  try {
+    table = readTasksFile(session.tasksPath);
+  } catch (error) {
+    if (error instanceof WaveError) {
+      throw new WaveError(error.code, error.message, {
+        path: session.displayPath,
+        violations: error.violations,
+        cause: error,
+      });
+    }
+    throw error;
+  }
+  if (session.config.bom) table.format.bom = true;
+  const report = validateTasks(table, session.config.pipeline);
+  if (report.violations.length > 0) {
+    throw new WaveError('INVALID_TASKS', `${report.violations.length} problem(s) in ${session.displayPath}`, {
+      path: session.displayPath,
+      violations: report.violations,
+    });
+  }
+  return { session, table, plan: report.plan };
+}

@@ -1,0 +1,80 @@
+import { splitList } from '../csv/columns.js';
+import { cellOf, type TaskRow, type TasksTable } from '../csv/tasks-file.js';
+import { kTaskStatuses, type TaskStatus } from '../schema/row.js';
+import { satisfiesDependents, statusOf } from './task-state.js';
+
+export interface TaskLine {
+  tag: '[DONE]' | '[RUN]' | '[WAIT]' | '[FAIL]' | '[SKIP]' | '[----]';
+  id: string;
+  role: string;
+  /** What follows the arrow: findings, error, what blocks the task, or `ready`. */
+  detail: string;
+}
+
+const kDetailLength = 60;
+
+/** One line per task, in the style of the seed's pipeline status (seed 002, handleCheck). */
+export function taskLines(table: TasksTable): TaskLine[] {
+  const byId = new Map(table.rows.map((row) => [row.id, row]));
+  return table.rows.map((row) => {
+    const status = statusOf(row);
+    const line = (tag: TaskLine['tag'], detail: string): TaskLine => ({
+      tag,
+      id: row.id,
+      role: row.role,
+      detail: oneLine(detail).slice(0, kDetailLength),
+    });
+    switch (status) {
+      case 'completed':
+        return line('[DONE]', row.findings);
+      case 'in_progress':
+        return line('[RUN]', 'running');
+      case 'failed':
+        return line('[FAIL]', row.error);
+      case 'skipped':
+        return line('[SKIP]', row.error);
+      case 'pending': {
+        const blockers = blockersOf(row, byId);
+        return blockers.length > 0 ? line('[WAIT]', `blocked by ${blockers.join(', ')}`) : line('[----]', 'ready');
+      }
+    }
+  });
+}
+
+function blockersOf(row: TaskRow, byId: Map<string, TaskRow>): string[] {
+  return splitList(row.deps).filter((dep) => {
+    const upstream = byId.get(dep);
+    return upstream !== undefined && !satisfiesDependents(upstream);
+  });
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+export function countByStatus(rows: readonly TaskRow[]): Record<TaskStatus, number> {
+  const counts = Object.fromEntries(kTaskStatuses.map((status) => [status, 0])) as Record<TaskStatus, number>;
+  for (const row of rows) counts[statusOf(row)]++;
+  return counts;
+}
+
+/** Per wave: how many tasks, and how many of each status. */
+export function countByWave(table: TasksTable, waves: Map<string, number>): Map<number, Record<TaskStatus, number>> {
+  const grouped = new Map<number, TaskRow[]>();
+  for (const row of table.rows) {
+    const wave = waves.get(row.id) ?? 0;
+    const list = grouped.get(wave);
+    if (list) list.push(row);
+    else grouped.set(wave, [row]);
+  }
+  const result = new Map<number, Record<TaskStatus, number>>();
+  for (const wave of [...grouped.keys()].sort((a, b) => a - b)) result.set(wave, countByStatus(grouped.get(wave)!));
+  return result;
+}
+
+/** A row as `status --json` shows it: every column by name, cells as the task produced them. */
+export function rowObject(table: TasksTable, row: TaskRow): Record<string, string> {
+  const object: Record<string, string> = {};
+  for (const column of table.columns) object[column] = cellOf(row, column);
+  return object;
+}

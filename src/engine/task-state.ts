@@ -1,0 +1,18 @@
+import type { TaskRow } from '../csv/tasks-file.js';
+import type { TaskStatus } from '../schema/row.js';
+
+/** The error a task is skipped with when a dependency failed (DESIGN.md section 5). */
+export const kDependencyFailedError = 'Dependency failed or skipped';
+/** The error a task is skipped with when a GC check converged: it satisfies its dependents. */
+export const kGcConvergedError = 'Skipped: GC converged';
+
+/** A row's status; an empty cell means pending. */
+export function statusOf(row: TaskRow): TaskStatus {
+  return row.status === '' ? 'pending' : (row.status as TaskStatus);
+}
+
+/** True when dependents of this task may run: it completed, or was skipped because a GC check converged. */
+export function satisfiesDependents(row: TaskRow): boolean {
+  const status = statusOf(row);
+  return status === 'completed' || (status === 'skipped' && row.error.startsWith(kGcConvergedError));
+}

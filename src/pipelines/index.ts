@@ -1,0 +1,1 @@
+export { pipelineRoles } from './roles.js';

@@ -1,0 +1,6 @@
+export * from './row.js';
+export * from './result.js';
+export * from './discovery.js';
+export * from './discovery-file.js';
+export * from './session.js';
+export { jsonSchemas, jsonSchemaText } from './json-schema.js';
