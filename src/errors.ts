@@ -17,7 +17,11 @@ export type WaveErrorCode =
   /** The dependency graph has a cycle. */
   | 'WAVE_CYCLE'
   /** session.json is not valid. */
-  | 'INVALID_SESSION';
+  | 'INVALID_SESSION'
+  /** Another run holds the session's lock. */
+  | 'SESSION_LOCKED'
+  /** A person saved tasks.csv while a run was writing it. */
+  | 'TASKS_EDITED';
 
 /** One violation of the rules, tied to the file line where the offending row starts. */
 export interface Violation {

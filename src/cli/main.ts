@@ -3,12 +3,18 @@ import { WaveError, formatViolations } from '../errors.js';
 import { registerGraph } from './graph.js';
 import { ExitCode, printJson, processIo, type CliIo } from './io.js';
 import { registerPlan } from './plan.js';
+import { registerRerun } from './rerun.js';
+import { registerResume } from './resume.js';
+import { registerRun } from './run.js';
 import { registerStatus } from './status.js';
 import { registerValidate } from './validate.js';
 import { kVersion } from '../version.js';
 
 /** Exit code for each kind of WaveError; anything not listed is invalid input (2). */
-const kExitCodeByError: Partial<Record<WaveError['code'], number>> = {};
+const kExitCodeByError: Partial<Record<WaveError['code'], number>> = {
+  SESSION_LOCKED: ExitCode.Locked,
+  TASKS_EDITED: ExitCode.Locked,
+};
 
 /**
  * Runs the csv-wave command line and resolves to the exit code; it never calls
@@ -25,7 +31,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .exitOverride()
     .showHelpAfterError('(add --help for usage)')
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
-  for (const register of [registerValidate, registerPlan, registerStatus, registerGraph]) register(program, io, done);
+  for (const register of [registerValidate, registerPlan, registerStatus, registerGraph, registerRun, registerResume, registerRerun]) register(program, io, done);
   for (const command of program.commands) command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
 
   try {

@@ -1,0 +1,63 @@
+import type { Command } from 'commander';
+import { WaveError } from '../errors.js';
+import { loadSession } from '../engine/load.js';
+import { planRerun, resetTasks, type RerunSelection } from '../engine/rerun.js';
+import { ExitCode, printJson, type CliIo } from './io.js';
+import { runWithReporter } from './run.js';
+import { addRunFlags, type RunFlags } from './run-flags.js';
+
+interface RerunFlags extends RunFlags {
+  failed?: boolean;
+  wave?: string[];
+  task?: string[];
+  cascade: boolean;
+  dryRun?: boolean;
+}
+
+export function registerRerun(program: Command, io: CliIo, done: (code: number) => void): void {
+  addRunFlags(
+    program
+      .command('rerun')
+      .description('reset chosen tasks (and, unless --no-cascade, their dependents) to pending, then run like `run`')
+      .argument('<session>', 'session folder, or the path of its tasks.csv')
+      .option('--failed', 'failed tasks and the tasks skipped because of them')
+      .option('--wave <n...>', 'every task of these waves')
+      .option('--task <id...>', 'these tasks (always run again)')
+      .option('--no-cascade', 'do not reset the dependents of the chosen tasks')
+      .option('--dry-run', 'only list what would be reset'),
+  ).action(async (sessionPath: string, flags: RerunFlags) => {
+    const selection: RerunSelection = {
+      failed: flags.failed ?? false,
+      waves: (flags.wave ?? []).map((text) => {
+        const wave = Number(text);
+        if (!Number.isInteger(wave)) throw new WaveError('USAGE', `Expected \`--wave\` to be a wave number, got \`${text}\``);
+        return wave;
+      }),
+      tasks: flags.task ?? [],
+      cascade: flags.cascade,
+    };
+    if (!selection.failed && selection.waves!.length === 0 && selection.tasks!.length === 0) {
+      throw new WaveError('USAGE', 'rerun needs --failed, --wave N or --task ID');
+    }
+    if (flags.dryRun) {
+      const { table, plan } = loadSession(sessionPath);
+      const rerun = planRerun(table.rows, plan.waves, selection);
+      if (flags.json) printJson(io, rerun);
+      else {
+        io.stdout(`Would reset ${rerun.chosen.length + rerun.cascaded.length} task(s):\n`);
+        for (const id of rerun.chosen) io.stdout(`  ${id}\n`);
+        for (const id of rerun.cascaded) io.stdout(`  ${id} (dependent)\n`);
+      }
+      done(ExitCode.Ok);
+      return;
+    }
+    done(
+      await runWithReporter(sessionPath, flags, io, {
+        prepare: (rows, waves) => {
+          const rerun = planRerun(rows, waves, selection);
+          resetTasks(rows, [...rerun.chosen, ...rerun.cascaded]);
+        },
+      }),
+    );
+  });
+}

@@ -1,0 +1,72 @@
+import { resolve } from 'node:path';
+import { Option, type Command } from 'commander';
+import { WaveError } from '../errors.js';
+import { parseHalt, type RunOptions } from '../engine/options.js';
+
+/** The flags `run`, `resume` and `rerun` share, as commander hands them over. */
+export interface RunFlags {
+  cmd?: string;
+  module?: string;
+  executor?: string;
+  concurrency?: string;
+  threads?: string;
+  timeout?: string;
+  retries?: string;
+  retryDelay?: string;
+  schedule?: 'waves' | 'eager';
+  halt?: string;
+  bom?: boolean;
+  json?: boolean;
+}
+
+export function addRunFlags(command: Command): Command {
+  return command
+    .option('--cmd <template>', "run each task as a shell command; {column} is replaced by the shell-quoted cell")
+    .option('--module <path>', 'run each task with the default export of this JS module: async (task, ctx) => result')
+    .addOption(
+      new Option('--executor <type>', 'executor type (the openai executor is not built yet)').choices(['command', 'module']),
+    )
+    .option('--concurrency <n>', 'csv-wave tasks at once (default: number of cores)')
+    .option('--threads <n>', 'worker threads (default: min(concurrency, cores))')
+    .option('--timeout <seconds>', 'kill an attempt after this long; 0 for none (default 0)')
+    .option('--retries <n>', 'extra attempts for rate-limited, transient and timed-out failures (default 2)')
+    .option('--retry-delay <seconds>', 'first retry delay, doubled each attempt, with jitter (default 1)')
+    .addOption(new Option('--schedule <kind>', 'waves: wave after wave; eager: each task once its deps are done').choices(['waves', 'eager']))
+    .option('--halt <fail=N|fail=N%>', 'stop starting tasks once N (or N%) tasks failed for non-transient reasons')
+    .option('--bom', 'write tasks.csv with a UTF-8 byte order mark')
+    .option('--json', 'print only a JSON summary when the run ends');
+}
+
+function number(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value)) {
+    throw new WaveError('USAGE', `Expected \`--${flag}\` to be a number, got \`${text}\``);
+  }
+  return value;
+}
+
+/** Turns flags into library options; checks that only one executor is named. */
+export function runOptionsFromFlags(flags: RunFlags): RunOptions {
+  if (flags.cmd !== undefined && flags.module !== undefined) {
+    throw new WaveError('USAGE', 'Pass either --cmd or --module, not both');
+  }
+  if (flags.executor === 'command' && flags.cmd === undefined) throw new WaveError('USAGE', '--executor command needs --cmd TEMPLATE');
+  if (flags.executor === 'module' && flags.module === undefined) throw new WaveError('USAGE', '--executor module needs --module PATH');
+  const options: RunOptions = {};
+  if (flags.cmd !== undefined) options.executor = { type: 'command', template: flags.cmd };
+  if (flags.module !== undefined) options.executor = { type: 'module', path: resolve(flags.module) };
+  const set = <K extends keyof RunOptions>(key: K, value: RunOptions[K] | undefined) => {
+    if (value !== undefined) options[key] = value;
+  };
+  set('concurrency', number('concurrency', flags.concurrency));
+  set('threads', number('threads', flags.threads));
+  set('timeoutSeconds', number('timeout', flags.timeout));
+  set('retries', number('retries', flags.retries));
+  const delay = number('retry-delay', flags.retryDelay);
+  set('retryBaseMs', delay === undefined ? undefined : delay * 1000);
+  set('schedule', flags.schedule);
+  set('halt', flags.halt === undefined ? undefined : parseHalt(flags.halt));
+  set('bom', flags.bom);
+  return options;
+}

@@ -1,0 +1,15 @@
+import { kWaveFileColumns } from './columns.js';
+import { guardCell } from './formula-guard.js';
+import { stringifyRecords, type FileFormat, type TaskRow } from './tasks-file.js';
+
+/**
+ * The text of `wave-<N>.csv`: the wave's csv-wave rows with their prev_context
+ * (DESIGN.md section 4). prev_context is built from task output, so it is guarded
+ * against formula injection like the output columns of tasks.csv.
+ */
+export function serializeWaveFile(rows: readonly { row: TaskRow; prevContext: string }[], format: FileFormat): string {
+  const records = rows.map(({ row, prevContext }) =>
+    kWaveFileColumns.map((column) => (column === 'prev_context' ? guardCell(prevContext) : row[column])),
+  );
+  return stringifyRecords(kWaveFileColumns, records, format);
+}

@@ -1,0 +1,64 @@
+import { EventEmitter } from 'node:events';
+import type { TaskStatus } from '../schema/row.js';
+import type { ErrorClass } from '../executors/types.js';
+
+export interface TaskStartEvent {
+  id: string;
+  wave: number;
+  attempt: number;
+}
+
+export interface TaskRetryEvent {
+  id: string;
+  attempt: number;
+  errorClass: ErrorClass;
+  error: string;
+  delayMs: number;
+}
+
+export interface TaskDoneEvent {
+  id: string;
+  wave: number;
+  status: Extract<TaskStatus, 'completed' | 'failed' | 'skipped'>;
+  findings: string;
+  gc_signal: string;
+  severity_summary: string;
+  error: string;
+  /** The attempt that finished it; 0 for a task skipped without running. */
+  attempts: number;
+  durationMs: number;
+}
+
+export interface WaveDoneEvent {
+  wave: number;
+  completed: number;
+  failed: number;
+  skipped: number;
+}
+
+export interface RunSummary {
+  /** Tasks this run set out to run. */
+  total: number;
+  counts: Record<TaskStatus, number>;
+  durationMs: number;
+  /** Why the run stopped early, if it did. */
+  stopped: 'halt' | 'stall' | 'edited' | 'signal' | undefined;
+  /** Human explanation for `stopped`. */
+  reason: string;
+  exitCode: number;
+}
+
+/** The engine's typed events (bullmq WorkerListener style); the CLI, the journal and tests listen. */
+export interface RunEvents {
+  'run:start': [{ session: string; total: number; waveCount: number }];
+  'task:start': [TaskStartEvent];
+  'task:retry': [TaskRetryEvent];
+  'task:done': [TaskDoneEvent];
+  'wave:start': [{ wave: number; tasks: number }];
+  'wave:done': [WaveDoneEvent];
+  'run:done': [RunSummary];
+  /** Something a person should know that does not stop the run. */
+  warning: [string];
+}
+
+export class RunEmitter extends EventEmitter<RunEvents> {}

@@ -1,0 +1,105 @@
+import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TaskRow } from '../csv/tasks-file.js';
+
+/** A state change, in the order it happened. The journal is the durable record of a run. */
+export type JournalEntry =
+  | { type: 'start'; id: string; attempt: number }
+  | {
+      type: 'finish';
+      id: string;
+      status: 'completed' | 'failed' | 'skipped';
+      findings: string;
+      gc_signal: string;
+      severity_summary: string;
+      error: string;
+    };
+
+export function engineDir(sessionDir: string): string {
+  return join(sessionDir, '.csv-wave');
+}
+
+function journalPath(sessionDir: string): string {
+  return join(engineDir(sessionDir), 'journal.ndjson');
+}
+
+/**
+ * Append-only journal under `.csv-wave/`. Entries are buffered for at most one turn of the
+ * event loop and written together (group commit): a result is accepted once written, and
+ * write() to the page cache survives kill -9. After tasks.csv is rewritten with everything
+ * the journal holds, the journal is emptied (a checkpoint).
+ */
+export class Journal {
+  readonly #fd: number;
+  #buffer: string[] = [];
+  #flushScheduled = false;
+
+  constructor(sessionDir: string) {
+    mkdirSync(engineDir(sessionDir), { recursive: true });
+    this.#fd = openSync(journalPath(sessionDir), 'a');
+  }
+
+  append(entry: JournalEntry): void {
+    this.#buffer.push(`${JSON.stringify(entry)}\n`);
+    if (!this.#flushScheduled) {
+      this.#flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  flush(): void {
+    this.#flushScheduled = false;
+    if (this.#buffer.length === 0) return;
+    const text = this.#buffer.join('');
+    this.#buffer = [];
+    writeSync(this.#fd, text);
+  }
+
+  /** Empties the journal once tasks.csv holds everything in it. */
+  checkpoint(): void {
+    this.flush();
+    ftruncateSync(this.#fd, 0);
+  }
+
+  close(): void {
+    this.flush();
+    closeSync(this.#fd);
+  }
+}
+
+/** The entries of a session's journal; a torn last line (a crash mid-write) is dropped. */
+export function readJournal(sessionDir: string): JournalEntry[] {
+  const path = journalPath(sessionDir);
+  if (!existsSync(path)) return [];
+  const entries: JournalEntry[] = [];
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (line === '') continue;
+    try {
+      entries.push(JSON.parse(line) as JournalEntry);
+    } catch {
+      // Only the last line can be torn; anything unparsable is not a record of a result.
+    }
+  }
+  return entries;
+}
+
+/** Applies journal entries to rows (output columns only). Returns how many rows changed. */
+export function replayJournal(rows: readonly TaskRow[], entries: readonly JournalEntry[]): number {
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  const changed = new Set<string>();
+  for (const entry of entries) {
+    const row = byId.get(entry.id);
+    if (!row) continue;
+    changed.add(entry.id);
+    if (entry.type === 'start') {
+      row.status = 'in_progress';
+    } else {
+      row.status = entry.status;
+      row.findings = entry.findings;
+      row.gc_signal = entry.gc_signal;
+      row.severity_summary = entry.severity_summary;
+      row.error = entry.error;
+    }
+  }
+  return changed.size;
+}

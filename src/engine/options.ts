@@ -1,0 +1,131 @@
+import { availableParallelism } from 'node:os';
+import { WaveError } from '../errors.js';
+import type { ExecutorSpec } from '../executors/messages.js';
+import { kDefaultPrevContextCap } from '../graph/prev-context.js';
+
+/** When to stop starting tasks because too many failed (like GNU parallel's --halt soon,fail=N). */
+export type HaltPolicy = { count: number } | { percent: number };
+
+/** How a run goes. Every field has a default; `normalizeRunOptions` checks them all. */
+export interface RunOptions {
+  /** What runs each task. Required unless session.json names an executor. */
+  executor?: ExecutorSpec;
+  /**
+   * csv-wave tasks running at once.
+   * @default the number of cores
+   */
+  concurrency?: number;
+  /**
+   * Worker threads. Tasks that wait (commands, model calls) share threads, so 256 tasks
+   * need only a few.
+   * @default min(concurrency, cores)
+   */
+  threads?: number;
+  /**
+   * `waves`: a wave starts when the previous one is done. `eager`: a task starts as soon as
+   * its own dependencies are done.
+   * @default 'waves'
+   */
+  schedule?: 'waves' | 'eager';
+  /**
+   * Seconds before an attempt is killed; 0 for no limit.
+   * @default 0
+   */
+  timeoutSeconds?: number;
+  /**
+   * Extra attempts for rate-limited, transient and timed-out failures.
+   * @default 2
+   */
+  retries?: number;
+  /**
+   * First retry delay in milliseconds; doubles each attempt, with jitter, capped at 60 s.
+   * @default 1000
+   */
+  retryBaseMs?: number;
+  /** Stop starting tasks once this many failed for non-transient reasons. @default none */
+  halt?: HaltPolicy;
+  /**
+   * Characters of prev_context before it is cut with a marker.
+   * @default 16000
+   */
+  prevContextCap?: number;
+  /**
+   * Heap limit of a worker thread in MB.
+   * @default 1024
+   */
+  workerMemoryMb?: number;
+  /** Write tasks.csv with a UTF-8 BOM. @default as the file was */
+  bom?: boolean;
+}
+
+export type NormalizedRunOptions = Required<Omit<RunOptions, 'halt' | 'bom' | 'executor'>> &
+  Pick<RunOptions, 'halt' | 'bom'> & { executor: ExecutorSpec };
+
+const kDefaults = {
+  schedule: 'waves',
+  timeoutSeconds: 0,
+  retries: 2,
+  retryBaseMs: 1000,
+  prevContextCap: kDefaultPrevContextCap,
+  workerMemoryMb: 1024,
+} as const;
+
+function expect(name: string, valid: boolean, value: unknown, what: string): void {
+  if (!valid) {
+    throw new WaveError('USAGE', `Expected \`${name}\` to be ${what}, got \`${String(value)}\` (${typeof value})`);
+  }
+}
+
+const isPositiveInteger = (value: number) => Number.isInteger(value) && value > 0;
+const isNonNegativeInteger = (value: number) => Number.isInteger(value) && value >= 0;
+
+/** Fills the defaults and checks every option, with p-queue style messages. */
+export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
+  if (!options.executor) {
+    throw new WaveError(
+      'USAGE',
+      'No executor: pass --cmd TEMPLATE or --module PATH, or name one in session.json ("executor": {"type": "command", "cmd": "..."})',
+    );
+  }
+  const concurrency = options.concurrency ?? availableParallelism();
+  expect('concurrency', isPositiveInteger(concurrency), concurrency, 'a positive integer');
+  const threads = options.threads ?? Math.min(concurrency, availableParallelism());
+  expect('threads', isPositiveInteger(threads), threads, 'a positive integer');
+  const schedule = options.schedule ?? kDefaults.schedule;
+  expect('schedule', schedule === 'waves' || schedule === 'eager', schedule, '`waves` or `eager`');
+  const timeoutSeconds = options.timeoutSeconds ?? kDefaults.timeoutSeconds;
+  expect('timeout', Number.isFinite(timeoutSeconds) && timeoutSeconds >= 0, timeoutSeconds, 'a number of seconds ≥ 0');
+  const retries = options.retries ?? kDefaults.retries;
+  expect('retries', isNonNegativeInteger(retries), retries, 'an integer ≥ 0');
+  const retryBaseMs = options.retryBaseMs ?? kDefaults.retryBaseMs;
+  expect('retryBaseMs', Number.isFinite(retryBaseMs) && retryBaseMs >= 0, retryBaseMs, 'a number of milliseconds ≥ 0');
+  const prevContextCap = options.prevContextCap ?? kDefaults.prevContextCap;
+  expect('prevContextCap', Number.isInteger(prevContextCap) && prevContextCap >= 200, prevContextCap, 'an integer ≥ 200');
+  const workerMemoryMb = options.workerMemoryMb ?? kDefaults.workerMemoryMb;
+  expect('workerMemoryMb', isPositiveInteger(workerMemoryMb), workerMemoryMb, 'a positive integer');
+  if (options.halt) {
+    const value = 'count' in options.halt ? options.halt.count : options.halt.percent;
+    const valid = 'count' in options.halt ? isPositiveInteger(value) : value > 0 && value <= 100;
+    expect('halt', valid, value, 'fail=N (N ≥ 1) or fail=N% (0 < N ≤ 100)');
+  }
+  return {
+    executor: options.executor,
+    concurrency,
+    threads,
+    schedule,
+    timeoutSeconds,
+    retries,
+    retryBaseMs,
+    prevContextCap,
+    workerMemoryMb,
+    ...(options.halt ? { halt: options.halt } : {}),
+    ...(options.bom === undefined ? {} : { bom: options.bom }),
+  };
+}
+
+/** Parses `--halt fail=N` or `fail=N%`. */
+export function parseHalt(text: string): HaltPolicy {
+  const match = /^fail=(\d+(?:\.\d+)?)(%?)$/.exec(text.trim());
+  if (!match) throw new WaveError('USAGE', `Expected \`--halt\` to be fail=N or fail=N%, got \`${text}\``);
+  return match[2] === '%' ? { percent: Number(match[1]) } : { count: Number(match[1]) };
+}

@@ -1,0 +1,235 @@
+import { isAbsolute, join, resolve } from 'node:path';
+import { writeFileAtomic } from '../csv/atomic-write.js';
+import { splitList } from '../csv/columns.js';
+import { readTasksFile, type TaskRow } from '../csv/tasks-file.js';
+import { serializeWaveFile } from '../csv/wave-file.js';
+import { WaveError } from '../errors.js';
+import type { ExecutorSpec, WorkerReply } from '../executors/messages.js';
+import { WorkerPool } from '../executors/worker-pool.js';
+import { buildPrevContext } from '../graph/prev-context.js';
+import { InteractiveLane, type InteractiveHandler } from '../interactive/lane.js';
+import { writeContextReport } from '../knowledge/context-report.js';
+import { DiscoveryBoard } from '../knowledge/discoveries-board.js';
+import { writeDiscoveryFile } from '../knowledge/discovery-files.js';
+import { appendWisdom, kWisdomKinds } from '../knowledge/wisdom.js';
+import type { SessionConfig } from '../schema/session.js';
+import { RunEmitter, type RunSummary } from './events.js';
+import { Journal, readJournal, replayJournal } from './journal.js';
+import { SessionLock } from './lock.js';
+import { normalizeRunOptions, type RunOptions } from './options.js';
+import { Scheduler } from './scheduler.js';
+import { openSession } from './session.js';
+import { countByStatus } from './status-report.js';
+import { kDependencyFailedError, statusOf } from './task-state.js';
+import { TasksWriter } from './tasks-writer.js';
+import { validateTasks } from './validate.js';
+
+export interface RunSessionOptions extends RunOptions {
+  /** Listen here for task:start, task:done, wave:done, run:done and warnings. */
+  events?: RunEmitter;
+  /** Handlers of the interactive lane by role; other interactive tasks use the executor. */
+  interactiveHandlers?: ReadonlyMap<string, InteractiveHandler>;
+  /** Changes the rows before the run starts (rerun uses it to reset tasks). */
+  prepare?: (rows: TaskRow[], waves: ReadonlyMap<string, number>) => void;
+}
+
+/** tasks.csv is rewritten at least this far apart while tasks finish (and at every wave end). */
+const kMinCheckpointMs = 1000;
+/** …and never more than this share of the time, however big the file. */
+const kCheckpointShare = 20;
+
+/**
+ * Runs every pending task of a session and resolves with a summary. Holds the session
+ * lock throughout; every state change is journaled before it is shown in tasks.csv, so
+ * a crash at any instant loses nothing the engine had accepted.
+ */
+export async function runSession(path: string, options: RunSessionOptions = {}): Promise<RunSummary> {
+  const startedAt = performance.now();
+  const events = options.events ?? new RunEmitter();
+  const warn = (message: string) => events.emit('warning', message);
+  const session = openSession(path);
+  const settings = normalizeRunOptions(withSessionDefaults(options, session.config, session.dir));
+  const lock = SessionLock.acquire(session.dir, warn);
+  try {
+    const table = readTasksFile(session.tasksPath);
+    if (settings.bom ?? session.config.bom) table.format.bom = true;
+    const recovered = replayJournal(table.rows, readJournal(session.dir));
+    if (recovered > 0) warn(`Recovered ${recovered} task state(s) from the journal of an earlier run`);
+    let interrupted = 0;
+    for (const row of table.rows) {
+      if (row.status === 'in_progress') {
+        row.status = 'pending';
+        interrupted++;
+      }
+    }
+    if (interrupted > 0) warn(`${interrupted} task(s) left in progress by an interrupted run go back to pending`);
+
+    const report = validateTasks(table, session.config.pipeline);
+    if (report.violations.length > 0) {
+      throw new WaveError('INVALID_TASKS', `${report.violations.length} problem(s) in ${session.displayPath}`, {
+        path: session.displayPath,
+        violations: report.violations,
+      });
+    }
+    const { waves, waveCount } = report.plan;
+    for (const row of table.rows) row.wave = String(waves.get(row.id));
+    options.prepare?.(table.rows, waves);
+
+    const writer = new TasksWriter(session.tasksPath, table);
+    const journal = new Journal(session.dir);
+    writer.write();
+    journal.checkpoint();
+    events.on('task:start', (event) => journal.append({ type: 'start', id: event.id, attempt: event.attempt }));
+    events.on('task:done', (event) =>
+      journal.append({
+        type: 'finish',
+        id: event.id,
+        status: event.status,
+        findings: event.findings,
+        gc_signal: event.gc_signal,
+        severity_summary: event.severity_summary,
+        error: event.error,
+      }),
+    );
+
+    const runIds = new Set(table.rows.filter((row) => statusOf(row) === 'pending').map((row) => row.id));
+    events.emit('run:start', { session: session.dir, total: runIds.size, waveCount });
+    const pool = new WorkerPool({
+      threads: settings.threads,
+      tasksPerThread: Math.ceil(settings.concurrency / settings.threads),
+      workerMemoryMb: settings.workerMemoryMb,
+    });
+    const lane = new InteractiveLane(options.interactiveHandlers ?? new Map(), (request) => pool.run(request));
+    const board = new DiscoveryBoard(session.dir, warn);
+    const byId = new Map(table.rows.map((row) => [row.id, row]));
+
+    const scheduler = new Scheduler(
+      table.rows,
+      waves,
+      runIds,
+      {
+        executor: settings.executor,
+        sessionDir: session.dir,
+        concurrency: settings.concurrency,
+        schedule: settings.schedule,
+        retries: settings.retries,
+        retryBaseMs: settings.retryBaseMs,
+        timeoutMs: settings.timeoutSeconds * 1000,
+        prevContextCap: settings.prevContextCap,
+        halt: settings.halt,
+      },
+      { runTask: (request) => pool.run(request), runInteractive: (request) => lane.run(request) },
+      events,
+      {
+        onFinished: (row, reply) => recordKnowledge(session.dir, row, reply, board),
+        onWaveReady: (wave) => {
+          const rows = table.rows.filter((row) => waves.get(row.id) === wave && row.exec_mode !== 'interactive');
+          const withContext = rows.map((row) => ({
+            row,
+            prevContext: buildPrevContext(splitList(row.context_from), (id) => byId.get(id), settings.prevContextCap),
+          }));
+          writeFileAtomic(join(session.dir, `wave-${wave}.csv`), serializeWaveFile(withContext, table.format));
+        },
+      },
+    );
+
+    // tasks.csv follows the run: rewritten on a timer and at each wave end, never over a person's edit.
+    let editedNoted = false;
+    const checkpoint = () => {
+      journal.flush();
+      if (writer.write()) journal.checkpoint();
+      else if (!editedNoted) {
+        editedNoted = true;
+        scheduler.stop(
+          'edited',
+          `${session.displayPath} was changed by someone else during the run, so csv-wave did not overwrite it. ` +
+            `Running tasks were let finish; their results are kept in the journal. ` +
+            `Run \`csv-wave resume ${path}\` to apply them to the edited file and go on.`,
+        );
+      }
+    };
+    let timer: NodeJS.Timeout | undefined;
+    const schedule = () => {
+      timer = setTimeout(() => {
+        checkpoint();
+        schedule();
+      }, Math.max(kMinCheckpointMs, kCheckpointShare * writer.lastWriteMs));
+      timer.unref();
+    };
+    schedule();
+    events.on('wave:done', checkpoint);
+
+    let outcome: Awaited<ReturnType<Scheduler['run']>>;
+    try {
+      outcome = await scheduler.run();
+    } finally {
+      clearTimeout(timer);
+      events.off('wave:done', checkpoint);
+      await pool.close();
+    }
+    if (outcome.stopped !== 'edited') checkpoint();
+    journal.close();
+
+    const durationMs = performance.now() - startedAt;
+    writeContextReport(session.dir, { table, waves, durationMs, stopReason: outcome.reason });
+    const counts = countByStatus(table.rows);
+    const failedOrBlocked = table.rows.some(
+      (row) => row.status === 'failed' || (row.status === 'skipped' && row.error === kDependencyFailedError),
+    );
+    const exitCode = outcome.stopped === 'edited' ? 3 : outcome.stopped || failedOrBlocked ? 1 : 0;
+    const summary: RunSummary = {
+      total: runIds.size,
+      counts,
+      durationMs,
+      stopped: outcome.stopped,
+      reason: outcome.reason,
+      exitCode,
+    };
+    events.emit('run:done', summary);
+    return summary;
+  } finally {
+    lock.release();
+  }
+}
+
+/** Knowledge files of a finished task: discoveries, wisdom, and the discovery file when the worker wrote none. */
+function recordKnowledge(sessionDir: string, row: TaskRow, reply: WorkerReply | undefined, board: DiscoveryBoard): void {
+  if (reply?.kind === 'finished') {
+    board.add(row.id, reply.discoveries);
+    for (const kind of kWisdomKinds) appendWisdom(sessionDir, row.id, kind, reply.wisdom[kind] ?? []);
+    return;
+  }
+  writeDiscoveryFile(sessionDir, {
+    taskId: row.id,
+    role: row.role,
+    status: row.status === 'skipped' ? 'skipped' : 'failed',
+    findings: '',
+    error: row.error,
+    artifacts: [],
+  });
+}
+
+/** Command-line options win; session.json fills what they leave out. */
+function withSessionDefaults(options: RunOptions, config: SessionConfig, sessionDir: string): RunOptions {
+  const merged: RunOptions = { ...options };
+  if (!merged.executor && config.executor) merged.executor = executorFromConfig(config.executor, sessionDir);
+  if (merged.concurrency === undefined && config.concurrency !== undefined) merged.concurrency = config.concurrency;
+  if (merged.timeoutSeconds === undefined && config.timeout !== undefined) merged.timeoutSeconds = config.timeout;
+  if (merged.retries === undefined && config.retries !== undefined) merged.retries = config.retries;
+  if (merged.schedule === undefined && config.schedule !== undefined) merged.schedule = config.schedule;
+  if (merged.prevContextCap === undefined && config.prev_context_cap !== undefined) {
+    merged.prevContextCap = config.prev_context_cap;
+  }
+  return merged;
+}
+
+function executorFromConfig(executor: NonNullable<SessionConfig['executor']>, sessionDir: string): ExecutorSpec {
+  if (executor.type === 'command' && executor.cmd) return { type: 'command', template: executor.cmd };
+  if (executor.type === 'module' && executor.module) {
+    return { type: 'module', path: isAbsolute(executor.module) ? executor.module : resolve(sessionDir, executor.module) };
+  }
+  throw new WaveError(
+    'INVALID_SESSION',
+    `session.json: executor ${executor.type} needs ${executor.type === 'command' ? '"cmd"' : executor.type === 'module' ? '"module"' : 'settings this version does not have yet (the openai executor is not built yet)'}`,
+  );
+}

@@ -1,0 +1,48 @@
+/**
+ * The messages that cross the worker-thread boundary, typed in one place (piscina
+ * `src/types.ts` style). Everything here is structured-clone safe.
+ */
+import type { DiscoveryInput } from '../schema/discovery.js';
+import type { TaskResult } from '../schema/result.js';
+import type { DependencyState } from '../knowledge/upstream.js';
+import type { ErrorClass, TaskInput } from './types.js';
+
+/** Which executor runs the task, and how it is set up. */
+export type ExecutorSpec =
+  | { type: 'command'; template: string; maxStdoutBytes?: number }
+  | { type: 'module'; path: string };
+
+export interface WorkerRequest {
+  executor: ExecutorSpec;
+  /** The task without its upstream context, which the worker reads from disk. */
+  task: Omit<TaskInput, 'upstream'>;
+  deps: DependencyState[];
+  timeoutMs: number;
+}
+
+/** The result of a finished attempt, validated and with its files written. */
+export interface FinishedReply {
+  kind: 'finished';
+  status: 'completed' | 'failed';
+  /** The findings cell: at most 500 characters, with a pointer when the whole is in artifacts. */
+  findings: string;
+  gc_signal: string;
+  severity_summary: string;
+  error: string;
+  discoveries: DiscoveryInput[];
+  wisdom: NonNullable<TaskResult['wisdom']>;
+  /** Artifact paths written for this task, relative to the session folder. */
+  artifacts: string[];
+  supervision_verdict: TaskResult['supervision_verdict'];
+  supervision_score: TaskResult['supervision_score'];
+}
+
+/** An attempt that produced no result; the engine decides whether to retry it. */
+export interface FailedAttemptReply {
+  kind: 'error';
+  errorClass: ErrorClass;
+  error: string;
+  retryAfterMs?: number;
+}
+
+export type WorkerReply = FinishedReply | FailedAttemptReply;

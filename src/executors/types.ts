@@ -1,0 +1,50 @@
+import type { UpstreamContext } from '../knowledge/upstream.js';
+
+/** Everything a task receives: on stdin for commands, as the first argument for modules. */
+export interface TaskInput {
+  id: string;
+  wave: number;
+  attempt: number;
+  /** Absolute path of the session folder. */
+  session: string;
+  /** Every column of the row by name (extra columns too), cells as the decomposer wrote them. */
+  row: Record<string, string>;
+  prev_context: string;
+  upstream: UpstreamContext;
+}
+
+/**
+ * Why a task attempt failed; the engine retries the first three by default
+ * (DESIGN.md section 5).
+ */
+export type ErrorClass =
+  /** The service said slow down (HTTP 429); retried after Retry-After or a backoff. */
+  | 'rate-limited'
+  /** Network trouble, HTTP 5xx, or a command that exited 75 (EX_TEMPFAIL); retried. */
+  | 'transient'
+  /** The attempt ran past --timeout and was killed; retried. */
+  | 'timeout'
+  /** The executor returned something that is not a valid result; not retried. */
+  | 'invalid-output'
+  /** The task itself failed (non-zero exit, a thrown error, status failed); not retried. */
+  | 'task-failure'
+  /** The worker thread died under the task (process.exit, out of memory); not retried. */
+  | 'worker-crash';
+
+export const kRetryableClasses: ReadonlySet<ErrorClass> = new Set(['rate-limited', 'transient', 'timeout']);
+
+/** What one attempt produced: a raw result (validated by the caller), or a classified failure. */
+export type AttemptOutcome =
+  | { kind: 'result'; result: unknown }
+  | { kind: 'error'; errorClass: ErrorClass; error: string; retryAfterMs?: number };
+
+export interface ExecutorRunOptions {
+  signal: AbortSignal;
+  /** Milliseconds before the attempt is killed; 0 for none. */
+  timeoutMs: number;
+}
+
+/** The one small interface every executor implements (tinypool `runtime/` style). */
+export interface Executor {
+  run(task: TaskInput, options: ExecutorRunOptions): Promise<AttemptOutcome>;
+}

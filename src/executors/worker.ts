@@ -1,0 +1,30 @@
+/**
+ * The piscina worker entry: runs one attempt of a task with its executor, then validates
+ * the result and writes its files, off the main thread.
+ */
+import { buildUpstream } from '../knowledge/upstream.js';
+import { createExecutor } from './create-executor.js';
+import { finishAttempt } from './finish-attempt.js';
+import type { ExecutorSpec, WorkerReply, WorkerRequest } from './messages.js';
+import type { Executor, TaskInput } from './types.js';
+
+/** One executor per spec per thread, so that a module is imported once. */
+const executors = new Map<string, Executor>();
+/** Aborting is the pool's job (it ends the thread); inside, nothing aborts. */
+const kNeverAborted = new AbortController().signal;
+
+function executorFor(spec: ExecutorSpec): Executor {
+  const key = JSON.stringify(spec);
+  let executor = executors.get(key);
+  if (!executor) {
+    executor = createExecutor(spec);
+    executors.set(key, executor);
+  }
+  return executor;
+}
+
+export default async function runAttempt(request: WorkerRequest): Promise<WorkerReply> {
+  const task: TaskInput = { ...request.task, upstream: buildUpstream(request.task.session, request.deps) };
+  const outcome = await executorFor(request.executor).run(task, { signal: kNeverAborted, timeoutMs: request.timeoutMs });
+  return finishAttempt(task, outcome);
+}

@@ -1,0 +1,73 @@
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { discoveryLineSchema, type DiscoveryInput, type DiscoveryLine } from '../schema/discovery.js';
+
+/** The data field that identifies a discovery of each known type (DESIGN.md section 7). */
+const kDedupField: Record<string, string> = {
+  idea: 'title',
+  critique: 'idea_title',
+  theme: 'name',
+  proposal: 'title',
+  evaluation: 'proposal_title',
+  gc_decision: 'round',
+};
+
+/** The key under which a discovery counts as already on the board. */
+function dedupKey(type: string, data: Record<string, unknown>): string {
+  const field = kDedupField[type];
+  const identity = field !== undefined && data[field] !== undefined ? data[field] : data;
+  return `${type}\u0000${JSON.stringify(identity)}`;
+}
+
+/**
+ * `discoveries.ndjson`, the append-only board all tasks share. The engine is its only
+ * writer (so no line is ever torn), and drops a discovery whose key is already there.
+ */
+export class DiscoveryBoard {
+  readonly #path: string;
+  readonly #keys = new Set<string>();
+
+  constructor(sessionDir: string, warn: (message: string) => void) {
+    this.#path = join(sessionDir, 'discoveries.ndjson');
+    for (const line of readDiscoveries(this.#path, warn)) this.#keys.add(dedupKey(line.type, line.data));
+  }
+
+  /** Appends the new discoveries of one task; returns how many were new. */
+  add(worker: string, discoveries: readonly DiscoveryInput[]): number {
+    let text = '';
+    let added = 0;
+    const ts = new Date().toISOString();
+    for (const discovery of discoveries) {
+      const key = dedupKey(discovery.type, discovery.data);
+      if (this.#keys.has(key)) continue;
+      this.#keys.add(key);
+      const line: DiscoveryLine = { ts, worker, type: discovery.type, data: discovery.data };
+      text += `${JSON.stringify(line)}\n`;
+      added++;
+    }
+    if (text !== '') appendFileSync(this.#path, text);
+    return added;
+  }
+}
+
+/** Every well-formed line of a discoveries file; malformed ones are skipped with a warning. */
+export function readDiscoveries(path: string, warn: (message: string) => void = () => {}): DiscoveryLine[] {
+  if (!existsSync(path)) return [];
+  const lines: DiscoveryLine[] = [];
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .forEach((text, index) => {
+      if (text.trim() === '') return;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        warn(`discoveries.ndjson:${index + 1}: skipped a line that is not JSON`);
+        return;
+      }
+      const result = discoveryLineSchema.safeParse(parsed);
+      if (result.success) lines.push(result.data);
+      else warn(`discoveries.ndjson:${index + 1}: skipped a line that is not a discovery (${result.error.issues[0]?.message})`);
+    });
+  return lines;
+}

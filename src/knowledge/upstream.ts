@@ -1,0 +1,46 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DiscoveryFile } from '../schema/discovery-file.js';
+import { readDiscoveryFile } from './discovery-files.js';
+import { readWisdom } from './wisdom.js';
+
+export interface DependencyState {
+  id: string;
+  status: string;
+  findings: string;
+}
+
+/** A dependency as a task sees it (DESIGN.md section 7). */
+export interface UpstreamTask extends DependencyState {
+  /** Parsed `discoveries/<id>.json`, or null when the dependency wrote none. */
+  discovery: DiscoveryFile | null;
+  /** Artifact files of the dependency that exist (paths relative to the session folder). */
+  artifacts: string[];
+}
+
+export interface UpstreamContext {
+  deps: UpstreamTask[];
+  /** Contents of `wisdom/*.md` by file name. */
+  wisdom: Record<string, string>;
+  /** Artifacts named by dependencies that are missing on disk: a warning, not an error. */
+  warnings: string[];
+}
+
+/**
+ * A task's upstream context (seed 000, context loading): each dependency's status and
+ * findings, its discovery file and its artifacts, and the wisdom files. An artifact that
+ * a discovery file names but that is missing is a warning, not an error.
+ */
+export function buildUpstream(sessionDir: string, deps: readonly DependencyState[]): UpstreamContext {
+  const warnings: string[] = [];
+  const upstream: UpstreamTask[] = deps.map((dep) => {
+    const discovery = readDiscoveryFile(sessionDir, dep.id);
+    const artifacts: string[] = [];
+    for (const path of discovery?.artifacts_produced ?? []) {
+      if (existsSync(join(sessionDir, path))) artifacts.push(path);
+      else warnings.push(`Artifact ${path} of ${dep.id} is missing`);
+    }
+    return { ...dep, discovery, artifacts };
+  });
+  return { deps: upstream, wisdom: readWisdom(sessionDir), warnings };
+}
