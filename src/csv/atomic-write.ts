@@ -1,9 +1,10 @@
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { WaveError } from '../errors.js';
 
 /**
  * Writes a file by writing a temporary sibling, flushing it to disk and renaming it over
  * the target. rename() is atomic on POSIX file systems, so a reader (or a crash) sees
- * either the old content or the new one.
+ * either the old content or the new one. Throws WaveError IO, the old file untouched.
  */
 export function writeFileAtomic(path: string, content: string): void {
   const temporary = `${path}.${process.pid}.tmp`;
@@ -18,6 +19,7 @@ export function writeFileAtomic(path: string, content: string): void {
     renameSync(temporary, path);
   } catch (error) {
     rmSync(temporary, { force: true });
-    throw error;
+    // A read-only folder or a full disk is the user's to fix, not a bug: a WaveError.
+    throw new WaveError('IO', `Cannot write ${path}: ${(error as Error).message}`, { path, cause: error });
   }
 }

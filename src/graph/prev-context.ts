@@ -27,6 +27,14 @@ export function buildPrevContext(
   const text = parts.join('\n');
   if (text.length <= cap) return text;
   const marker = (kept: number) => `\n[prev_context cut: ${kept} of ${text.length} characters kept]`;
-  const kept = Math.max(0, cap - marker(cap).length);
+  // A cap too small to hold the marker still bounds the text: the cap is the promise.
+  if (marker(0).length > cap) return text.slice(0, withoutHalfPair(text, cap));
+  const kept = withoutHalfPair(text, Math.max(0, cap - marker(cap).length));
   return text.slice(0, kept) + marker(kept);
+}
+
+/** `end`, or one less when the cut would split a surrogate pair (a lone half is not valid UTF-8). */
+function withoutHalfPair(text: string, end: number): number {
+  const last = text.charCodeAt(end - 1);
+  return end > 0 && last >= 0xd800 && last <= 0xdbff ? end - 1 : end;
 }
