@@ -1,4 +1,6 @@
+import { closeSync, openSync, readSync } from 'node:fs';
 import type { Command } from 'commander';
+import { writeTasksFile } from '../csv/tasks-file.js';
 import { loadSession } from '../engine/load.js';
 import { summarizePlan, writeWaveColumn } from '../engine/plan.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
@@ -16,7 +18,11 @@ export function registerPlan(program: Command, io: CliIo, done: (code: number) =
     .action((sessionPath: string, options: { json?: boolean; bom?: boolean }) => {
       const loaded = loadSession(sessionPath);
       if (options.bom) loaded.table.format.bom = true;
-      writeWaveColumn(loaded);
+      const rewritten = writeWaveColumn(loaded);
+      // A BOM that was asked for (--bom or session.json) is written even when no wave changed.
+      if (!rewritten && loaded.table.format.bom && !startsWithBom(loaded.session.tasksPath)) {
+        writeTasksFile(loaded.session.tasksPath, loaded.table);
+      }
       const summary = summarizePlan(loaded);
       if (options.json) {
         printJson(io, summary);
@@ -31,8 +37,24 @@ export function registerPlan(program: Command, io: CliIo, done: (code: number) =
         io.stdout(`Wave ${wave} (${ids.length} ${noun}): ${shown.join(', ')}${more}\n`);
       }
       io.stdout(
-        `${summary.waveCount} waves, ${summary.tasks} tasks; longest dependency chain: ${summary.longestChain} tasks\n`,
+        `${count(summary.waveCount, 'wave')}, ${count(summary.tasks, 'task')}; ` +
+          `longest dependency chain: ${count(summary.longestChain, 'task')}\n`,
       );
       done(ExitCode.Ok);
     });
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+function startsWithBom(path: string): boolean {
+  const head = Buffer.alloc(3);
+  const fd = openSync(path, 'r');
+  try {
+    readSync(fd, head, 0, 3, 0);
+  } finally {
+    closeSync(fd);
+  }
+  return head.equals(Buffer.from([0xef, 0xbb, 0xbf]));
 }

@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
-import { readTasksFile } from '../csv/tasks-file.js';
+import { readTasksFile, type TasksTable } from '../csv/tasks-file.js';
+import { WaveError } from '../errors.js';
 import { buildDag } from '../graph/dag.js';
 import { computeWaves } from '../graph/waves.js';
 import { splitList } from '../csv/columns.js';
-import { openSession } from '../engine/session.js';
+import { openSession, type Session } from '../engine/session.js';
 import { countByStatus, countByWave, rowObject, taskLines } from '../engine/status-report.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
 
@@ -17,7 +18,7 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       // status reads what is there, even a file that would not validate: it is how a person
       // looks at a session in any state.
       const session = openSession(sessionPath);
-      const table = readTasksFile(session.tasksPath);
+      const table = readTable(session);
       const counts = countByStatus(table.rows);
       if (options.json) {
         printJson(io, { tasks: table.rows.map((row) => rowObject(table, row)), counts });
@@ -33,7 +34,8 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
         );
       }
       const total = table.rows.length;
-      const summary = Object.entries(counts)
+      const invalid = lines.filter((line) => line.tag === '[????]').length;
+      const summary = [...Object.entries(counts), ['invalid status', invalid] as const]
         .filter(([, n]) => n > 0)
         .map(([status, n]) => `${status} ${n}`)
         .join(', ');
@@ -48,4 +50,20 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       }
       done(ExitCode.Ok);
     });
+}
+
+/** The session's table; a parse error names the file as the user did, like every other command. */
+function readTable(session: Session): TasksTable {
+  try {
+    return readTasksFile(session.tasksPath);
+  } catch (error) {
+    if (error instanceof WaveError) {
+      throw new WaveError(error.code, error.message, {
+        path: session.displayPath,
+        violations: error.violations,
+        cause: error,
+      });
+    }
+    throw error;
+  }
 }

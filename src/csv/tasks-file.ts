@@ -55,25 +55,24 @@ export function readTasksFile(path: string): TasksTable {
 
 /** Parses tasks.csv text. `path` only names the file in errors. */
 export function parseTasks(text: string, path = 'tasks.csv'): TasksTable {
-  const format: FileFormat = {
-    bom: text.startsWith('\uFEFF'),
-    eol: /\r\n/.test(text.slice(0, 65536)) ? '\r\n' : '\n',
-  };
-  let records: { record: string[]; info: { lines: number; empty_lines: number } }[];
+  // Records are collected as they come, so that a parse error still knows where the last
+  // good record ended: the broken row starts right after it, not where csv-parse gave up
+  // (the end of the file, for an unclosed quote).
+  const records: { record: string[]; info: { bytes: number } }[] = [];
   try {
-    records = parse(text, {
+    parse(text, {
       bom: true,
-      info: true,
       relax_column_count: true,
       skip_empty_lines: true,
-    }) as unknown as typeof records;
-  } catch (error) {
-    const csvError = error as CsvError & { lines?: number };
-    throw new WaveError('CSV_PARSE', `CSV parse error: ${csvError.message}`, {
-      path,
-      violations: [{ line: csvError.lines ?? 1, message: `CSV parse error: ${csvError.message}` }],
-      cause: error,
+      on_record: (record, context) => {
+        records.push({ record, info: { bytes: context.bytes } });
+        return null;
+      },
     });
+  } catch (error) {
+    const line = lineCounter(Buffer.from(text, 'utf8'))(records[records.length - 1]?.info.bytes ?? 0);
+    const message = `CSV parse error: ${parseErrorDetail(error as CsvError, records[0]?.record)}`;
+    throw new WaveError('CSV_PARSE', message, { path, violations: [{ line, message }], cause: error });
   }
   if (records.length === 0) {
     throw new WaveError('CSV_PARSE', 'CSV parse error: the file is empty; it needs a header row', {
@@ -96,18 +95,21 @@ export function parseTasks(text: string, path = 'tasks.csv'): TasksTable {
     throw new WaveError('CSV_MISSING_COLUMN', headerViolations[0]!.message, { path, violations: headerViolations });
   }
 
+  const bytes = Buffer.from(text, 'utf8');
+  // The header's own line end, not the first CRLF anywhere: a cell may hold a CRLF in a
+  // file whose rows end with LF, and the rewrite must keep the rows' line ends.
+  const headerEnd = records[0]!.info.bytes;
+  const format: FileFormat = {
+    bom: text.startsWith('\uFEFF'),
+    eol: bytes[headerEnd - 1] === kLf && bytes[headerEnd - 2] === kCr ? '\r\n' : '\n',
+  };
+  const lineAt = lineCounter(bytes);
   const rows: TaskRow[] = [];
   const raggedRows: Violation[] = [];
   const outputColumns = new Set<string>(kOutputColumns);
-  let previousEnd = records[0]!.info.lines;
-  let previousEmpty = records[0]!.info.empty_lines;
   for (let r = 1; r < records.length; r++) {
-    const { record, info } = records[r]!;
-    // csv-parse reports the line where a record ends; it starts after the previous one
-    // and after any blank lines skipped in between.
-    const line = previousEnd + 1 + (info.empty_lines - previousEmpty);
-    previousEnd = info.lines;
-    previousEmpty = info.empty_lines;
+    const { record } = records[r]!;
+    const line = lineAt(records[r - 1]!.info.bytes);
     if (record.every((cell) => cell === '')) continue; // a spreadsheet's blank trailing row
     if (record.length !== header.length) {
       raggedRows.push({
@@ -130,6 +132,57 @@ export function parseTasks(text: string, path = 'tasks.csv'): TasksTable {
     throw new WaveError('CSV_PARSE', raggedRows[0]!.message, { path, violations: raggedRows });
   }
   return { columns: withSeedColumns(header), rows, format };
+}
+
+/**
+ * csv-parse's message for a malformed record, said in the terms of the file: the field by
+ * number and column name, and no line number (the caller gives the line where the row
+ * starts; csv-parse counts where it stopped).
+ */
+function parseErrorDetail(error: CsvError, header: readonly string[] | undefined): string {
+  const index = typeof error['column'] === 'number' ? error['column'] : undefined;
+  const field =
+    index === undefined
+      ? 'a field'
+      : header === undefined
+        ? `field ${index + 1} of the header`
+        : `field ${index + 1} (${header[index]?.trim() || 'beyond the header'})`;
+  switch (error.code) {
+    case 'CSV_QUOTE_NOT_CLOSED':
+      return `unclosed quote in ${field}: the quoted text runs to the end of the file`;
+    case 'INVALID_OPENING_QUOTE':
+      return `quote inside the unquoted ${field}: quote the whole field and double the quotes inside it`;
+    case 'CSV_INVALID_CLOSING_QUOTE': {
+      const found = /got "(.*?)" at line/.exec(error.message)?.[1];
+      const what = found === undefined ? 'text' : JSON.stringify(found);
+      return `unexpected ${what} after the closing quote of ${field}: double the quotes inside a quoted field`;
+    }
+    default:
+      return error.message;
+  }
+}
+
+const kLf = 0x0a;
+const kCr = 0x0d;
+
+/**
+ * The line where a record starts, given the byte offset where the previous record ended
+ * (csv-parse's info.bytes): skip the blank lines in between, then count the line ends
+ * before. csv-parse's own info.lines counts a CRLF inside a quoted cell as two lines.
+ * Offsets must grow from call to call, so that a whole file costs one pass.
+ */
+function lineCounter(bytes: Buffer): (previousEnd: number) => number {
+  let at = 0;
+  let line = 1;
+  return (previousEnd) => {
+    let start = previousEnd;
+    while (start < bytes.length && (bytes[start] === kLf || bytes[start] === kCr)) start++;
+    for (; at < start; at++) {
+      const byte = bytes[at];
+      if (byte === kLf || (byte === kCr && bytes[at + 1] !== kLf)) line++;
+    }
+    return line;
+  };
 }
 
 /** The file's own columns, followed by any seed column it lacks (in seed order). */

@@ -4,7 +4,8 @@ import { kTaskStatuses, type TaskStatus } from '../schema/row.js';
 import { satisfiesDependents, statusOf } from './task-state.js';
 
 export interface TaskLine {
-  tag: '[DONE]' | '[RUN]' | '[WAIT]' | '[FAIL]' | '[SKIP]' | '[----]';
+  /** `[????]` marks a status cell outside the enum: status shows files that would not validate. */
+  tag: '[DONE]' | '[RUN]' | '[WAIT]' | '[FAIL]' | '[SKIP]' | '[----]' | '[????]';
   id: string;
   role: string;
   /** What follows the arrow: findings, error, what blocks the task, or `ready`. */
@@ -17,14 +18,14 @@ const kDetailLength = 60;
 export function taskLines(table: TasksTable): TaskLine[] {
   const byId = new Map(table.rows.map((row) => [row.id, row]));
   return table.rows.map((row) => {
-    const status = statusOf(row);
     const line = (tag: TaskLine['tag'], detail: string): TaskLine => ({
       tag,
       id: row.id,
       role: row.role,
       detail: oneLine(detail).slice(0, kDetailLength),
     });
-    switch (status) {
+    if (!hasKnownStatus(row)) return line('[????]', `invalid status: ${row.status}`);
+    switch (statusOf(row)) {
       case 'completed':
         return line('[DONE]', row.findings);
       case 'in_progress':
@@ -52,10 +53,18 @@ function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
 
+/** Tasks per status; a row whose status cell is outside the enum counts in none of them. */
 export function countByStatus(rows: readonly TaskRow[]): Record<TaskStatus, number> {
   const counts = Object.fromEntries(kTaskStatuses.map((status) => [status, 0])) as Record<TaskStatus, number>;
-  for (const row of rows) counts[statusOf(row)]++;
+  for (const row of rows) if (hasKnownStatus(row)) counts[statusOf(row)]++;
   return counts;
+}
+
+const kKnownStatuses = new Set<string>(kTaskStatuses);
+
+/** False for a status cell a person mistyped (`done`, `Completed`): validation reports it, status shows it. */
+export function hasKnownStatus(row: TaskRow): boolean {
+  return row.status === '' || kKnownStatuses.has(row.status);
 }
 
 /** Per wave: how many tasks, and how many of each status. */

@@ -1,0 +1,134 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { tempSession } from '../helpers/temp-session.js';
+import { kAllStatusesCsv, kAllStatusesTasks, kLongFindings, kSeedHeader, withPlainTasksPath } from './sessions.js';
+
+/** A status line split into its parts: `[TAG]  ID  (role) -> detail`. */
+function parseLine(line: string): { tag: string; id: string; role: string; detail: string } {
+  const match = /^(\[[A-Z?-]+\])\s+(\S+)\s+\((.*?)\)\s+-> (.*)$/.exec(line);
+  if (!match) throw new Error(`not a status line: ${JSON.stringify(line)}`);
+  return { tag: match[1]!, id: match[2]!, role: match[3]!, detail: match[4]! };
+}
+
+describe('csv-wave status', () => {
+  test('one line per task, in file order, tagged by status', async () => {
+    const dir = tempSession(kAllStatusesCsv);
+    const result = await runCli('status', dir);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const taskLines = result.stdout.split('\n').filter((line) => line.startsWith('['));
+    expect(taskLines.map(parseLine)).toEqual([
+      // [DONE] shows the first 60 characters of the findings, on one line.
+      { tag: '[DONE]', id: 'IDEA-1', role: 'ideator', detail: 'Twelve ideas were generated across four angles, the stronges' },
+      { tag: '[RUN]', id: 'IDEA-2', role: 'ideator', detail: 'running' },
+      { tag: '[FAIL]', id: 'IDEA-3', role: 'ideator', detail: 'exit code 3: model refused' },
+      { tag: '[DONE]', id: 'FORMULA', role: 'ideator', detail: '=SUM(A1:A9) is what the idea costs' },
+      { tag: '[SKIP]', id: 'CHAL-1', role: 'challenger', detail: 'Dependency failed or skipped' },
+      { tag: '[WAIT]', id: 'CHAL-2', role: 'challenger', detail: 'blocked by IDEA-2' },
+      { tag: '[DONE]', id: 'CHAL-3', role: 'challenger', detail: 'No critical issue' },
+      { tag: '[DONE]', id: 'GC-1', role: 'gc-controller', detail: 'CONVERGED' },
+      { tag: '[SKIP]', id: 'REV-1', role: 'ideator', detail: 'Skipped: GC converged' },
+      // A task skipped because a GC check converged satisfies its dependents.
+      { tag: '[----]', id: 'SYNTH-1', role: 'synthesizer', detail: 'ready' },
+    ]);
+    expect(result.stdout).toContain('10 tasks: pending 2, in_progress 1, completed 4, failed 1, skipped 2\n');
+  });
+
+  test('a pending task lists every unfinished dependency that blocks it', async () => {
+    const dir = tempSession(`id,description,role,deps,status
+A,do,ideator,,failed
+B,do,ideator,,
+C,do,challenger,A;B,
+`);
+    const result = await runCli('status', dir);
+    expect(result.code).toBe(0);
+    const line = result.stdout.split('\n').find((text) => text.includes(' C '));
+    expect(parseLine(line!)).toEqual({ tag: '[WAIT]', id: 'C', role: 'challenger', detail: 'blocked by A, B' });
+  });
+
+  test('--json: every row keyed by column name, cells decoded, and counts per status', async () => {
+    const dir = tempSession(kAllStatusesCsv);
+    const result = await runCli('status', dir, '--json');
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const document = JSON.parse(result.stdout) as { tasks: Record<string, string>[]; counts: Record<string, number> };
+    expect(Object.keys(document).sort()).toEqual(['counts', 'tasks']);
+    expect(document.counts).toEqual({ pending: 2, in_progress: 1, completed: 4, failed: 1, skipped: 2 });
+
+    const columns = kSeedHeader.split(',');
+    expect(document.tasks.map((task) => Object.keys(task))).toEqual(kAllStatusesTasks.map(() => columns));
+    expect(document.tasks.map((task) => [task['id'], task['status'], task['wave']])).toEqual(
+      kAllStatusesTasks.map((task) => [task.id, task.status, String(task.wave)]),
+    );
+    const byId = new Map(document.tasks.map((task) => [task['id'], task]));
+    expect(byId.get('IDEA-1')!['findings']).toBe(kLongFindings);
+    expect(byId.get('IDEA-3')!['error']).toBe('exit code 3: model refused');
+    expect(byId.get('CHAL-2')!['deps']).toBe('IDEA-1;IDEA-2');
+  });
+
+  test('findings that start like a formula are stored guarded and come back exact', async () => {
+    const dir = tempSession(kAllStatusesCsv);
+    const stored = readFileSync(join(dir, 'tasks.csv'), 'utf8');
+    expect(stored).toContain(`"'=SUM(A1:A9) is what the idea costs","'-HIGH","'@2"`);
+
+    const result = await runCli('status', dir, '--json');
+    const document = JSON.parse(result.stdout) as { tasks: Record<string, string>[] };
+    const formula = document.tasks.find((task) => task['id'] === 'FORMULA')!;
+    expect(formula['findings']).toBe('=SUM(A1:A9) is what the idea costs');
+    expect(formula['gc_signal']).toBe('-HIGH');
+    expect(formula['severity_summary']).toBe('@2');
+  });
+
+  test('an extra column comes back in --json under its own name, in file order', async () => {
+    const dir = tempSession('id,owner,description,role\nA,Ana,do,ideator\n');
+    const result = await runCli('status', dir, '--json');
+    expect(result.code).toBe(0);
+    const document = JSON.parse(result.stdout) as { tasks: Record<string, string>[] };
+    expect(Object.keys(document.tasks[0]!).slice(0, 4)).toEqual(['id', 'owner', 'description', 'role']);
+    expect(document.tasks[0]!['owner']).toBe('Ana');
+  });
+
+  test('never changes tasks.csv', async () => {
+    const dir = tempSession(kAllStatusesCsv);
+    const path = join(dir, 'tasks.csv');
+    const before = readFileSync(path);
+    await runCli('status', dir);
+    await runCli('status', dir, '--json');
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
+
+  test('shows a file that would not validate, a mistyped status included, without crashing', async () => {
+    const dir = tempSession(`id,description,role,deps,status
+A,do,ideator,B,done
+B,do,ideator,A,completed
+`);
+    const text = await runCli('status', dir);
+    expect(text.stderr).toBe('');
+    expect(text.code).toBe(0);
+    const lines = text.stdout.split('\n').filter((line) => line.startsWith('['));
+    expect(lines.map(parseLine).map((line) => [line.tag, line.id, line.detail])).toEqual([
+      ['[????]', 'A', 'invalid status: done'],
+      ['[DONE]', 'B', ''],
+    ]);
+    expect(text.stdout).toContain('2 tasks: completed 1, invalid status 1\n');
+
+    const json = await runCli('status', dir, '--json');
+    expect(json.code).toBe(0);
+    const document = JSON.parse(json.stdout) as { counts: Record<string, number> };
+    expect(document.counts).toEqual({ pending: 0, in_progress: 0, completed: 1, failed: 0, skipped: 0 });
+  });
+
+  test('exit code 2 for a file that does not parse, with the line where the row starts', async () => {
+    const dir = tempSession(`id,description,role
+A,"two
+lines",ideator
+B,do,ideator,surplus
+`);
+    const result = await runCli('status', dir);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(withPlainTasksPath(result.stderr, dir)).toBe('tasks.csv:4: CSV parse error: row has 4 fields but the header has 3\n');
+  });
+});
