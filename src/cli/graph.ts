@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { loadSession } from '../engine/load.js';
-import { renderDot, renderMermaid } from '../engine/graph-render.js';
+import { renderDot, renderGraphlibJson, renderMermaid } from '../engine/graph-render.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
 
 export function registerGraph(program: Command, io: CliIo, done: (code: number) => void): void {
@@ -8,11 +8,12 @@ export function registerGraph(program: Command, io: CliIo, done: (code: number) 
     .command('graph')
     .description('print the task DAG with waves as ranks and status as colour')
     .argument('<session>', 'session folder, or the path of its tasks.csv')
-    .addOption(new Option('--format <format>', 'output format').choices(['mermaid', 'dot']).default('mermaid'))
+    .addOption(new Option('--format <format>', 'output format').choices(['mermaid', 'dot', 'json']).default('mermaid'))
     .option('--json', 'print {"format", "graph"} with the rendered text')
-    .action((sessionPath: string, options: { format: 'mermaid' | 'dot'; json?: boolean }) => {
+    .action((sessionPath: string, options: { format: 'mermaid' | 'dot' | 'json'; json?: boolean }) => {
       const { table, plan } = loadSession(sessionPath);
-      const text = options.format === 'dot' ? renderDot(table, plan.waves) : renderMermaid(table, plan.waves);
+      const render = { mermaid: renderMermaid, dot: renderDot, json: renderGraphlibJson }[options.format];
+      const text = render(table, plan.waves);
       if (options.json) printJson(io, { format: options.format, graph: text });
       else io.stdout(text);
       done(ExitCode.Ok);

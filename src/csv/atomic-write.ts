@@ -5,13 +5,15 @@ import { WaveError } from '../errors.js';
  * Writes a file by writing a temporary sibling, flushing it to disk and renaming it over
  * the target. rename() is atomic on POSIX file systems, so a reader (or a crash) sees
  * either the old content or the new one. Throws WaveError IO, the old file untouched.
+ * The content may come in pieces, written as they come.
  */
-export function writeFileAtomic(path: string, content: string): void {
+export function writeFileAtomic(path: string, content: string | Iterable<string>): void {
   const temporary = `${path}.${process.pid}.tmp`;
   try {
     const fd = openSync(temporary, 'w');
     try {
-      writeSync(fd, content);
+      if (typeof content === 'string') writeSync(fd, content);
+      else for (const piece of content) writeSync(fd, piece);
       fsyncSync(fd);
     } finally {
       closeSync(fd);

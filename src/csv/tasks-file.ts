@@ -195,17 +195,31 @@ function withSeedColumns(header: string[]): string[] {
 
 /** The file text for a table: every field quoted, output cells guarded, BOM and line ends kept. */
 export function serializeTasks(table: TasksTable): string {
+  return [...serializeTasksInChunks(table)].join('');
+}
+
+/** Rows stringified at once: enough to amortise csv-stringify's set-up, small enough to stay in cache. */
+const kRowsPerChunk = 4096;
+
+/**
+ * The file text in pieces, so that a big file is written without holding all of it (or a
+ * copy of every cell) in memory at once.
+ */
+export function* serializeTasksInChunks(table: TasksTable): Generator<string> {
   const outputColumns = new Set<string>(kOutputColumns);
-  const records: string[][] = [];
-  for (const row of table.rows) {
-    const record: string[] = [];
-    for (const name of table.columns) {
-      const cell = cellOf(row, name);
-      record.push(outputColumns.has(name) ? guardCell(cell) : cell);
+  yield stringifyHeader(table.columns, table.format);
+  for (let start = 0; start < table.rows.length; start += kRowsPerChunk) {
+    const records: string[][] = [];
+    for (const row of table.rows.slice(start, start + kRowsPerChunk)) {
+      const record: string[] = [];
+      for (const name of table.columns) {
+        const cell = cellOf(row, name);
+        record.push(outputColumns.has(name) ? guardCell(cell) : cell);
+      }
+      records.push(record);
     }
-    records.push(record);
+    yield stringifyBody(records, table.format);
   }
-  return stringifyRecords(table.columns, records, table.format);
 }
 
 /** A row's cell by column name, known or extra, as the task produced it. */
@@ -218,13 +232,19 @@ export function cellOf(row: TaskRow, column: string): string {
  * as in the seed's example, so that a file in the seed's layout is rewritten byte for byte.
  */
 export function stringifyRecords(header: readonly string[], records: string[][], format: FileFormat = kDefaultFormat): string {
-  const head = stringify([header], { record_delimiter: format.eol });
-  const body = stringify(records, { quoted: true, quoted_empty: true, record_delimiter: format.eol });
-  return `${format.bom ? '\uFEFF' : ''}${head}${body}`;
+  return stringifyHeader(header, format) + stringifyBody(records, format);
+}
+
+function stringifyHeader(header: readonly string[], format: FileFormat): string {
+  return `${format.bom ? '\uFEFF' : ''}${stringify([header], { record_delimiter: format.eol })}`;
+}
+
+function stringifyBody(records: string[][], format: FileFormat): string {
+  return stringify(records, { quoted: true, quoted_empty: true, record_delimiter: format.eol });
 }
 
 /** Writes tasks.csv atomically: a reader sees the old file or the new one, never half of one. */
 export function writeTasksFile(path: string, table: TasksTable): void {
-  writeFileAtomic(path, serializeTasks(table));
+  writeFileAtomic(path, serializeTasksInChunks(table));
 }
 

@@ -1,3 +1,4 @@
+import { Graph, json } from '@dagrejs/graphlib';
 import { splitList } from '../csv/columns.js';
 import type { TasksTable } from '../csv/tasks-file.js';
 import type { TaskStatus } from '../schema/row.js';
@@ -65,4 +66,19 @@ function groupByWave(table: TasksTable, waves: Map<string, number>): Map<number,
     else groups.set(wave, [row]);
   }
   return new Map([...groups.entries()].sort(([a], [b]) => a - b));
+}
+
+/**
+ * The graph as graphlib JSON (`json.write`), the format dagre and dagre-d3 read: nodes
+ * labelled with role, wave, status and exec_mode.
+ */
+export function renderGraphlibJson(table: TasksTable, waves: Map<string, number>): string {
+  const graph = new Graph({ directed: true });
+  for (const row of table.rows) {
+    graph.setNode(row.id, { role: row.role, wave: waves.get(row.id) ?? null, status: statusOf(row), exec_mode: row.exec_mode || 'csv-wave' });
+  }
+  for (const row of table.rows) {
+    for (const dep of splitList(row.deps)) if (graph.hasNode(dep)) graph.setEdge(dep, row.id);
+  }
+  return `${JSON.stringify(json.write(graph), null, 2)}\n`;
 }

@@ -1,4 +1,4 @@
-import type { Graph } from '@dagrejs/graphlib';
+import type { TaskDag } from '../graph/dag.js';
 import { splitList } from '../csv/columns.js';
 import type { TasksTable, TaskRow } from '../csv/tasks-file.js';
 import type { Violation } from '../errors.js';
@@ -9,7 +9,7 @@ import { taskRowSchema } from '../schema/row.js';
 import type { PipelineName } from '../schema/session.js';
 
 export interface TaskPlan {
-  graph: Graph;
+  graph: TaskDag;
   /** Wave of every task (DESIGN.md section 4). */
   waves: Map<string, number>;
   waveCount: number;

@@ -1,7 +1,7 @@
-import type { Graph } from '@dagrejs/graphlib';
+import type { TaskDag } from './dag.js';
 
 /** Every task downstream of the given ones (their transitive dependents), not counting them. */
-export function downstream(graph: Graph, ids: Iterable<string>): Set<string> {
+export function downstream(graph: TaskDag, ids: Iterable<string>): Set<string> {
   const start = new Set(ids);
   const found = new Set<string>();
   const queue = [...start];

@@ -1,4 +1,4 @@
-export { buildDag, type GraphTask } from './dag.js';
+export { buildDag, TaskDag, type GraphTask } from './dag.js';
 export { computeWaves, type WaveAssignment } from './waves.js';
 export { downstream } from './cascade.js';
 export { stronglyConnected } from './strongly-connected.js';

@@ -1,4 +1,4 @@
-import type { Graph } from '@dagrejs/graphlib';
+import type { TaskDag } from './dag.js';
 import { stronglyConnected } from './strongly-connected.js';
 
 export interface WaveAssignment {
@@ -14,36 +14,40 @@ export interface WaveAssignment {
  * Assigns waves with Kahn's algorithm (iterative: a 200,000-task chain is fine) in the
  * given node order, so that equal inputs give equal outputs.
  */
-export function computeWaves(graph: Graph, order: readonly string[] = graph.nodes()): WaveAssignment {
-  const waves = new Map<string, number>();
-  const remainingDeps = new Map<string, number>();
-  const ready: string[] = [];
-  for (const node of order) {
-    const count = graph.inEdges(node)?.length ?? 0;
-    remainingDeps.set(node, count);
-    if (count === 0) {
-      ready.push(node);
-      waves.set(node, 1);
+export function computeWaves(graph: TaskDag, order: readonly string[] = graph.nodes()): WaveAssignment {
+  const size = graph.size;
+  const wave = new Int32Array(size);
+  const remaining = new Int32Array(size);
+  const ready: number[] = [];
+  for (const id of order) {
+    const index = graph.indexOf(id)!;
+    remaining[index] = graph.inDegreeAt(index);
+    if (remaining[index] === 0) {
+      ready.push(index);
+      wave[index] = 1;
     }
   }
   let waveCount = 0;
   for (let head = 0; head < ready.length; head++) {
-    const node = ready[head]!;
-    const wave = waves.get(node)!;
-    if (wave > waveCount) waveCount = wave;
-    for (const successor of graph.successors(node) ?? []) {
-      if ((waves.get(successor) ?? 0) < wave + 1) waves.set(successor, wave + 1);
-      const left = remainingDeps.get(successor)! - 1;
-      remainingDeps.set(successor, left);
-      if (left === 0) ready.push(successor);
+    const index = ready[head]!;
+    const current = wave[index]!;
+    if (current > waveCount) waveCount = current;
+    for (const next of graph.successorIndexes(index)) {
+      if (wave[next]! < current + 1) wave[next] = current + 1;
+      if (--remaining[next]! === 0) ready.push(next);
     }
   }
 
+  const waves = new Map<string, number>();
   const cycles: string[][] = [];
-  if (ready.length < order.length) {
+  const stuck: string[] = [];
+  for (const id of order) {
+    const index = graph.indexOf(id)!;
+    if (remaining[index] === 0) waves.set(id, wave[index]!);
+    else stuck.push(id);
+  }
+  if (stuck.length > 0) {
     // Nodes Kahn could not reach sit on a cycle or behind one; Tarjan tells them apart.
-    const stuck = order.filter((node) => remainingDeps.get(node)! > 0);
-    for (const node of stuck) waves.delete(node);
     const stuckSet = new Set(stuck);
     const components = stronglyConnected(stuck, (node) =>
       (graph.successors(node) ?? []).filter((successor) => stuckSet.has(successor)),

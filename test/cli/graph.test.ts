@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { tempSession } from '../helpers/temp-session.js';
+import { copySample, tempSession } from '../helpers/temp-session.js';
 import { kAllStatusesCsv, kAllStatusesEdges, kAllStatusesTasks } from './sessions.js';
 
 const kStatuses = ['pending', 'in_progress', 'completed', 'failed', 'skipped'];
@@ -116,5 +116,17 @@ describe('csv-wave graph', () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain(':2: Circular dependency detected involving: A;B');
+  });
+});
+
+describe('csv-wave graph --format json', () => {
+  test('prints graphlib JSON with every task and edge', async () => {
+    const result = await runCli('graph', copySample('brainstorm'), '--format', 'json');
+    expect(result.code).toBe(0);
+    const graph = JSON.parse(result.stdout) as { nodes: { v: string; value: { wave: number } }[]; edges: { v: string; w: string }[] };
+    expect(graph.nodes.map((node) => node.v)).toContain('GC-CHECK-001');
+    expect(graph.nodes.find((node) => node.v === 'EVAL-001')!.value.wave).toBe(6);
+    expect(graph.edges).toContainEqual({ v: 'SYNTH-001', w: 'EVAL-001' });
+    expect(graph.edges).toHaveLength(6);
   });
 });
