@@ -1,0 +1,293 @@
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * What the fake server does with a request, chosen by an `x-fake-behaviour` header or by a
+ * `[[fake:<name>]]` marker anywhere in the messages (tests put it in the task description).
+ */
+export type FakeBehaviour =
+  /** A role-appropriate result (the role read from the prompt's `Role: <role>` line). */
+  | 'ok'
+  /** The same result wrapped in a markdown code fence, as local models like to do. */
+  | 'fenced'
+  /** The result without usage figures. */
+  | 'no-usage'
+  /** HTTP 429 with `Retry-After: 1`. */
+  | 'rate-limit'
+  /** HTTP 429 with `retry-after-ms: 1500` (OpenAI's own header). */
+  | 'rate-limit-ms'
+  /** HTTP 429 with `Retry-After` as an HTTP date. */
+  | 'rate-limit-date'
+  /** HTTP 429 insufficient_quota: retrying cannot help. */
+  | 'quota'
+  /** HTTP 500. */
+  | 'server-error'
+  /** HTTP 503 with a plain-text body. */
+  | 'unavailable'
+  /** HTTP 400 with an OpenAI-style error body. */
+  | 'bad-request'
+  /** HTTP 401 whose message echoes the key it was sent, as careless servers do. */
+  | 'unauthorized'
+  /** Prose instead of JSON, then a valid result once the request carries a repair. */
+  | 'invalid-then-valid'
+  /** JSON that breaks the result schema, then a valid result on repair. */
+  | 'schema-then-valid'
+  /** The role's result without gc_signal and severity_summary, then the full one on repair. */
+  | 'no-signal-then-valid'
+  /** The role's result with severity counts written loosely and a lower-case signal. */
+  | 'loose-severity'
+  /** Prose every time. */
+  | 'always-invalid'
+  /** A refusal instead of content. */
+  | 'refusal'
+  /** A valid result after `slowMs`; a client that gives up first just goes away. */
+  | 'slow'
+  /** The socket is destroyed without an answer: a network error. */
+  | 'hang-up';
+
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  /** The parsed JSON body. */
+  body: ChatRequest;
+}
+
+export interface ChatRequest {
+  model?: string;
+  messages?: { role: string; content: string }[];
+  response_format?: { type: string; json_schema?: { name: string; strict?: boolean; schema?: Record<string, unknown> } };
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  [key: string]: unknown;
+}
+
+export interface FakeOpenAiServer {
+  /** `http://127.0.0.1:<port>/v1`, ready for the SDK's baseURL. */
+  baseUrl: string;
+  /** Every request received, in order. */
+  requests: RecordedRequest[];
+  /** The user prompt (first user message) of every chat request, in order. */
+  prompts(): string[];
+  close(): Promise<void>;
+}
+
+export interface FakeOpenAiServerOptions {
+  /** How long the `slow` behaviour waits before answering. @default 10000 */
+  slowMs?: number;
+  /** Tokens reported per answer. @default {prompt_tokens: 120, completion_tokens: 30} */
+  usage?: { prompt_tokens: number; completion_tokens: number };
+}
+
+const kBehaviours = new Set<FakeBehaviour>([
+  'ok', 'fenced', 'no-usage', 'rate-limit', 'rate-limit-ms', 'rate-limit-date', 'quota', 'server-error', 'unavailable',
+  'bad-request', 'unauthorized', 'invalid-then-valid', 'schema-then-valid', 'no-signal-then-valid', 'loose-severity', 'always-invalid',
+  'refusal', 'slow', 'hang-up',
+]);
+
+/** A scripted OpenAI-compatible chat endpoint on 127.0.0.1 and a random port. */
+export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {}): Promise<FakeOpenAiServer> {
+  const slowMs = options.slowMs ?? 10_000;
+  const usage = options.usage ?? { prompt_tokens: 120, completion_tokens: 30 };
+  const requests: RecordedRequest[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+  let answers = 0;
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      let body: ChatRequest;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ChatRequest;
+      } catch {
+        sendJson(res, 400, { error: { message: 'Body is not JSON', type: 'invalid_request_error' } });
+        return;
+      }
+      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
+        sendJson(res, 404, { error: { message: `No route ${req.method} ${req.url}`, type: 'invalid_request_error' } });
+        return;
+      }
+      handleChat(req, res, body);
+    });
+  });
+
+  function handleChat(req: IncomingMessage, res: ServerResponse, body: ChatRequest): void {
+    const messages = body.messages ?? [];
+    const prompt = messages.find((message) => message.role === 'user')?.content ?? '';
+    const isRepair = messages.some((message) => message.role === 'assistant');
+    const behaviour = chooseBehaviour(req.headers, messages);
+    const role = /^Role: *(\S+)/m.exec(prompt)?.[1] ?? '';
+    const id = /^Task: *(\S+)/m.exec(prompt)?.[1] ?? 'TASK-001';
+    const answer = (content: string | null, extra: { refusal?: string; withUsage?: boolean } = {}) =>
+      sendJson(res, 200, completion(content, body.model ?? 'fake', ++answers, extra.withUsage === false ? undefined : usage, extra.refusal));
+    const good = () => JSON.stringify(roleResult(role, id));
+
+    switch (behaviour) {
+      case 'ok':
+        return answer(good());
+      case 'fenced':
+        return answer(`\`\`\`json\n${good()}\n\`\`\``);
+      case 'no-usage':
+        return answer(good(), { withUsage: false });
+      case 'rate-limit':
+        return sendJson(res, 429, { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } }, { 'retry-after': '1' });
+      case 'rate-limit-ms':
+        return sendJson(res, 429, { error: { message: 'Rate limit reached for tokens', type: 'tokens', code: 'rate_limit_exceeded' } }, { 'retry-after-ms': '1500', 'retry-after': '2' });
+      case 'rate-limit-date':
+        return sendJson(res, 429, { error: { message: 'Slow down', type: 'requests' } }, { 'retry-after': new Date(Date.now() + 30_000).toUTCString() });
+      case 'quota':
+        return sendJson(res, 429, { error: { message: 'You exceeded your current quota', type: 'insufficient_quota', code: 'insufficient_quota' } });
+      case 'server-error':
+        return sendJson(res, 500, { error: { message: 'The server had an error while processing your request', type: 'server_error' } });
+      case 'unavailable':
+        res.writeHead(503, { 'content-type': 'text/plain' });
+        res.end('upstream overloaded');
+        return;
+      case 'bad-request':
+        return sendJson(res, 400, { error: { message: "Invalid value for 'model': no such model", type: 'invalid_request_error', param: 'model' } });
+      case 'unauthorized': {
+        const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+        return sendJson(res, 401, { error: { message: `Incorrect API key provided: ${token}.`, type: 'invalid_request_error', code: 'invalid_api_key' } });
+      }
+      case 'invalid-then-valid':
+        return answer(isRepair ? good() : 'Sure! Here are my ideas: 1. a gateway 2. a cache');
+      case 'schema-then-valid':
+        return answer(isRepair ? good() : JSON.stringify({ status: 'done', findings: 42, colour: 'blue' }));
+      case 'no-signal-then-valid': {
+        if (isRepair) return answer(good());
+        const { gc_signal: _signal, severity_summary: _summary, ...rest } = roleResult(role, id);
+        return answer(JSON.stringify(rest));
+      }
+      case 'loose-severity':
+        return answer(JSON.stringify({ ...roleResult(role, id), gc_signal: 'revision_needed', severity_summary: 'high=1, critical: 0, Low:1 medium:0' }));
+      case 'always-invalid':
+        return answer('I cannot produce JSON today, sorry.');
+      case 'refusal':
+        return answer(null, { refusal: 'I will not help with that.' });
+      case 'slow': {
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          if (!res.destroyed) answer(good());
+        }, slowMs);
+        timers.add(timer);
+        res.on('close', () => {
+          clearTimeout(timer);
+          timers.delete(timer);
+        });
+        return;
+      }
+      case 'hang-up':
+        req.socket.destroy();
+        return;
+    }
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    requests,
+    prompts: () =>
+      requests.map((request) => request.body.messages?.find((message) => message.role === 'user')?.content ?? ''),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const timer of timers) clearTimeout(timer);
+        timers.clear();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function chooseBehaviour(headers: IncomingHttpHeaders, messages: readonly { content: string }[]): FakeBehaviour {
+  const header = headers['x-fake-behaviour'];
+  if (typeof header === 'string' && kBehaviours.has(header as FakeBehaviour)) return header as FakeBehaviour;
+  for (const message of messages) {
+    const marked = /\[\[fake:([a-z-]+)\]\]/.exec(typeof message.content === 'string' ? message.content : '')?.[1];
+    if (marked !== undefined && kBehaviours.has(marked as FakeBehaviour)) return marked as FakeBehaviour;
+  }
+  return 'ok';
+}
+
+/** What each role of the brainstorm and analyze pipelines would answer. */
+export function roleResult(role: string, id: string): Record<string, unknown> {
+  const base = { id, status: 'completed', verification: 'self-validated' };
+  switch (role) {
+    case 'ideator':
+      return {
+        ...base,
+        findings: 'Generated 2 ideas for the Technical angle. Strongest: API gateway.',
+        discoveries: [
+          { type: 'idea', data: { title: 'API Gateway', angle: 'Technical', description: 'One entry point.', assumption: 'Many services', impact: 'Simpler clients' } },
+          { type: 'idea', data: { title: 'Event Sourcing', angle: 'Technical', description: 'Keep every change.', assumption: 'State is hard to trace', impact: 'Full audit trail' } },
+        ],
+        artifacts: [{ name: 'ideas', content: '# Ideas\n\n- API Gateway\n- Event Sourcing\n' }],
+        key_findings: ['API Gateway', 'Event Sourcing'],
+      };
+    case 'challenger':
+      return {
+        ...base,
+        findings: 'Challenged 2 ideas: 1 HIGH, 1 LOW.',
+        gc_signal: 'REVISION_NEEDED',
+        severity_summary: 'CRITICAL:0 HIGH:1 MEDIUM:0 LOW:1',
+        discoveries: [
+          { type: 'critique', data: { idea_title: 'API Gateway', dimension: 'risk', severity: 'HIGH', challenge: 'Single point of failure', rationale: 'Needs HA' } },
+          { type: 'critique', data: { idea_title: 'Event Sourcing', dimension: 'feasibility', severity: 'LOW', challenge: 'Learning curve', rationale: 'Training' } },
+        ],
+      };
+    case 'synthesizer':
+      return {
+        ...base,
+        findings: 'One theme, one proposal: resilient edge.',
+        discoveries: [
+          { type: 'theme', data: { name: 'Resilient edge', strength: 8, supporting_ideas: ['API Gateway'] } },
+          { type: 'proposal', data: { title: 'HA gateway', source_ideas: ['API Gateway'], feasibility: 7, innovation: 5, description: 'A gateway pair.' } },
+        ],
+        decisions: ['Dropped nothing: both ideas survive'],
+      };
+    case 'evaluator':
+      return {
+        ...base,
+        findings: 'HA gateway ranks first (6.6): pursue.',
+        discoveries: [{ type: 'evaluation', data: { proposal_title: 'HA gateway', weighted_score: 6.6, rank: 1, recommendation: 'pursue' } }],
+        decisions: ['Pursue HA gateway: best feasibility'],
+      };
+    case 'explorer':
+      return { ...base, findings: 'Mapped 1 area.', discoveries: [{ type: 'exploration', data: { title: 'Landscape', dimension: 'market', summary: 'Crowded.', sources: [] } }] };
+    case 'analyst':
+      return { ...base, findings: '1 insight.', discoveries: [{ type: 'insight', data: { title: 'Lock-in', perspective: 'cost', evidence: 'Pricing', confidence: 'medium' } }] };
+    case 'discussant':
+      return { ...base, findings: 'Confirmed 1 point.', discoveries: [{ type: 'discussion_point', data: { title: 'Lock-in', kind: 'confirmed', detail: 'Agreed' } }] };
+    default:
+      return { ...base, findings: `Did the ${role || 'generic'} task.` };
+  }
+}
+
+function completion(
+  content: string | null,
+  model: string,
+  n: number,
+  usage: { prompt_tokens: number; completion_tokens: number } | undefined,
+  refusal: string | undefined,
+): Record<string, unknown> {
+  return {
+    id: `chatcmpl-fake-${n}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content, refusal: refusal ?? null }, finish_reason: 'stop', logprobs: null }],
+    ...(usage === undefined ? {} : { usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } }),
+  };
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
