@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { WaveError } from '../errors.js';
+import { recoverRows } from '../engine/journal.js';
 import { loadSession } from '../engine/load.js';
 import { planRerun, resetTasks, type RerunSelection } from '../engine/rerun.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
@@ -40,7 +41,9 @@ export function registerRerun(program: Command, io: CliIo, done: (code: number) 
       throw new WaveError('USAGE', 'rerun needs --failed, --wave N or --task ID');
     }
     if (flags.dryRun) {
-      const { table, plan } = loadSession(sessionPath);
+      const { session, table, plan } = loadSession(sessionPath);
+      // The rerun itself starts from tasks.csv brought up to date by the journal: list from there too.
+      recoverRows(table.rows, session.dir);
       const rerun = planRerun(table.rows, plan.waves, selection);
       if (flags.json) printJson(io, rerun);
       else {

@@ -1,3 +1,4 @@
+import { constants as osConstants } from 'node:os';
 import type { Command } from 'commander';
 import { RunEmitter } from '../engine/events.js';
 import { runSession, type RunSessionOptions } from '../engine/run-session.js';
@@ -26,7 +27,40 @@ export async function runWithReporter(
   const events = new RunEmitter();
   const tty = io === processIo && process.stderr.isTTY === true;
   attachReporter(events, io, flags.json ? 'json' : tty ? 'tty' : 'lines');
-  const summary = await runSession(sessionPath, { ...runOptionsFromFlags(flags), ...extra, events });
-  if (flags.json) printJson(io, summary);
-  return summary.exitCode;
+  const interrupted = io === processIo ? onFirstSignal(io) : undefined;
+  try {
+    const options: RunSessionOptions = { ...runOptionsFromFlags(flags), ...extra, events };
+    if (interrupted) options.signal = interrupted.signal;
+    const summary = await runSession(sessionPath, options);
+    if (flags.json) printJson(io, summary);
+    // As a shell reports a process a signal ended: 130 after Ctrl-C, 143 after SIGTERM.
+    const received = interrupted?.received();
+    return summary.stopped === 'signal' && received ? 128 + osConstants.signals[received] : summary.exitCode;
+  } finally {
+    interrupted?.dispose();
+  }
+}
+
+/**
+ * The first Ctrl-C (or SIGTERM) stops the run gently: no new task, running ones finish and
+ * are recorded, so that nothing is lost and no command is left running unwatched. A second
+ * one ends csv-wave at once (the default action, as the handlers are gone by then); the
+ * journal keeps what was recorded, and `resume` goes on.
+ */
+function onFirstSignal(io: CliIo): { signal: AbortSignal; received: () => NodeJS.Signals | undefined; dispose: () => void } {
+  const controller = new AbortController();
+  let received: NodeJS.Signals | undefined;
+  const handler = (signal: NodeJS.Signals) => {
+    received = signal;
+    dispose();
+    io.stderr(`\n${signal}: stopping after the running tasks finish; press Ctrl-C again to quit at once\n`);
+    controller.abort();
+  };
+  const dispose = () => {
+    process.off('SIGINT', handler);
+    process.off('SIGTERM', handler);
+  };
+  process.once('SIGINT', handler);
+  process.once('SIGTERM', handler);
+  return { signal: controller.signal, received: () => received, dispose };
 }

@@ -83,6 +83,23 @@ export function readJournal(sessionDir: string): JournalEntry[] {
   return entries;
 }
 
+/**
+ * Brings rows read from tasks.csv up to date after an earlier run: applies its journal
+ * (results it accepted after its last rewrite of tasks.csv), then puts tasks it left
+ * in progress back to pending. Changes the rows only, no file.
+ */
+export function recoverRows(rows: readonly TaskRow[], sessionDir: string): { recovered: number; interrupted: number } {
+  const recovered = replayJournal(rows, readJournal(sessionDir));
+  let interrupted = 0;
+  for (const row of rows) {
+    if (row.status === 'in_progress') {
+      row.status = 'pending';
+      interrupted++;
+    }
+  }
+  return { recovered, interrupted };
+}
+
 /** Applies journal entries to rows (output columns only). Returns how many rows changed. */
 export function replayJournal(rows: readonly TaskRow[], entries: readonly JournalEntry[]): number {
   const byId = new Map(rows.map((row) => [row.id, row]));

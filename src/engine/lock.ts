@@ -1,8 +1,11 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { WaveError } from '../errors.js';
 import { engineDir } from './journal.js';
+
+/** What link() fails with where a file system has no hard links (some network and FUSE mounts). */
+const kNoHardLinks = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
 
 interface LockContent {
   pid: number;
@@ -14,7 +17,7 @@ interface LockContent {
  * One run per session: `.csv-wave/lock` holds the owner's pid. A lock whose process is
  * gone (a crash, kill -9) is stale and taken over at once, with a warning. A pid check is
  * exact on one machine, where time-based staleness would make a resume right after a
- * crash wait for the lock to age.
+ * crash wait for the lock to age. A lock taken on another machine is never presumed stale.
  */
 export class SessionLock {
   readonly #path: string;
@@ -27,17 +30,18 @@ export class SessionLock {
     mkdirSync(engineDir(sessionDir), { recursive: true });
     const path = join(engineDir(sessionDir), 'lock');
     for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        const fd = openSync(path, 'wx');
-        const content: LockContent = { pid: process.pid, hostname: hostname(), started: new Date().toISOString() };
-        writeSync(fd, JSON.stringify(content));
-        closeSync(fd);
-        return new SessionLock(path);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      }
+      if (createLock(path)) return new SessionLock(path);
       const holder = readLock(path);
-      if (holder && holder.hostname === hostname() && isAlive(holder.pid)) {
+      if (holder && holder.hostname !== hostname()) {
+        // A pid means nothing on another machine (a session on a shared drive): never guess it is dead.
+        throw new WaveError(
+          'SESSION_LOCKED',
+          `Session is locked by a run on ${holder.hostname} (pid ${holder.pid}, since ${holder.started}): ` +
+            `if no run is going there any more, delete ${path} and try again`,
+          { path },
+        );
+      }
+      if (holder && isAlive(holder.pid)) {
         throw new WaveError(
           'SESSION_LOCKED',
           `Session is locked by another run (pid ${holder.pid}, since ${holder.started}): wait for it to end, or stop it`,
@@ -56,6 +60,36 @@ export class SessionLock {
   }
 }
 
+/**
+ * Creates the lock file with its content in one step: the content goes to a temporary
+ * file that is then hard-linked to the lock's name, which fails if the lock exists. A lock
+ * created empty and written after would look stale, for an instant, to a second run.
+ */
+function createLock(path: string): boolean {
+  const temporary = `${path}.${process.pid}.tmp`;
+  const content = JSON.stringify({ pid: process.pid, hostname: hostname(), started: new Date().toISOString() } satisfies LockContent);
+  writeFileSync(temporary, content);
+  try {
+    linkSync(temporary, path);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    if (!kNoHardLinks.has(code ?? '')) throw error;
+  } finally {
+    rmSync(temporary, { force: true });
+  }
+  // A file system without hard links: create exclusively, then write (the short window again).
+  try {
+    writeFileSync(path, content, { flag: 'wx' });
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+}
+
+
 function readLock(path: string): LockContent | undefined {
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as LockContent;
@@ -64,7 +98,8 @@ function readLock(path: string): LockContent | undefined {
   }
 }
 
-function isAlive(pid: number): boolean {
+/** True when a process of this pid runs on this machine (whoever owns it). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

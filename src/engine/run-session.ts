@@ -1,7 +1,8 @@
-import { isAbsolute, join, resolve } from 'node:path';
+import { readdirSync, rmSync } from 'node:fs';
+import { basename, isAbsolute, join, resolve } from 'node:path';
 import { writeFileAtomic } from '../csv/atomic-write.js';
 import { splitList } from '../csv/columns.js';
-import { readTasksFile, type TaskRow } from '../csv/tasks-file.js';
+import type { TaskRow } from '../csv/tasks-file.js';
 import { serializeWaveFile } from '../csv/wave-file.js';
 import { WaveError } from '../errors.js';
 import type { ExecutorSpec, WorkerReply } from '../executors/messages.js';
@@ -14,8 +15,8 @@ import { writeDiscoveryFile } from '../knowledge/discovery-files.js';
 import { appendWisdom, kWisdomKinds } from '../knowledge/wisdom.js';
 import type { SessionConfig } from '../schema/session.js';
 import { RunEmitter, type RunSummary } from './events.js';
-import { Journal, readJournal, replayJournal } from './journal.js';
-import { SessionLock } from './lock.js';
+import { Journal, recoverRows } from './journal.js';
+import { isAlive, SessionLock } from './lock.js';
 import { normalizeRunOptions, type RunOptions } from './options.js';
 import { Scheduler } from './scheduler.js';
 import { openSession } from './session.js';
@@ -31,6 +32,11 @@ export interface RunSessionOptions extends RunOptions {
   interactiveHandlers?: ReadonlyMap<string, InteractiveHandler>;
   /** Changes the rows before the run starts (rerun uses it to reset tasks). */
   prepare?: (rows: TaskRow[], waves: ReadonlyMap<string, number>) => void;
+  /**
+   * Aborting it stops the run the gentle way (the CLI's first Ctrl-C): no new task starts,
+   * running ones finish and are recorded, and the run ends with `stopped: 'signal'`.
+   */
+  signal?: AbortSignal;
 }
 
 /** tasks.csv is rewritten at least this far apart while tasks finish (and at every wave end). */
@@ -51,17 +57,11 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
   const settings = normalizeRunOptions(withSessionDefaults(options, session.config, session.dir));
   const lock = SessionLock.acquire(session.dir, warn);
   try {
-    const table = readTasksFile(session.tasksPath);
+    removeStaleTemporaries(session.dir, basename(session.tasksPath));
+    const { table, writer } = TasksWriter.read(session.tasksPath);
     if (settings.bom ?? session.config.bom) table.format.bom = true;
-    const recovered = replayJournal(table.rows, readJournal(session.dir));
+    const { recovered, interrupted } = recoverRows(table.rows, session.dir);
     if (recovered > 0) warn(`Recovered ${recovered} task state(s) from the journal of an earlier run`);
-    let interrupted = 0;
-    for (const row of table.rows) {
-      if (row.status === 'in_progress') {
-        row.status = 'pending';
-        interrupted++;
-      }
-    }
     if (interrupted > 0) warn(`${interrupted} task(s) left in progress by an interrupted run go back to pending`);
 
     const report = validateTasks(table, session.config.pipeline);
@@ -75,9 +75,15 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     for (const row of table.rows) row.wave = String(waves.get(row.id));
     options.prepare?.(table.rows, waves);
 
-    const writer = new TasksWriter(session.tasksPath, table);
+    if (!writer.write()) {
+      // Saved between our read and this write: nothing ran yet, and the journal (if any) stays.
+      throw new WaveError(
+        'TASKS_EDITED',
+        `${session.displayPath} was changed by someone else while csv-wave was reading it; nothing was run. Run the command again.`,
+        { path: session.displayPath },
+      );
+    }
     const journal = new Journal(session.dir);
-    writer.write();
     journal.checkpoint();
     events.on('task:start', (event) => journal.append({ type: 'start', id: event.id, attempt: event.attempt }));
     events.on('task:done', (event) =>
@@ -134,19 +140,23 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     );
 
     // tasks.csv follows the run: rewritten on a timer and at each wave end, never over a person's edit.
+    const editedReason =
+      `${session.displayPath} was changed by someone else during the run, so csv-wave did not overwrite it. ` +
+      `Running tasks were let finish; their results are kept in the journal. ` +
+      `Run \`csv-wave resume ${path}\` to apply them to the edited file and go on.`;
     let editedNoted = false;
-    const checkpoint = () => {
+    /** Shows the run in tasks.csv; false (and the run stops) if a person's edit is in the way. */
+    const checkpoint = (): boolean => {
       journal.flush();
-      if (writer.write()) journal.checkpoint();
-      else if (!editedNoted) {
-        editedNoted = true;
-        scheduler.stop(
-          'edited',
-          `${session.displayPath} was changed by someone else during the run, so csv-wave did not overwrite it. ` +
-            `Running tasks were let finish; their results are kept in the journal. ` +
-            `Run \`csv-wave resume ${path}\` to apply them to the edited file and go on.`,
-        );
+      if (writer.write()) {
+        journal.checkpoint();
+        return true;
       }
+      if (!editedNoted) {
+        editedNoted = true;
+        scheduler.stop('edited', editedReason);
+      }
+      return false;
     };
     let timer: NodeJS.Timeout | undefined;
     const schedule = () => {
@@ -157,17 +167,32 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       timer.unref();
     };
     schedule();
-    events.on('wave:done', checkpoint);
+    const onWaveDone = () => void checkpoint();
+    events.on('wave:done', onWaveDone);
 
-    let outcome: Awaited<ReturnType<Scheduler['run']>>;
+    const interrupt = () =>
+      scheduler.stop(
+        'signal',
+        `Interrupted: no new task was started; running tasks were let finish and recorded. ` +
+          `Run \`csv-wave resume ${path}\` to go on.`,
+      );
+    if (options.signal?.aborted) interrupt();
+    options.signal?.addEventListener('abort', interrupt, { once: true });
+
+    let outcome: { stopped: RunSummary['stopped']; reason: string };
     try {
       outcome = await scheduler.run();
     } finally {
+      options.signal?.removeEventListener('abort', interrupt);
       clearTimeout(timer);
-      events.off('wave:done', checkpoint);
+      events.off('wave:done', onWaveDone);
       await pool.close();
     }
-    if (outcome.stopped !== 'edited') checkpoint();
+    // An edit saved after the last rewrite: the last results stay in the journal, and the
+    // run says so instead of ending as if tasks.csv showed them.
+    if (outcome.stopped !== 'edited' && !checkpoint()) {
+      outcome = { stopped: 'edited', reason: outcome.reason === '' ? editedReason : `${outcome.reason}\n${editedReason}` };
+    }
     journal.close();
 
     const durationMs = performance.now() - startedAt;
@@ -189,6 +214,20 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     return summary;
   } finally {
     lock.release();
+  }
+}
+
+/**
+ * Deletes the temporary files of atomic writes (`tasks.csv.<pid>.tmp`, `wave-<N>.csv.<pid>.tmp`)
+ * that a run killed mid-write left in the session folder. Only those of processes that are
+ * gone: the caller holds the lock, so no other run is writing.
+ */
+function removeStaleTemporaries(sessionDir: string, tasksFileName: string): void {
+  for (const name of readdirSync(sessionDir)) {
+    const match = /^(.+\.csv)\.(\d+)\.tmp$/.exec(name);
+    if (!match || (match[1] !== tasksFileName && !/^wave-\d+\.csv$/.test(match[1]!))) continue;
+    const pid = Number(match[2]);
+    if (pid !== process.pid && !isAlive(pid)) rmSync(join(sessionDir, name), { force: true });
   }
 }
 

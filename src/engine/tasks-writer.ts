@@ -1,5 +1,6 @@
-import { statSync } from 'node:fs';
-import { writeTasksFile, type TasksTable } from '../csv/tasks-file.js';
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { readTasksFile, serializeTasks, type TasksTable } from '../csv/tasks-file.js';
+import { WaveError } from '../errors.js';
 
 interface FileIdentity {
   ino: number;
@@ -18,12 +19,27 @@ export class TasksWriter {
   /** How long the last write took, so that rewrites of a big file stay a small share of the run. */
   lastWriteMs = 0;
 
-  constructor(path: string, table: TasksTable) {
+  /**
+   * @param knownAs the file as this writer's table was read from it; a file that is no
+   * longer that one is someone else's edit. Undefined: the first write replaces whatever is there.
+   */
+  constructor(path: string, table: TasksTable, knownAs?: FileIdentity) {
     this.#path = path;
     this.#table = table;
+    this.#written = knownAs;
   }
 
-  /** True when the file is no longer the one this writer last wrote. */
+  /**
+   * Reads tasks.csv and returns its table with a writer for it. The file is identified
+   * before it is read, so an edit saved during the read counts as someone else's.
+   */
+  static read(path: string): { table: TasksTable; writer: TasksWriter } {
+    const knownAs = identity(path);
+    const table = readTasksFile(path);
+    return { table, writer: new TasksWriter(path, table, knownAs) };
+  }
+
+  /** True when the file is no longer the one this writer last wrote (or read). */
   editedByOthers(): boolean {
     if (!this.#written) return false;
     const now = identity(this.#path);
@@ -35,11 +51,33 @@ export class TasksWriter {
     );
   }
 
-  /** Writes the table atomically. Returns false, writing nothing, if someone else edited the file. */
+  /**
+   * Writes the table atomically (temporary file, fsync, rename). Returns false, writing
+   * nothing, if someone else edited the file. The check is repeated right before the
+   * rename, so that an edit saved while the new text was serialised and flushed to disk
+   * (the slow part, for a big file) is not replaced.
+   */
   write(): boolean {
     if (this.editedByOthers()) return false;
     const started = performance.now();
-    writeTasksFile(this.#path, this.#table);
+    const temporary = `${this.#path}.${process.pid}.tmp`;
+    try {
+      const fd = openSync(temporary, 'w');
+      try {
+        writeSync(fd, serializeTasks(this.#table));
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      if (this.editedByOthers()) {
+        rmSync(temporary, { force: true });
+        return false;
+      }
+      renameSync(temporary, this.#path);
+    } catch (error) {
+      rmSync(temporary, { force: true });
+      throw new WaveError('IO', `Cannot write ${this.#path}: ${(error as Error).message}`, { path: this.#path, cause: error });
+    }
     this.#written = identity(this.#path);
     this.lastWriteMs = performance.now() - started;
     return true;

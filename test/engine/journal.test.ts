@@ -1,0 +1,142 @@
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { emptyRow, type TaskRow } from '../../src/csv/tasks-file.js';
+import { Journal, engineDir, readJournal, replayJournal, type JournalEntry } from '../../src/engine/journal.js';
+
+function sessionDir(): string {
+  return mkdtempSync(join(tmpdir(), 'csv-wave-journal-'));
+}
+
+function journalText(dir: string): string {
+  return readFileSync(join(engineDir(dir), 'journal.ndjson'), 'utf8');
+}
+
+function row(id: string, fields: Partial<TaskRow> = {}): TaskRow {
+  return { ...emptyRow(), id, title: id, description: `do ${id}`, role: 'r', ...fields };
+}
+
+const finishA: JournalEntry = {
+  type: 'finish',
+  id: 'a',
+  status: 'completed',
+  findings: 'found =1+1',
+  gc_signal: 'CONVERGED',
+  severity_summary: 'high:1',
+  error: '',
+};
+
+describe('Journal', () => {
+  it('creates .csv-wave/journal.ndjson, buffers appends and writes them on flush', () => {
+    const dir = sessionDir();
+    const journal = new Journal(dir);
+    journal.append({ type: 'start', id: 'a', attempt: 1 });
+    journal.append(finishA);
+    expect(journalText(dir)).toBe('');
+    journal.flush();
+    expect(journalText(dir)).toBe(`${JSON.stringify({ type: 'start', id: 'a', attempt: 1 })}\n${JSON.stringify(finishA)}\n`);
+    expect(readJournal(dir)).toEqual([{ type: 'start', id: 'a', attempt: 1 }, finishA]);
+    journal.close();
+  });
+
+  it('flushes by itself within one turn of the event loop (group commit)', async () => {
+    const dir = sessionDir();
+    const journal = new Journal(dir);
+    journal.append({ type: 'start', id: 'a', attempt: 1 });
+    journal.append({ type: 'start', id: 'b', attempt: 1 });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(readJournal(dir).map((entry) => entry.id)).toEqual(['a', 'b']);
+    journal.close();
+  });
+
+  it('checkpoint writes what is buffered, then empties the file; later appends start afresh', () => {
+    const dir = sessionDir();
+    const journal = new Journal(dir);
+    journal.append({ type: 'start', id: 'a', attempt: 1 });
+    journal.checkpoint();
+    expect(journalText(dir)).toBe('');
+    journal.append(finishA);
+    journal.flush();
+    expect(readJournal(dir)).toEqual([finishA]);
+    journal.close();
+  });
+
+  it('appends to what an earlier run left (nothing is lost before it is replayed)', () => {
+    const dir = sessionDir();
+    const first = new Journal(dir);
+    first.append({ type: 'start', id: 'a', attempt: 1 });
+    first.close();
+    const second = new Journal(dir);
+    second.append(finishA);
+    second.close();
+    expect(readJournal(dir)).toEqual([{ type: 'start', id: 'a', attempt: 1 }, finishA]);
+  });
+
+  it('close writes what is still buffered', () => {
+    const dir = sessionDir();
+    const journal = new Journal(dir);
+    journal.append(finishA);
+    journal.close();
+    expect(readJournal(dir)).toEqual([finishA]);
+  });
+});
+
+describe('readJournal', () => {
+  it('is empty when the session has no journal', () => {
+    expect(readJournal(sessionDir())).toEqual([]);
+  });
+
+  it('drops a torn last line (a crash in the middle of a write)', () => {
+    const dir = sessionDir();
+    new Journal(dir).close();
+    const whole = `${JSON.stringify({ type: 'start', id: 'a', attempt: 1 })}\n${JSON.stringify(finishA)}\n`;
+    const torn = JSON.stringify({ ...finishA, id: 'b' }).slice(0, 25);
+    writeFileSync(join(engineDir(dir), 'journal.ndjson'), whole + torn);
+    expect(readJournal(dir)).toEqual([{ type: 'start', id: 'a', attempt: 1 }, finishA]);
+  });
+
+  it('keeps reading entries written after a torn line was left by an earlier crash', () => {
+    const dir = sessionDir();
+    new Journal(dir).close();
+    const path = join(engineDir(dir), 'journal.ndjson');
+    writeFileSync(path, '{"type":"fin');
+    appendFileSync(path, `\n${JSON.stringify(finishA)}\n`);
+    expect(readJournal(dir)).toEqual([finishA]);
+  });
+});
+
+describe('replayJournal', () => {
+  it('marks started tasks in_progress and applies finish entries to the output columns', () => {
+    const rows = [row('a'), row('b'), row('c', { status: 'completed', findings: 'old' })];
+    const changed = replayJournal(rows, [
+      { type: 'start', id: 'a', attempt: 1 },
+      { type: 'start', id: 'b', attempt: 1 },
+      finishA,
+      { type: 'finish', id: 'b', status: 'failed', findings: '', gc_signal: '', severity_summary: '', error: 'boom' },
+    ]);
+    expect(changed).toBe(2);
+    expect(rows[0]).toMatchObject({
+      status: 'completed',
+      findings: 'found =1+1',
+      gc_signal: 'CONVERGED',
+      severity_summary: 'high:1',
+      error: '',
+    });
+    expect(rows[1]).toMatchObject({ status: 'failed', error: 'boom' });
+    expect(rows[2]).toMatchObject({ status: 'completed', findings: 'old' });
+  });
+
+  it('applies entries in order: a start after a finish (a retry) leaves the task in_progress', () => {
+    const rows = [row('a')];
+    replayJournal(rows, [{ type: 'start', id: 'a', attempt: 1 }, finishA, { type: 'start', id: 'a', attempt: 2 }]);
+    expect(rows[0]!.status).toBe('in_progress');
+  });
+
+  it('leaves input columns alone and ignores tasks no longer in the file', () => {
+    const rows = [row('a', { title: 'Edited by a person', deps: '' })];
+    const changed = replayJournal(rows, [finishA, { ...finishA, id: 'gone' }]);
+    expect(changed).toBe(1);
+    expect(rows[0]).toMatchObject({ title: 'Edited by a person', description: 'do a', status: 'completed' });
+  });
+});

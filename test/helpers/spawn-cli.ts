@@ -1,0 +1,48 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** The built CLI: tests that kill a run, or need a second process, spawn it. */
+export const kBinPath = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
+
+export interface SpawnedCli {
+  child: ChildProcess;
+  /** What the process printed on stderr so far. */
+  stderrSoFar(): string;
+  /** Resolves when the process has exited, with what it printed. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
+}
+
+/** Starts `node dist/cli/bin.js ...argv` as a child process (run `npx tsc -p tsconfig.json` first). */
+export function spawnCli(...argv: string[]): SpawnedCli {
+  if (!existsSync(kBinPath)) throw new Error(`${kBinPath} is missing: build with \`npx tsc -p tsconfig.json\``);
+  const child = spawn(process.execPath, [kBinPath, ...argv], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (text: string) => {
+    stdout += text;
+  });
+  child.stderr!.setEncoding('utf8').on('data', (text: string) => {
+    stderr += text;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>(
+    (resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    },
+  );
+  return { child, exited, stderrSoFar: () => stderr };
+}
+
+/** Polls until `condition` holds; fails after `limitMs` (a safety net, not a timing assertion). */
+export async function waitFor(condition: () => boolean, what: string, limitMs = 20_000): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`Gave up waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
