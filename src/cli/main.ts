@@ -1,9 +1,11 @@
 import { Command, CommanderError } from 'commander';
 import { WaveError, formatViolations } from '../errors.js';
 import { registerGraph } from './graph.js';
+import { registerInit } from './init.js';
 import { ExitCode, printJson, processIo, type CliIo } from './io.js';
 import { registerPlan } from './plan.js';
 import { registerRerun } from './rerun.js';
+import { registerRevise } from './revise.js';
 import { registerResume } from './resume.js';
 import { registerRun } from './run.js';
 import { registerStatus } from './status.js';
@@ -31,7 +33,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .exitOverride()
     .showHelpAfterError('(add --help for usage)')
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
-  for (const register of [registerValidate, registerPlan, registerStatus, registerGraph, registerRun, registerResume, registerRerun]) register(program, io, done);
+  for (const register of [registerInit, registerValidate, registerPlan, registerStatus, registerGraph, registerRun, registerResume, registerRerun, registerRevise]) register(program, io, done);
   for (const command of program.commands) command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
 
   try {

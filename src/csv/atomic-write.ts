@@ -5,9 +5,14 @@ import { WaveError } from '../errors.js';
  * Writes a file by writing a temporary sibling, flushing it to disk and renaming it over
  * the target. rename() is atomic on POSIX file systems, so a reader (or a crash) sees
  * either the old content or the new one. Throws WaveError IO, the old file untouched.
- * The content may come in pieces, written as they come.
+ * The content may come in pieces, written as they come. Returns whether it replaced the file.
  */
-export function writeFileAtomic(path: string, content: string | Iterable<string>): void {
+export function writeFileAtomic(
+  path: string,
+  content: string | Iterable<string>,
+  /** Asked after the new content is on disk, right before the rename; false leaves the old file. */
+  mayReplace: () => boolean = () => true,
+): boolean {
   const temporary = `${path}.${process.pid}.tmp`;
   try {
     const fd = openSync(temporary, 'w');
@@ -18,7 +23,12 @@ export function writeFileAtomic(path: string, content: string | Iterable<string>
     } finally {
       closeSync(fd);
     }
+    if (!mayReplace()) {
+      rmSync(temporary, { force: true });
+      return false;
+    }
     renameSync(temporary, path);
+    return true;
   } catch (error) {
     rmSync(temporary, { force: true });
     // A read-only folder or a full disk is the user's to fix, not a bug: a WaveError.

@@ -1,6 +1,6 @@
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { readTasksFile, serializeTasks, type TasksTable } from '../csv/tasks-file.js';
-import { WaveError } from '../errors.js';
+import { statSync } from 'node:fs';
+import { writeFileAtomic } from '../csv/atomic-write.js';
+import { readTasksFile, serializeTasksInChunks, type TasksTable } from '../csv/tasks-file.js';
 
 interface FileIdentity {
   ino: number;
@@ -60,24 +60,8 @@ export class TasksWriter {
   write(): boolean {
     if (this.editedByOthers()) return false;
     const started = performance.now();
-    const temporary = `${this.#path}.${process.pid}.tmp`;
-    try {
-      const fd = openSync(temporary, 'w');
-      try {
-        writeSync(fd, serializeTasks(this.#table));
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      if (this.editedByOthers()) {
-        rmSync(temporary, { force: true });
-        return false;
-      }
-      renameSync(temporary, this.#path);
-    } catch (error) {
-      rmSync(temporary, { force: true });
-      throw new WaveError('IO', `Cannot write ${this.#path}: ${(error as Error).message}`, { path: this.#path, cause: error });
-    }
+    const replaced = writeFileAtomic(this.#path, serializeTasksInChunks(this.#table), () => !this.editedByOthers());
+    if (!replaced) return false;
     this.#written = identity(this.#path);
     this.lastWriteMs = performance.now() - started;
     return true;

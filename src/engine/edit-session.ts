@@ -1,0 +1,47 @@
+import type { TasksTable } from '../csv/tasks-file.js';
+import { WaveError } from '../errors.js';
+import { Journal, recoverRows } from './journal.js';
+import { SessionLock } from './lock.js';
+import { openSession, type Session } from './session.js';
+import { TasksWriter } from './tasks-writer.js';
+import { validateTasks } from './validate.js';
+
+/**
+ * Changes a session's tasks.csv outside a run (revise): under the session lock, after the
+ * journal of any earlier run is applied, and only if the result still validates. `edit`
+ * returns whether to write; a dry run returns false.
+ */
+export function editSession<T>(
+  path: string,
+  edit: (table: TasksTable, session: Session) => { write: boolean; result: T },
+  warn: (message: string) => void,
+): T {
+  const session = openSession(path);
+  const lock = SessionLock.acquire(session.dir, warn);
+  try {
+    const { table, writer } = TasksWriter.read(session.tasksPath);
+    recoverRows(table.rows, session.dir);
+    const { write, result } = edit(table, session);
+    if (!write) return result;
+    const report = validateTasks(table, session.config.pipeline);
+    if (report.violations.length > 0) {
+      throw new WaveError('INVALID_TASKS', `The change would make ${session.displayPath} invalid; nothing was written`, {
+        path: session.displayPath,
+        violations: report.violations,
+      });
+    }
+    for (const row of table.rows) row.wave = String(report.plan.waves.get(row.id));
+    if (!writer.write()) {
+      throw new WaveError('TASKS_EDITED', `${session.displayPath} was changed while csv-wave read it; nothing was written. Try again.`, {
+        path: session.displayPath,
+      });
+    }
+    // tasks.csv now holds what the journal held.
+    const journal = new Journal(session.dir);
+    journal.checkpoint();
+    journal.close();
+    return result;
+  } finally {
+    lock.release();
+  }
+}

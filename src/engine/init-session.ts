@@ -1,0 +1,90 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { kTaskColumns } from '../csv/columns.js';
+import { writeTasksFile, type TaskRow, type TasksTable } from '../csv/tasks-file.js';
+import { WaveError } from '../errors.js';
+import { analyzeTasks, kAnalyzeModes, kDefaultPerspectives, type AnalyzeMode } from '../pipelines/analyze/decompose.js';
+import {
+  brainstormTasks,
+  kBrainstormModes,
+  kDefaultAngles,
+  type BrainstormMode,
+} from '../pipelines/brainstorm/decompose.js';
+import { splitList } from '../csv/columns.js';
+import type { SessionConfig } from '../schema/session.js';
+import { validateTasks } from './validate.js';
+
+export interface InitOptions {
+  template: 'brainstorm' | 'analyze';
+  topic: string;
+  /** brainstorm: `;`-separated angles. @default Technical;Product;Innovation;Risk */
+  angles?: string;
+  /** analyze: `;`-separated perspectives. @default architecture;risks;user-impact */
+  perspectives?: string;
+  /** brainstorm: quick|deep|full (default full); analyze: quick|standard|deep (default standard). */
+  mode?: string;
+  /** brainstorm: generator-critic rounds before convergence is forced. @default 2 */
+  maxGcRounds?: number;
+  executor?: SessionConfig['executor'];
+  bom?: boolean;
+  /** Overwrite an existing session. @default false */
+  force?: boolean;
+}
+
+export interface InitResult {
+  dir: string;
+  config: SessionConfig;
+  tasks: TaskRow[];
+  waveCount: number;
+}
+
+/** The decomposer: writes a new session's tasks.csv and session.json. */
+export function initSession(dir: string, options: InitOptions): InitResult {
+  if (options.topic.trim() === '') throw new WaveError('USAGE', 'init needs a --topic');
+  const tasksPath = join(dir, 'tasks.csv');
+  const configPath = join(dir, 'session.json');
+  if (!options.force && (existsSync(tasksPath) || existsSync(configPath))) {
+    throw new WaveError('USAGE', `${dir} already holds a session (tasks.csv or session.json): pass --force to overwrite it`, {
+      path: dir,
+    });
+  }
+  let tasks: TaskRow[];
+  let config: SessionConfig;
+  if (options.template === 'brainstorm') {
+    const mode = (options.mode ?? 'full') as BrainstormMode;
+    if (!kBrainstormModes.includes(mode)) {
+      throw new WaveError('USAGE', `Expected \`--mode\` to be one of ${kBrainstormModes.join(', ')} for brainstorm, got \`${options.mode}\``);
+    }
+    const angles = options.angles === undefined ? kDefaultAngles : splitList(options.angles);
+    if (angles.length === 0) throw new WaveError('USAGE', '--angles needs at least one angle');
+    const maxGcRounds = options.maxGcRounds ?? 2;
+    if (!Number.isInteger(maxGcRounds) || maxGcRounds < 0) {
+      throw new WaveError('USAGE', `Expected \`--max-gc-rounds\` to be an integer ≥ 0, got \`${options.maxGcRounds}\``);
+    }
+    tasks = brainstormTasks({ angles, mode });
+    config = { pipeline: 'brainstorm', topic: options.topic, mode, max_gc_rounds: maxGcRounds };
+  } else {
+    const mode = (options.mode ?? 'standard') as AnalyzeMode;
+    if (!(mode in kAnalyzeModes)) {
+      throw new WaveError('USAGE', `Expected \`--mode\` to be one of ${Object.keys(kAnalyzeModes).join(', ')} for analyze, got \`${options.mode}\``);
+    }
+    const perspectives = options.perspectives === undefined ? kDefaultPerspectives : splitList(options.perspectives);
+    if (perspectives.length === 0) throw new WaveError('USAGE', '--perspectives needs at least one perspective');
+    tasks = analyzeTasks({ topic: options.topic, perspectives, mode });
+    config = { pipeline: 'analyze', topic: options.topic, mode };
+  }
+  if (options.executor) config.executor = options.executor;
+  if (options.bom) config.bom = true;
+
+  const table: TasksTable = { columns: [...kTaskColumns], rows: tasks, format: { bom: options.bom ?? false, eol: '\n' } };
+  const { violations, plan } = validateTasks(table, config.pipeline);
+  if (violations.length > 0) {
+    // The decomposer's own output must always be valid; this names the bug if it is not.
+    throw new Error(`init made an invalid session: ${violations.map((v) => v.message).join('; ')}`);
+  }
+  for (const row of tasks) row.wave = String(plan.waves.get(row.id));
+  mkdirSync(dir, { recursive: true });
+  writeTasksFile(tasksPath, table);
+  writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`);
+  return { dir, config, tasks, waveCount: plan.waveCount };
+}

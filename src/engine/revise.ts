@@ -1,0 +1,64 @@
+import { splitList } from '../csv/columns.js';
+import type { TaskRow } from '../csv/tasks-file.js';
+import { WaveError } from '../errors.js';
+import { buildDag } from '../graph/dag.js';
+import { downstream } from '../graph/cascade.js';
+import { newRow } from '../pipelines/new-row.js';
+import { nextId, splitId } from '../pipelines/task-ids.js';
+import { resetTasks } from './rerun.js';
+
+export interface RevisePlan {
+  revision: TaskRow;
+  /** Direct dependents of the task, now depending on the revision. */
+  rewired: string[];
+  /** Every task reset to pending: the rewired ones and all downstream of them. */
+  reset: string[];
+}
+
+/**
+ * `revise` (seed 003): a revision task for one task, carrying the feedback; the task's
+ * dependents depend on the revision instead, and they and everything downstream of them
+ * go back to pending. The original keeps its result.
+ */
+export function planRevision(rows: readonly TaskRow[], taskId: string, feedback: string): RevisePlan {
+  const original = rows.find((row) => row.id === taskId);
+  if (!original) throw new WaveError('USAGE', `revise: no task ${taskId} in tasks.csv`);
+  if (feedback.trim() === '') throw new WaveError('USAGE', 'revise needs --feedback TEXT');
+  const ids = rows.map((row) => row.id);
+  const parts = splitId(taskId);
+  let id = parts ? nextId(parts.prefix, ids) : `${taskId}-rev-1`;
+  for (let n = 2; !parts && ids.includes(id); n++) id = `${taskId}-rev-${n}`;
+  const revision = newRow({
+    id,
+    title: `Revise ${taskId}${original.title === '' ? '' : `: ${original.title}`}`,
+    description: `Revise the output of ${taskId} with this feedback: ${feedback.trim()}\n\nThe original task: ${original.description}`,
+    role: original.role,
+    angle: original.angle,
+    gc_round: String(Number(original.gc_round || '0') + 1),
+    deps: taskId,
+    context_from: taskId,
+    priority: original.priority,
+  });
+  const rewired = rows.filter((row) => splitList(row.deps).includes(taskId)).map((row) => row.id);
+  const graph = buildDag(rows.map((row) => ({ id: row.id, deps: splitList(row.deps) })));
+  const below = downstream(graph, rewired);
+  const reset = rows.filter((row) => rewired.includes(row.id) || below.has(row.id)).map((row) => row.id);
+  return { revision, rewired, reset };
+}
+
+/** Applies a revision plan to the rows (in place; the revision is appended). */
+export function applyRevision(rows: TaskRow[], taskId: string, plan: RevisePlan): void {
+  const rewired = new Set(plan.rewired);
+  for (const row of rows) {
+    if (rewired.has(row.id)) {
+      row.deps = splitList(row.deps)
+        .map((dep) => (dep === taskId ? plan.revision.id : dep))
+        .join(';');
+      const context = splitList(row.context_from);
+      if (!context.includes(plan.revision.id)) context.push(plan.revision.id);
+      row.context_from = context.join(';');
+    }
+  }
+  resetTasks(rows, plan.reset);
+  rows.push(plan.revision);
+}

@@ -1,0 +1,86 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { splitList } from '../csv/columns.js';
+import type { WorkerRequest } from '../executors/messages.js';
+import { nextGcRound } from '../pipelines/brainstorm/gc-round.js';
+import { parseSeverity, signalFromSeverity } from '../pipelines/brainstorm/severity.js';
+import type { HandlerResult, InteractiveContext, InteractiveHandler } from './types.js';
+
+/** @default 2 generator-critic rounds */
+export const kDefaultMaxGcRounds = 2;
+/** The error of a task skipped because its GC check converged; it satisfies its dependents. */
+export const kGcConvergedSkip = 'Skipped: GC converged';
+
+export type GcDecision = 'REVISION_NEEDED' | 'CONVERGED';
+
+/**
+ * The generator-critic decision (DESIGN.md section 6): REVISION_NEEDED when the challenger
+ * found CRITICAL or HIGH issues and the round limit is not reached; CONVERGED otherwise,
+ * including when the challenger left no data.
+ */
+export function decideGc(challengerSignal: string, severitySummary: string, gcRound: number, maxRounds: number): {
+  decision: GcDecision;
+  note: string;
+} {
+  const signal = challengerSignal.trim().toUpperCase() || signalFromSeverity(severitySummary);
+  if (signal !== 'REVISION_NEEDED') {
+    return { decision: 'CONVERGED', note: signal === '' ? 'no severity data from the challenger' : severitySummary };
+  }
+  if (gcRound >= maxRounds) {
+    return { decision: 'CONVERGED', note: `round limit ${maxRounds} reached; ${severitySummary || 'revision was asked'}` };
+  }
+  return { decision: 'REVISION_NEEDED', note: severitySummary || 'the challenger asked for revision' };
+}
+
+/** The `gc-controller` role: decides, records the decision, and changes the session to match. */
+export class GcController implements InteractiveHandler {
+  async run(request: WorkerRequest, context: InteractiveContext): Promise<HandlerResult> {
+    const byId = new Map(context.rows.map((row) => [row.id, row]));
+    const self = byId.get(request.task.id)!;
+    const upstream = splitList(self.deps).map((id) => byId.get(id)!);
+    const challenger = upstream.find((row) => row.role === 'challenger') ?? upstream[0];
+    const gcRound = Number(self.gc_round || '0');
+    const maxRounds = context.config.max_gc_rounds ?? kDefaultMaxGcRounds;
+    const severity = challenger?.severity_summary ?? '';
+    const { decision, note } = decideGc(challenger?.gc_signal ?? '', severity, gcRound, maxRounds);
+
+    mkdirSync(join(context.sessionDir, 'interactive'), { recursive: true });
+    writeFileSync(
+      join(context.sessionDir, 'interactive', `${self.id}-result.json`),
+      `${JSON.stringify(
+        { task_id: self.id, status: 'completed', gc_decision: decision, gc_round: gcRound, timestamp: new Date().toISOString() },
+        null,
+        2,
+      )}\n`,
+    );
+
+    const changes =
+      decision === 'REVISION_NEEDED'
+        ? nextGcRound(context.rows, self)
+        : {
+            add: [],
+            update: [],
+            skip: context.rows
+              .filter((row) => splitList(row.deps).includes(self.id) && (row.status === '' || row.status === 'pending'))
+              .map((row) => ({ id: row.id, error: `${kGcConvergedSkip} (${self.id})` })),
+          };
+    return {
+      reply: {
+        kind: 'finished',
+        status: 'completed',
+        findings: `GC decision: ${decision} (${note})`,
+        gc_signal: decision,
+        severity_summary: severity,
+        error: '',
+        discoveries: [
+          { type: 'gc_decision', data: { round: gcRound, signal: decision, severity_counts: parseSeverity(severity) ?? {} } },
+        ],
+        wisdom: { decisions: [`GC round ${gcRound}: ${decision} (${note})`] },
+        artifacts: [],
+        supervision_verdict: undefined,
+        supervision_score: undefined,
+      },
+      changes,
+    };
+  }
+}

@@ -1,0 +1,50 @@
+import type { TaskRow } from '../csv/tasks-file.js';
+import type { WorkerReply, WorkerRequest } from '../executors/messages.js';
+import type { SessionConfig } from '../schema/session.js';
+
+/**
+ * What an interactive task changes in the session besides its own row: dynamic tasks
+ * (DESIGN.md section 4: appended to tasks.csv, waves recomputed), rewired pending tasks, and
+ * pending tasks it skips. The scheduler applies them at once, when the task finishes.
+ */
+export interface SessionChanges {
+  /** New tasks, appended to tasks.csv in this order. */
+  add: TaskRow[];
+  /** New deps / context_from of existing tasks that have not started. */
+  update: { id: string; deps?: string; context_from?: string }[];
+  /** Tasks that have not started, skipped with the error that says why. */
+  skip: { id: string; error: string }[];
+}
+
+export interface HandlerResult {
+  reply: WorkerReply;
+  changes?: SessionChanges;
+}
+
+/** A question of the discussion gate and its answer. */
+export interface GateDecision {
+  decision: 'continue' | 'adjust' | 'done';
+  /** The new focus, for `adjust`. */
+  focus?: string;
+}
+
+/** Where gate answers come from: a person at a terminal, an answers file, or --auto. */
+export interface AnswerSource {
+  /** Resolves with the decision, or rejects when no answer can be had (no TTY, no file, no --auto). */
+  decide(question: string): Promise<GateDecision>;
+}
+
+export interface InteractiveContext {
+  /** The session's rows as they stand (read only: change them through SessionChanges). */
+  rows: readonly TaskRow[];
+  config: SessionConfig;
+  sessionDir: string;
+  /** Runs the task through the configured executor, as a csv-wave task would be. */
+  runExecutor(request: WorkerRequest): Promise<WorkerReply>;
+  answers: AnswerSource;
+}
+
+/** Runs the interactive tasks of one role (the GC controller, the discussion gate). */
+export interface InteractiveHandler {
+  run(request: WorkerRequest, context: InteractiveContext): Promise<HandlerResult>;
+}

@@ -1,0 +1,59 @@
+import { splitList } from '../../csv/columns.js';
+import type { TaskRow } from '../../csv/tasks-file.js';
+import type { SessionChanges } from '../../interactive/types.js';
+import { newRow } from '../new-row.js';
+import { nextId } from '../task-ids.js';
+import { kBrainstormText } from './decompose.js';
+
+/**
+ * The next generator-critic round after a GC check asked for revision: a challenge of the
+ * revised ideas, a GC check of that challenge, and the next revision; the synthesizer is
+ * moved from the old revision to the new one (DESIGN.md section 6).
+ */
+export function nextGcRound(rows: readonly TaskRow[], gcCheck: TaskRow): SessionChanges {
+  const ids = rows.map((row) => row.id);
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  const challenger = splitList(gcCheck.deps).map((id) => byId.get(id)).find((row) => row?.role === 'challenger');
+  const revisions = rows.filter((row) => row.role === 'ideator' && splitList(row.deps).includes(gcCheck.id));
+  const round = (row: TaskRow | undefined) => String(Number(row?.gc_round || '0') + 1);
+
+  const challenge = newRow({
+    id: nextId('CHALLENGE', ids),
+    title: `${kBrainstormText.challengeTitle} (GC Round ${round(gcCheck)})`,
+    description: kBrainstormText.challenge,
+    role: 'challenger',
+    gc_round: round(challenger),
+    deps: revisions.map((row) => row.id).join(';'),
+    context_from: revisions.map((row) => row.id).join(';'),
+  });
+  const check = newRow({
+    id: nextId('GC-CHECK', ids),
+    title: kBrainstormText.gcTitle,
+    description: kBrainstormText.gc,
+    role: 'gc-controller',
+    gc_round: round(gcCheck),
+    deps: challenge.id,
+    context_from: challenge.id,
+    exec_mode: 'interactive',
+  });
+  const revision = newRow({
+    id: nextId('IDEA', ids),
+    title: kBrainstormText.reviseTitle(Number(round(gcCheck))),
+    description: kBrainstormText.revise,
+    role: 'ideator',
+    gc_round: round(revisions[0] ?? gcCheck),
+    deps: check.id,
+    context_from: challenge.id,
+  });
+
+  const oldIds = new Set(revisions.map((row) => row.id));
+  const update: SessionChanges['update'] = [];
+  for (const row of rows) {
+    if (row.role !== 'synthesizer' || !splitList(row.deps).some((id) => oldIds.has(id))) continue;
+    const deps = splitList(row.deps).map((id) => (oldIds.has(id) ? revision.id : id));
+    const context = splitList(row.context_from);
+    if (!context.includes(revision.id)) context.push(revision.id);
+    update.push({ id: row.id, deps: [...new Set(deps)].join(';'), context_from: context.join(';') });
+  }
+  return { add: [challenge, check, revision], update, skip: [] };
+}
