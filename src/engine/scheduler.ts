@@ -76,6 +76,8 @@ export class Scheduler {
   readonly #held = new Map<number, Entry[]>();
   readonly #unfinishedByWave = new Map<number, number>();
   readonly #undispatchedByWave = new Map<number, number>();
+  /** Waves with a task that started (not only skipped): the waves that get a wave file. */
+  readonly #wavesThatRan = new Set<number>();
   readonly #waveOrder: number[];
   #currentWave = 0;
   #running = 0;
@@ -200,7 +202,11 @@ export class Scheduler {
   }
 
   #pump(): void {
-    while (!this.#stopped && this.#readyInteractive.size > 0) this.#dispatch(this.#readyInteractive.pop()!, true);
+    // The lane runs one task at a time; handing it the next only when it is free keeps
+    // the rest pending, so that a halt or a stop holds them back like any other task.
+    if (!this.#stopped && this.#readyInteractive.size > 0 && this.#laneBusy === 0) {
+      this.#dispatch(this.#readyInteractive.pop()!, true);
+    }
     while (!this.#stopped && this.#ready.size > 0 && this.#running < this.#options.concurrency) {
       this.#dispatch(this.#ready.pop()!, false);
     }
@@ -212,7 +218,7 @@ export class Scheduler {
     if (!entry.dispatched) {
       entry.dispatched = true;
       entry.startedAt = performance.now();
-      this.#countDispatched(entry.wave);
+      this.#countDispatched(entry.wave, true);
     }
     if (interactive) this.#laneBusy++;
     else this.#running++;
@@ -234,10 +240,13 @@ export class Scheduler {
       });
   }
 
-  #countDispatched(wave: number): void {
+  #countDispatched(wave: number, ran: boolean): void {
+    if (ran) this.#wavesThatRan.add(wave);
     const left = (this.#undispatchedByWave.get(wave) ?? 1) - 1;
     this.#undispatchedByWave.set(wave, left);
-    if (left === 0 && this.#options.schedule === 'eager') this.#hooks.onWaveReady(wave);
+    // A wave whose every task was skipped never runs, and under `waves` it gets no file
+    // either: both schedules write the same wave files.
+    if (left === 0 && this.#options.schedule === 'eager' && this.#wavesThatRan.has(wave)) this.#hooks.onWaveReady(wave);
   }
 
   #request(entry: Entry): WorkerRequest {
@@ -261,6 +270,8 @@ export class Scheduler {
       },
       deps,
       timeoutMs: this.#options.timeoutMs,
+      // After a worker died under it, the task runs alone: if it was the cause, it dies alone.
+      ...(entry.crashRetried ? { isolated: true } : {}),
     };
   }
 
@@ -322,7 +333,7 @@ export class Scheduler {
       durationMs: entry.dispatched ? performance.now() - entry.startedAt : 0,
     });
     this.#unfinished--;
-    if (!entry.dispatched) this.#countDispatched(entry.wave);
+    if (!entry.dispatched) this.#countDispatched(entry.wave, false);
     const left = this.#unfinishedByWave.get(entry.wave)! - 1;
     this.#unfinishedByWave.set(entry.wave, left);
     if (left === 0) this.#waveDone(entry.wave);

@@ -59,17 +59,16 @@ export class CommandExecutor implements Executor {
           // The group is already gone.
         }
       };
-      const timer =
-        options.timeoutMs > 0
-          ? setTimeout(() => {
-              killedFor = 'timeout';
-              killGroup();
-            }, options.timeoutMs)
-          : undefined;
-      const onAbort = () => {
-        killedFor = 'abort';
+      // A process that left the group (setsid, a daemon) may hold the pipes open; the
+      // task must still end now, so the pipes are closed on this side too.
+      const stop = (why: 'timeout' | 'abort') => {
+        killedFor = why;
         killGroup();
+        child.stdout.destroy();
+        child.stderr.destroy();
       };
+      const timer = options.timeoutMs > 0 ? setTimeout(() => stop('timeout'), options.timeoutMs) : undefined;
+      const onAbort = () => stop('abort');
       options.signal.addEventListener('abort', onAbort, { once: true });
 
       child.stdout.on('data', (chunk: Buffer) => {

@@ -1,7 +1,9 @@
 /**
  * The messages that cross the worker-thread boundary, typed in one place (piscina
- * `src/types.ts` style). Everything here is structured-clone safe.
+ * `src/types.ts` style). Everything here is structured-clone safe
+ * (`WorkerRequest.started`, a MessagePort, is transferred).
  */
+import type { MessagePort } from 'node:worker_threads';
 import type { DiscoveryInput } from '../schema/discovery.js';
 import type { TaskResult } from '../schema/result.js';
 import type { DependencyState } from '../knowledge/upstream.js';
@@ -18,6 +20,16 @@ export interface WorkerRequest {
   task: Omit<TaskInput, 'upstream'>;
   deps: DependencyState[];
   timeoutMs: number;
+  /**
+   * Run on a thread that runs nothing else: set for the retry after a worker died under
+   * the task, so that a task that kills its thread cannot take innocent tasks with it again.
+   */
+  isolated?: boolean;
+  /**
+   * Told when the worker takes the task up, so that the pool's deadline for a module task
+   * does not count the time it sat in a queue. Transferred, not cloned.
+   */
+  started?: MessagePort;
 }
 
 /** The result of a finished attempt, validated and with its files written. */

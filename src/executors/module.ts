@@ -3,6 +3,7 @@ import type { AttemptOutcome, ErrorClass, Executor, ExecutorRunOptions, TaskInpu
 
 /** What a task module's default export receives besides the task. */
 export interface ModuleTaskContext {
+  /** Aborted when the attempt times out or the run is stopped. */
   signal: AbortSignal;
   attempt: number;
   session: string;
@@ -34,18 +35,25 @@ export class ModuleExecutor implements Executor {
     } catch (error) {
       return { kind: 'error', errorClass: 'task-failure', error: describe(error) };
     }
+    // The module's signal also fires at the timeout: an attempt given up on should stop its
+    // work (requests, child processes) rather than go on beside its own retry.
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(options.signal.reason);
+    if (options.signal.aborted) onAbort();
+    else options.signal.addEventListener('abort', onAbort, { once: true });
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<AttemptOutcome>((resolve) => {
       if (options.timeoutMs > 0) {
-        timer = setTimeout(
-          () => resolve({ kind: 'error', errorClass: 'timeout', error: `Timed out after ${options.timeoutMs / 1000}s` }),
-          options.timeoutMs,
-        );
+        timer = setTimeout(() => {
+          const error = `Timed out after ${options.timeoutMs / 1000}s`;
+          resolve({ kind: 'error', errorClass: 'timeout', error });
+          controller.abort(new Error(error));
+        }, options.timeoutMs);
       }
     });
     const attempt = (async (): Promise<AttemptOutcome> => {
       try {
-        const result = await run(task, { signal: options.signal, attempt: task.attempt, session: task.session });
+        const result = await run(task, { signal: controller.signal, attempt: task.attempt, session: task.session });
         return { kind: 'result', result };
       } catch (error) {
         return classify(error);
@@ -55,6 +63,7 @@ export class ModuleExecutor implements Executor {
       return await Promise.race([attempt, timeout]);
     } finally {
       clearTimeout(timer);
+      options.signal.removeEventListener('abort', onAbort);
     }
   }
 

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { describe } from './module.js';
 import type { WorkerReply, WorkerRequest } from './messages.js';
@@ -18,12 +19,18 @@ const kBackstopGraceMs = 2000;
 /**
  * The piscina pool that runs csv-wave tasks. A worker that dies (process.exit, out of
  * memory, ended at a timeout) fails its tasks with a worker-crash or timeout reply; piscina
- * starts a fresh thread and the run goes on.
+ * starts a fresh thread and the run goes on. Requests marked `isolated` (the retry after
+ * such a death) go to a second pool whose threads run one task each, so that the task
+ * that kills its thread dies alone and the tasks that only shared its thread get through.
  */
 export class WorkerPool {
+  readonly #options: WorkerPoolOptions;
   readonly #pool: Piscina<WorkerRequest, WorkerReply>;
+  /** Started on the first isolated request: most runs never need it. */
+  #isolated: Piscina<WorkerRequest, WorkerReply> | undefined;
 
   constructor(options: WorkerPoolOptions) {
+    this.#options = options;
     this.#pool = new Piscina({
       filename: workerFile(),
       minThreads: 1,
@@ -37,27 +44,58 @@ export class WorkerPool {
   async run(request: WorkerRequest): Promise<WorkerReply> {
     // A command times itself out (it must kill its process group); a module cannot be
     // stopped from inside its thread if it spins, so the pool ends the thread a little later.
+    // That deadline counts from when the worker takes the task up, not from when it was
+    // queued: a task waiting behind a spinning one is not late, it is stuck, and it comes
+    // back as a worker crash when the spinner's thread is ended.
     const backstop =
       request.executor.type === 'module' && request.timeoutMs > 0 ? new AbortController() : undefined;
-    const timer = backstop ? setTimeout(() => backstop.abort(), request.timeoutMs + kBackstopGraceMs) : undefined;
+    const started = backstop ? new MessageChannel() : undefined;
+    let timer: NodeJS.Timeout | undefined;
+    started?.port1.once('message', () => {
+      timer = setTimeout(() => backstop!.abort(), request.timeoutMs + kBackstopGraceMs);
+    });
+    const pool = request.isolated ? this.#isolatedPool() : this.#pool;
     try {
-      return await this.#pool.run(request, backstop ? { signal: backstop.signal } : {});
+      return started
+        ? await pool.run({ ...request, started: started.port2 }, { signal: backstop!.signal, transferList: [started.port2] })
+        : await pool.run(request);
     } catch (error) {
       if (backstop?.signal.aborted) {
-        return {
-          kind: 'error',
-          errorClass: 'timeout',
-          error: `Timed out after ${request.timeoutMs / 1000}s; its worker thread was ended`,
-        };
+        const seconds = request.timeoutMs / 1000;
+        // Tasks that shared the thread and had started too pass their deadline together
+        // with the one that spins. A retry on a thread of its own tells which one it was.
+        if (!request.isolated && this.#options.tasksPerThread > 1) {
+          return {
+            kind: 'error',
+            errorClass: 'worker-crash',
+            error: `Timed out after ${seconds}s; its worker thread, shared with other tasks, was ended`,
+          };
+        }
+        return { kind: 'error', errorClass: 'timeout', error: `Timed out after ${seconds}s; its worker thread was ended` };
       }
       return { kind: 'error', errorClass: 'worker-crash', error: `Worker thread died: ${describe(error)}` };
     } finally {
       clearTimeout(timer);
+      started?.port1.close();
     }
   }
 
   async close(): Promise<void> {
-    await this.#pool.destroy();
+    await Promise.all([this.#pool.destroy(), this.#isolated?.destroy()]);
+  }
+
+  #isolatedPool(): Piscina<WorkerRequest, WorkerReply> {
+    this.#isolated ??= new Piscina({
+      filename: workerFile(),
+      // Not 0: piscina (5.3) replaces a dead thread only up to minThreads, so with 0 the
+      // tasks queued behind a task that killed the last thread would wait forever.
+      minThreads: 1,
+      maxThreads: this.#options.threads,
+      concurrentTasksPerWorker: 1,
+      resourceLimits: { maxOldGenerationSizeMb: this.#options.workerMemoryMb },
+      idleTimeout: 1000,
+    });
+    return this.#isolated;
   }
 }
 

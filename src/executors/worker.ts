@@ -24,6 +24,8 @@ function executorFor(spec: ExecutorSpec): Executor {
 }
 
 export default async function runAttempt(request: WorkerRequest): Promise<WorkerReply> {
+  request.started?.postMessage('started');
+  request.started?.close();
   const task: TaskInput = { ...request.task, upstream: buildUpstream(request.task.session, request.deps) };
   const outcome = await executorFor(request.executor).run(task, { signal: kNeverAborted, timeoutMs: request.timeoutMs });
   return finishAttempt(task, outcome);

@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { cutText } from './cut-text.js';
 
 /** The findings cell holds at most this many characters (DESIGN.md section 2). */
 export const kMaxFindingsChars = 500;
@@ -20,5 +21,5 @@ export function fitFindings(sessionDir: string, taskId: string, findings: string
   if (findings.length <= kMaxFindingsChars) return { cell: findings };
   const artifact = writeArtifact(sessionDir, taskId, 'output', findings);
   const pointer = ` [… full output: ${artifact}]`;
-  return { cell: findings.slice(0, kMaxFindingsChars - pointer.length) + pointer, artifact };
+  return { cell: cutText(findings, kMaxFindingsChars - pointer.length) + pointer, artifact };
 }

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DiscoveryFile } from '../schema/discovery-file.js';
+import { cutText } from './cut-text.js';
 
 /** key_findings keeps at most 5 items of under 100 characters each (seed 000). */
 const kMaxKeyFindings = 5;
@@ -29,12 +30,12 @@ export function writeDiscoveryFile(sessionDir: string, input: DiscoveryFileInput
     timestamp: new Date().toISOString(),
     type: input.role,
     status: input.status,
-    findings: input.findings.slice(0, 500),
+    findings: cutText(input.findings, 500),
     quality_score: input.qualityScore ?? null,
     supervision_verdict: input.supervisionVerdict ?? null,
     error: input.error,
     data: {
-      key_findings: (input.keyFindings ?? []).slice(0, kMaxKeyFindings).map((item) => item.slice(0, kMaxKeyFindingChars)),
+      key_findings: (input.keyFindings ?? []).slice(0, kMaxKeyFindings).map((item) => cutText(item, kMaxKeyFindingChars)),
       decisions: [...(input.decisions ?? [])],
       files_modified: [...(input.filesModified ?? [])],
       verification: input.verification ?? null,

@@ -1,0 +1,299 @@
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, test } from 'vitest';
+import { CommandExecutor } from '../../src/executors/command.js';
+import type { AttemptOutcome, TaskInput } from '../../src/executors/types.js';
+import { writeDiscoveryFile } from '../../src/knowledge/discovery-files.js';
+import { buildUpstream } from '../../src/knowledge/upstream.js';
+import { runCli } from '../helpers/cli.js';
+import { genericSession, resultText } from '../helpers/generic-session.js';
+
+function sessionDir(): string {
+  // realpath: the command's `pwd -P` must match, and /tmp may be a symlink.
+  return realpathSync(mkdtempSync(join(tmpdir(), 'csv-wave-command-')));
+}
+
+function taskInput(session: string, overrides: Partial<TaskInput> = {}): TaskInput {
+  return {
+    id: 'T1',
+    wave: 3,
+    attempt: 2,
+    session,
+    row: { id: 'T1', title: 'A title', description: 'Do the thing', role: 'critic', deps: '', context_from: '' },
+    prev_context: 'No previous context available',
+    upstream: { deps: [], wisdom: {}, warnings: [] },
+    ...overrides,
+  };
+}
+
+async function runCommand(template: string, options: { timeoutMs?: number; task?: Partial<TaskInput>; signal?: AbortSignal } = {}) {
+  const session = sessionDir();
+  const executor = new CommandExecutor({ template });
+  const outcome = await executor.run(taskInput(session, options.task), {
+    signal: options.signal ?? new AbortController().signal,
+    timeoutMs: options.timeoutMs ?? 0,
+  });
+  return { outcome, session };
+}
+
+function errorOf(outcome: AttemptOutcome): { errorClass: string; error: string } {
+  expect(outcome.kind).toBe('error');
+  if (outcome.kind !== 'error') throw new Error('unreachable');
+  return outcome;
+}
+
+/** True once `pid` runs no more code: gone (ESRCH), or a zombie its new parent has not reaped yet. */
+function isDead(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z') === true;
+  } catch {
+    return true;
+  }
+}
+
+async function waitUntil(check: () => boolean, what: string, limitMs = 5000): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`Still waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
+describe('command output', () => {
+  test('stdout that is one JSON object is the result', async () => {
+    const { outcome } = await runCommand(`printf '%s' '{"status":"completed","findings":"from json","gc_signal":"X"}'`);
+    expect(outcome).toEqual({ kind: 'result', result: { status: 'completed', findings: 'from json', gc_signal: 'X' } });
+  });
+
+  test('a pretty-printed JSON object over several lines is the result too', async () => {
+    const { outcome } = await runCommand(`printf '{\\n  "findings": "multi"\\n}\\n'`);
+    expect(outcome).toEqual({ kind: 'result', result: { findings: 'multi' } });
+  });
+
+  test('otherwise the last non-empty line, when it is a JSON object, is the result', async () => {
+    const { outcome } = await runCommand(`echo 'working...'; echo '{"findings":"last line"}'; echo; echo '   '`);
+    expect(outcome).toEqual({ kind: 'result', result: { findings: 'last line' } });
+  });
+
+  test('plain text is the findings, trimmed', async () => {
+    const { outcome } = await runCommand(`printf '\\n  line one\\n  line two  \\n\\n'`);
+    expect(outcome).toEqual({ kind: 'result', result: { status: 'completed', findings: 'line one\n  line two' } });
+  });
+
+  test('a JSON array or a JSON line that is not last is just text', async () => {
+    const array = await runCommand(`echo '[1,2]'`);
+    expect(array.outcome).toEqual({ kind: 'result', result: { status: 'completed', findings: '[1,2]' } });
+    const early = await runCommand(`echo '{"findings":"early"}'; echo 'done'`);
+    expect(early.outcome).toEqual({ kind: 'result', result: { status: 'completed', findings: '{"findings":"early"}\ndone' } });
+  });
+
+  test('stdout past the cap is cut, and the findings say so', async () => {
+    const session = sessionDir();
+    const executor = new CommandExecutor({ template: `printf 'abcdefghij%.0s' 1 2 3 4 5`, maxStdoutBytes: 16 });
+    const outcome = await executor.run(taskInput(session), { signal: new AbortController().signal, timeoutMs: 0 });
+    expect(outcome).toEqual({ kind: 'result', result: { status: 'completed', findings: 'abcdefghijabcdef\n[output cut at 16 bytes]' } });
+  });
+});
+
+describe('command failures', () => {
+  test('a non-zero exit fails the task with the end of stderr', async () => {
+    const { outcome } = await runCommand(`echo 'some output'; echo 'first complaint' >&2; echo 'the real reason' >&2; exit 3`);
+    const { errorClass, error } = errorOf(outcome);
+    expect(errorClass).toBe('task-failure');
+    expect(error).toBe('Command exited with code 3: first complaint\nthe real reason');
+  });
+
+  test('only the tail of a long stderr is kept', async () => {
+    const { outcome } = await runCommand(`i=0; while [ $i -lt 400 ]; do echo "noise line $i" >&2; i=$((i+1)); done; echo 'THE END' >&2; exit 1`);
+    const { error } = errorOf(outcome);
+    expect(error.endsWith('THE END')).toBe(true);
+    expect(error).not.toContain('noise line 0\n');
+    expect(error.length).toBeLessThanOrEqual(2100);
+  });
+
+  test('a non-zero exit without stderr still says how it ended', async () => {
+    const { outcome } = await runCommand('exit 9');
+    expect(errorOf(outcome)).toEqual({ kind: 'error', errorClass: 'task-failure', error: 'Command exited with code 9' });
+  });
+
+  test('exit 75 (EX_TEMPFAIL) is a transient failure, which the engine retries', async () => {
+    const { outcome } = await runCommand(`echo 'try later' >&2; exit 75`);
+    expect(errorOf(outcome)).toEqual({ kind: 'error', errorClass: 'transient', error: 'Command exited with code 75: try later' });
+  });
+
+  test('a command killed by a signal says so', async () => {
+    const { outcome } = await runCommand('kill -TERM $$');
+    const { errorClass, error } = errorOf(outcome);
+    expect(errorClass).toBe('task-failure');
+    expect(error).toContain('killed by SIGTERM');
+  });
+
+  test('a command that never reads a large stdin is not an error', async () => {
+    const { outcome } = await runCommand('echo fine', { task: { prev_context: 'x'.repeat(2_000_000) } });
+    expect(outcome).toEqual({ kind: 'result', result: { status: 'completed', findings: 'fine' } });
+  });
+
+  test('an abort of the run stops the command as a transient failure', async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const { outcome } = await runCommand('sleep 30', { signal: controller.signal });
+    expect(errorOf(outcome)).toEqual({ kind: 'error', errorClass: 'transient', error: 'Stopped: the run was interrupted' });
+  });
+});
+
+describe('what a command receives', () => {
+  test('stdin holds the task as JSON', async () => {
+    const upstream = {
+      deps: [{ id: 'D', status: 'completed', findings: 'dep findings', discovery: null, artifacts: [] }],
+      wisdom: { 'learnings.md': '- [D] a lesson\n' },
+      warnings: [],
+    };
+    const { outcome, session } = await runCommand('cat > stdin.json; echo ok', {
+      task: { prev_context: '[Task D] dep findings', upstream },
+    });
+    expect(outcome.kind).toBe('result');
+    const stdin: unknown = JSON.parse(readFileSync(join(session, 'stdin.json'), 'utf8'));
+    expect(stdin).toEqual(taskInput(session, { prev_context: '[Task D] dep findings', upstream }));
+  });
+
+  test('env names the session, task, wave, role and attempt; the command runs in the session folder', async () => {
+    const { outcome, session } = await runCommand(
+      `printf '%s|%s|%s|%s|%s|%s' "$CSV_WAVE_SESSION" "$CSV_WAVE_TASK_ID" "$CSV_WAVE_WAVE" "$CSV_WAVE_ROLE" "$CSV_WAVE_ATTEMPT" "$(pwd -P)"`,
+    );
+    expect(outcome).toEqual({
+      kind: 'result',
+      result: { status: 'completed', findings: `${session}|T1|3|critic|2|${session}` },
+    });
+  });
+
+  test('{prev_context} and extra columns are placeholders', async () => {
+    const { outcome } = await runCommand('printf %s {prev_context}/{custom}', {
+      task: { prev_context: '[Task A] it works', row: { id: 'T1', role: 'r', custom: 'extra cell' } },
+    });
+    expect(outcome).toEqual({ kind: 'result', result: { status: 'completed', findings: '[Task A] it works/extra cell' } });
+  });
+
+  test('upstream holds each dependency with its status, findings, discovery file and artifacts, and the wisdom', async () => {
+    const long = `${'L'.repeat(600)} end`;
+    const dir = genericSession(
+      [
+        {
+          id: 'A',
+          role: 'ideator',
+          description: resultText({
+            findings: long,
+            key_findings: ['one key finding'],
+            artifacts: [{ name: 'notes', content: '# notes' }],
+            wisdom: { learnings: ['A learned this'], decisions: ['A decided that'] },
+          }),
+        },
+        { id: 'B', role: 'failer', description: 'fail' },
+        { id: 'C', role: 'reader', description: 'read', deps: 'A', context_from: 'A' },
+        { id: 'E', role: 'reader', description: 'read', deps: 'B' },
+      ],
+    );
+    const template = `case {description} in fail) echo broken >&2; exit 2;; read) cat > {id}-stdin.json; echo read;; *) printf %s {description};; esac`;
+    const result = await runCli('run', dir, '--cmd', template, '--concurrency', '2');
+    expect(result.code).toBe(1);
+    const stdin = JSON.parse(readFileSync(join(dir, 'C-stdin.json'), 'utf8')) as TaskInput;
+    expect(stdin.id).toBe('C');
+    expect(stdin.wave).toBe(2);
+    expect(stdin.attempt).toBe(1);
+    expect(stdin.session).toBe(realpathSync(dir));
+    expect(stdin.row).toMatchObject({ id: 'C', role: 'reader', description: 'read', deps: 'A', context_from: 'A', exec_mode: '' });
+    expect(stdin.prev_context).toMatch(/^\[Task A\] L{400}/);
+    expect(stdin.upstream.warnings).toEqual([]);
+    expect(stdin.upstream.wisdom).toEqual({
+      'decisions.md': '- [A] A decided that\n',
+      'learnings.md': '- [A] A learned this\n',
+    });
+    const [dep] = stdin.upstream.deps;
+    expect(stdin.upstream.deps).toHaveLength(1);
+    expect(dep).toMatchObject({ id: 'A', status: 'completed', artifacts: ['artifacts/A-output.md', 'artifacts/A-notes.md'] });
+    expect(dep!.findings.length).toBeLessThanOrEqual(500);
+    expect(dep!.findings.endsWith('[… full output: artifacts/A-output.md]')).toBe(true);
+    expect(dep!.discovery).toMatchObject({
+      task_id: 'A',
+      type: 'ideator',
+      status: 'completed',
+      findings: dep!.findings,
+      data: { key_findings: ['one key finding'] },
+      artifacts_produced: ['artifacts/A-output.md', 'artifacts/A-notes.md'],
+    });
+    // E depends on B, which failed: E never ran, so it never read its stdin.
+    expect(existsSync(join(dir, 'E-stdin.json'))).toBe(false);
+  });
+
+  test('an artifact that a dependency names but that is missing is a warning, not an error', () => {
+    const dir = sessionDir();
+    writeDiscoveryFile(dir, {
+      taskId: 'A',
+      role: 'r',
+      status: 'completed',
+      findings: 'f',
+      error: null,
+      artifacts: ['artifacts/A-gone.md'],
+    });
+    const upstream = buildUpstream(dir, [
+      { id: 'A', status: 'completed', findings: 'f' },
+      { id: 'NONE', status: 'completed', findings: '' },
+    ]);
+    expect(upstream.deps.map((dep) => [dep.id, dep.artifacts, dep.discovery?.task_id ?? null])).toEqual([
+      ['A', [], 'A'],
+      ['NONE', [], null],
+    ]);
+    expect(upstream.warnings).toEqual(['Artifact artifacts/A-gone.md of A is missing']);
+    rmSync(dir, { recursive: true });
+  });
+});
+
+describe('command timeout', () => {
+  test('a timeout kills the whole process tree, grandchildren included', async () => {
+    // The shell starts a background child (a plain sleep) and a grandchild subshell that
+    // would write a file after 2 s, records their pids, and waits; the timeout comes first.
+    const { outcome, session } = await runCommand(
+      `sleep 30 & echo $! > child.pid; (sleep 2; touch late.txt) & echo $! > grandchild.pid; wait`,
+      { timeoutMs: 1000 },
+    );
+    const { errorClass, error } = errorOf(outcome);
+    expect(errorClass).toBe('timeout');
+    expect(error).toBe('Timed out after 1s; the command and its children were killed');
+    for (const name of ['child.pid', 'grandchild.pid']) {
+      const pid = Number(readFileSync(join(session, name), 'utf8'));
+      expect(pid).toBeGreaterThan(0);
+      await waitUntil(() => isDead(pid), `${name} (${pid}) to die`);
+    }
+    // Had the grandchild survived, the file would be there by now.
+    await sleep(2500);
+    expect(existsSync(join(session, 'late.txt'))).toBe(false);
+  });
+
+  test.runIf(existsSync('/usr/bin/setsid') || existsSync('/bin/setsid'))(
+    'the timeout holds even when a process that left the group keeps stdout open',
+    async () => {
+      const { outcome, session } = await runCommand(`setsid sh -c 'echo $$ > escaped.pid; exec sleep 20' & echo started; wait`, {
+        timeoutMs: 1000,
+      });
+      try {
+        expect(errorOf(outcome).errorClass).toBe('timeout');
+      } finally {
+        await waitUntil(() => existsSync(join(session, 'escaped.pid')), 'escaped.pid');
+        process.kill(Number(readFileSync(join(session, 'escaped.pid'), 'utf8')), 'SIGKILL');
+      }
+    },
+    // Without the fix the attempt lasted as long as the escaped sleep.
+    10_000,
+  );
+
+  test('a command that finishes before its timeout is not touched', async () => {
+    const { outcome } = await runCommand('sleep 0.05; echo in time', { timeoutMs: 5000 });
+    expect(outcome).toEqual({ kind: 'result', result: { status: 'completed', findings: 'in time' } });
+  });
+});

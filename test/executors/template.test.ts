@@ -1,0 +1,131 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+import { renderCommand, shellQuote } from '../../src/executors/template.js';
+import { runCli } from '../helpers/cli.js';
+import { genericSession, readRows } from '../helpers/generic-session.js';
+
+/** What /bin/sh prints for a rendered command, as bytes. */
+function shellOutput(command: string, cwd?: string): Buffer {
+  const result = spawnSync('/bin/sh', ['-c', command], { cwd, encoding: 'buffer' });
+  expect(result.status).toBe(0);
+  return result.stdout;
+}
+
+describe('renderCommand', () => {
+  test('replaces each {column} with the single-quoted cell', () => {
+    expect(renderCommand('run {id} --title {title}', { id: 'A-1', title: 'two words' })).toBe(
+      "run 'A-1' --title 'two words'",
+    );
+  });
+
+  test('a single quote in a cell closes, escapes and reopens the quoting', () => {
+    expect(renderCommand('echo {title}', { title: "it's" })).toBe(`echo 'it'\\''s'`);
+    expect(shellQuote("'")).toBe(`''\\'''`);
+    expect(shellQuote('')).toBe("''");
+  });
+
+  test('an empty cell is an empty argument, not a missing one', () => {
+    expect(renderCommand('cmd {a} {b}', { a: '', b: 'x' })).toBe("cmd '' 'x'");
+  });
+
+  test('column names with dots, dashes and underscores are placeholders too', () => {
+    expect(renderCommand('{my-col} {a.b} {_x}', { 'my-col': '1', 'a.b': '2', _x: '3' })).toBe("'1' '2' '3'");
+  });
+
+  test('{{ and }} are literal braces', () => {
+    expect(renderCommand('{{id}}', { id: 'A' })).toBe('{id}');
+    expect(renderCommand('{{{id}}}', { id: 'A' })).toBe("{'A'}");
+    expect(renderCommand("awk '{{print $1}}'", {})).toBe("awk '{print $1}'");
+    expect(renderCommand('echo }}}', {})).toBe('echo }}');
+  });
+
+  test('unknown names and text that is not a placeholder stay as written', () => {
+    expect(renderCommand('{nope} {id}', { id: 'A' })).toBe("{nope} 'A'");
+    expect(renderCommand("awk '{print}' {}", {})).toBe("awk '{print}' {}");
+    expect(renderCommand('{ id } {1id} {id', { id: 'A' })).toBe('{ id } {1id} {id');
+    expect(renderCommand('x=${HOME}', { id: 'A' })).toBe('x=${HOME}');
+  });
+
+  test("names of Object.prototype members are not columns unless the row has them", () => {
+    expect(renderCommand('{constructor} {toString} {__proto__}', {})).toBe('{constructor} {toString} {__proto__}');
+  });
+
+  test('a value that looks like a placeholder is not rendered again', () => {
+    expect(renderCommand('{a} {b}', { a: '{b}', b: 'B' })).toBe("'{b}' 'B'");
+  });
+});
+
+describe('shell safety', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'csv-wave-template-'));
+  const marker = join(dir, 'pwned');
+  // Fragments a shell would act on, mixed with any code point. NUL is left out: it cannot be
+  // part of an argv string (the kernel ends every argument at the first NUL), so no cell
+  // holding one can reach a command as written, quoted or not.
+  const hostile = fc.constantFrom(
+    `$(touch ${marker})`,
+    `\`touch ${marker}\``,
+    `'; touch ${marker}; '`,
+    `"; touch ${marker}; "`,
+    `\n touch ${marker}\n`,
+    "'",
+    '"',
+    '\\',
+    "'\\''",
+    '\n',
+    '\r\n',
+    '\t',
+    '$HOME',
+    '${IFS}',
+    '$((1+1))',
+    ';',
+    '|',
+    '&',
+    '>',
+    '*',
+    '~',
+    '#',
+    '!',
+    '-n',
+    '%s',
+    '{id}',
+    '{{',
+    '}}',
+  );
+  const anyCodePoint = fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }).filter((s) => !s.includes('\0'));
+  const cell = fc.string({ unit: fc.oneof(hostile, anyCodePoint), maxLength: 12 });
+
+  test('any cell without NUL reaches the command exactly, and runs nothing', () => {
+    fc.assert(
+      fc.property(cell, (description) => {
+        const command = renderCommand('printf %s {description}', { description, id: 'A' });
+        const out = shellOutput(command, dir);
+        expect(out.equals(Buffer.from(description, 'utf8'))).toBe(true);
+        expect(existsSync(marker)).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test('through a whole run, a hostile description is written by the command byte for byte', async () => {
+    const descriptions = {
+      SUBST: '$(touch pwned-subst) and `touch pwned-tick`',
+      QUOTES: `it's "quoted" '' \\'; touch pwned-quote; echo '`,
+      LINES: 'first line\n  $(touch pwned-line)\n\tlast; touch pwned-semicolon ',
+      FLAG: '-n',
+    };
+    const dir = genericSession(
+      Object.entries(descriptions).map(([id, description]) => ({ id, description, role: 'r' })),
+    );
+    const result = await runCli('run', dir, '--cmd', 'printf %s {description} > {id}.out && echo written', '--concurrency', '2');
+    expect(result.code).toBe(0);
+    for (const [id, description] of Object.entries(descriptions)) {
+      expect(readFileSync(join(dir, `${id}.out`), 'utf8')).toBe(description);
+    }
+    expect(readdirSync(dir).filter((name) => name.startsWith('pwned'))).toEqual([]);
+    expect([...readRows(dir).values()].map((row) => row.findings)).toEqual(['written', 'written', 'written', 'written']);
+  });
+});
