@@ -17,6 +17,11 @@ export interface RunFlags {
   halt?: string;
   bom?: boolean;
   json?: boolean;
+  model?: string;
+  baseUrl?: string;
+  endpointConcurrency?: string;
+  answers?: string;
+  auto?: boolean;
 }
 
 export function addRunFlags(command: Command): Command {
@@ -24,8 +29,17 @@ export function addRunFlags(command: Command): Command {
     .option('--cmd <template>', "run each task as a shell command; {column} is replaced by the shell-quoted cell")
     .option('--module <path>', 'run each task with the default export of this JS module: async (task, ctx) => result')
     .addOption(
-      new Option('--executor <type>', 'executor type (the openai executor is not built yet)').choices(['command', 'module']),
+      new Option('--executor <type>', 'command (with --cmd), module (with --module) or openai (with --model)').choices([
+        'command',
+        'module',
+        'openai',
+      ]),
     )
+    .option('--model <name>', 'with --executor openai: the model; the key comes from OPENAI_API_KEY')
+    .option('--base-url <url>', 'with --executor openai: an OpenAI-compatible endpoint (default OPENAI_BASE_URL, else OpenAI)')
+    .option('--endpoint-concurrency <n>', 'with --executor openai: requests in flight at once (default 8)')
+    .option('--answers <file>', 'answers for the discussion gate: a JSON list, used in order')
+    .option('--auto', 'answer every discussion gate with Done')
     .option('--concurrency <n>', 'csv-wave tasks at once (default: number of cores)')
     .option('--threads <n>', 'worker threads (default: min(concurrency, cores))')
     .option('--timeout <seconds>', 'kill an attempt after this long; 0 for none (default 0)')
@@ -53,9 +67,20 @@ export function runOptionsFromFlags(flags: RunFlags): RunOptions {
   }
   if (flags.executor === 'command' && flags.cmd === undefined) throw new WaveError('USAGE', '--executor command needs --cmd TEMPLATE');
   if (flags.executor === 'module' && flags.module === undefined) throw new WaveError('USAGE', '--executor module needs --module PATH');
+  if (flags.executor === 'openai' && (flags.cmd !== undefined || flags.module !== undefined)) {
+    throw new WaveError('USAGE', '--executor openai goes without --cmd and --module');
+  }
+  if (flags.executor === 'openai' && !flags.model) throw new WaveError('USAGE', '--executor openai needs --model NAME');
+  if ((flags.model !== undefined || flags.baseUrl !== undefined) && flags.executor !== 'openai') {
+    throw new WaveError('USAGE', '--model and --base-url go with --executor openai');
+  }
   const options: RunOptions = {};
   if (flags.cmd !== undefined) options.executor = { type: 'command', template: flags.cmd };
   if (flags.module !== undefined) options.executor = { type: 'module', path: resolve(flags.module) };
+  if (flags.executor === 'openai') {
+    const baseUrl = flags.baseUrl ?? process.env['OPENAI_BASE_URL'];
+    options.executor = { type: 'openai', model: flags.model!, ...(baseUrl ? { baseUrl } : {}) };
+  }
   const set = <K extends keyof RunOptions>(key: K, value: RunOptions[K] | undefined) => {
     if (value !== undefined) options[key] = value;
   };
@@ -68,5 +93,6 @@ export function runOptionsFromFlags(flags: RunFlags): RunOptions {
   set('schedule', flags.schedule);
   set('halt', flags.halt === undefined ? undefined : parseHalt(flags.halt));
   set('bom', flags.bom);
+  set('endpointConcurrency', number('endpoint-concurrency', flags.endpointConcurrency));
   return options;
 }

@@ -1,6 +1,9 @@
 import { constants as osConstants } from 'node:os';
 import type { Command } from 'commander';
 import { RunEmitter } from '../engine/events.js';
+import { WaveError } from '../errors.js';
+import { AnswerFile, AutoAnswers, NoAnswers, TerminalAnswers } from '../interactive/answers.js';
+import type { AnswerSource } from '../interactive/types.js';
 import { runSession, type RunSessionOptions } from '../engine/run-session.js';
 import { printJson, processIo, type CliIo } from './io.js';
 import { attachReporter } from './progress.js';
@@ -29,7 +32,7 @@ export async function runWithReporter(
   attachReporter(events, io, flags.json ? 'json' : tty ? 'tty' : 'lines');
   const interrupted = io === processIo ? onFirstSignal(io) : undefined;
   try {
-    const options: RunSessionOptions = { ...runOptionsFromFlags(flags), ...extra, events };
+    const options: RunSessionOptions = { ...runOptionsFromFlags(flags), ...extra, events, answers: answerSource(flags, io) };
     if (interrupted) options.signal = interrupted.signal;
     const summary = await runSession(sessionPath, options);
     if (flags.json) printJson(io, summary);
@@ -39,6 +42,14 @@ export async function runWithReporter(
   } finally {
     interrupted?.dispose();
   }
+}
+
+/** The discussion gate asks the answers file, or answers Done (--auto), or asks a person at a terminal. */
+function answerSource(flags: RunFlags, io: CliIo): AnswerSource {
+  if (flags.answers !== undefined && flags.auto) throw new WaveError('USAGE', 'Pass either --answers FILE or --auto, not both');
+  if (flags.answers !== undefined) return new AnswerFile(flags.answers);
+  if (flags.auto) return new AutoAnswers();
+  return io === processIo && process.stdin.isTTY === true ? new TerminalAnswers() : new NoAnswers();
 }
 
 /**

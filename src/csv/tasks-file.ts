@@ -222,6 +222,13 @@ export function* serializeTasksInChunks(table: TasksTable): Generator<string> {
   }
 }
 
+/** Every cell of a row by column name: the known columns and the person's own. */
+export function rowCells(row: TaskRow): Record<string, string> {
+  const cells: Record<string, string> = { ...row.extra };
+  for (const [name, value] of Object.entries(row)) if (typeof value === 'string') cells[name] = value;
+  return cells;
+}
+
 /** A row's cell by column name, known or extra, as the task produced it. */
 export function cellOf(row: TaskRow, column: string): string {
   return isKnownColumn(column) ? row[column] : (row.extra[column] ?? '');

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import type { TaskRow } from '../csv/tasks-file.js';
 import type { TaskStatus } from '../schema/row.js';
 import type { ErrorClass } from '../executors/types.js';
 
@@ -56,6 +57,8 @@ export interface RunEvents {
   'task:done': [TaskDoneEvent];
   'wave:start': [{ wave: number; tasks: number }];
   'wave:done': [WaveDoneEvent];
+  /** An interactive task appended tasks or rewired pending ones (the journal records it). */
+  'tasks:changed': [{ added: TaskRow[]; updated: { id: string; deps?: string; context_from?: string }[] }];
   'run:done': [RunSummary];
   /** Something a person should know that does not stop the run. */
   warning: [string];

@@ -2,7 +2,7 @@ import { Graph, json } from '@dagrejs/graphlib';
 import { splitList } from '../csv/columns.js';
 import type { TasksTable } from '../csv/tasks-file.js';
 import type { TaskStatus } from '../schema/row.js';
-import { statusOf } from './task-state.js';
+import { statusOf } from '../schema/task-state.js';
 
 /** Fill colours by status, shared by both formats so that the pictures agree. */
 const kStatusColour: Record<TaskStatus, string> = {

@@ -1,6 +1,7 @@
 import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TaskRow } from '../csv/tasks-file.js';
+import { isKnownColumn } from '../csv/columns.js';
+import { emptyRow, type TaskRow } from '../csv/tasks-file.js';
 
 /** A state change, in the order it happened. The journal is the durable record of a run. */
 export type JournalEntry =
@@ -13,7 +14,11 @@ export type JournalEntry =
       gc_signal: string;
       severity_summary: string;
       error: string;
-    };
+    }
+  /** A task an interactive task appended (every cell by column name). */
+  | { type: 'add'; row: Record<string, string> }
+  /** A pending task an interactive task rewired. */
+  | { type: 'update'; id: string; deps?: string; context_from?: string };
 
 export function engineDir(sessionDir: string): string {
   return join(sessionDir, '.csv-wave');
@@ -88,7 +93,7 @@ export function readJournal(sessionDir: string): JournalEntry[] {
  * (results it accepted after its last rewrite of tasks.csv), then puts tasks it left
  * in progress back to pending. Changes the rows only, no file.
  */
-export function recoverRows(rows: readonly TaskRow[], sessionDir: string): { recovered: number; interrupted: number } {
+export function recoverRows(rows: TaskRow[], sessionDir: string): { recovered: number; interrupted: number } {
   const recovered = replayJournal(rows, readJournal(sessionDir));
   let interrupted = 0;
   for (const row of rows) {
@@ -101,15 +106,27 @@ export function recoverRows(rows: readonly TaskRow[], sessionDir: string): { rec
 }
 
 /** Applies journal entries to rows (output columns only). Returns how many rows changed. */
-export function replayJournal(rows: readonly TaskRow[], entries: readonly JournalEntry[]): number {
+export function replayJournal(rows: TaskRow[], entries: readonly JournalEntry[]): number {
   const byId = new Map(rows.map((row) => [row.id, row]));
   const changed = new Set<string>();
   for (const entry of entries) {
+    if (entry.type === 'add') {
+      const id = entry.row['id'] ?? '';
+      if (byId.has(id)) continue;
+      const row = rowFromCells(entry.row);
+      rows.push(row);
+      byId.set(id, row);
+      changed.add(id);
+      continue;
+    }
     const row = byId.get(entry.id);
     if (!row) continue;
     changed.add(entry.id);
     if (entry.type === 'start') {
       row.status = 'in_progress';
+    } else if (entry.type === 'update') {
+      if (entry.deps !== undefined) row.deps = entry.deps;
+      if (entry.context_from !== undefined) row.context_from = entry.context_from;
     } else {
       row.status = entry.status;
       row.findings = entry.findings;
@@ -119,4 +136,14 @@ export function replayJournal(rows: readonly TaskRow[], entries: readonly Journa
     }
   }
   return changed.size;
+}
+
+/** A journaled row's cells back into a row: known columns by name, the rest as extra. */
+function rowFromCells(cells: Record<string, string>): TaskRow {
+  const row = emptyRow();
+  for (const [name, value] of Object.entries(cells)) {
+    if (isKnownColumn(name)) row[name] = value;
+    else row.extra[name] = value;
+  }
+  return row;
 }

@@ -56,6 +56,12 @@ export interface RunOptions {
   workerMemoryMb?: number;
   /** Write tasks.csv with a UTF-8 BOM. @default as the file was */
   bom?: boolean;
+  /**
+   * Model requests in flight at once to one endpoint (the openai executor), whatever the
+   * concurrency: local servers serve a few at a time, hosted ones limit rates.
+   * @default 8
+   */
+  endpointConcurrency?: number;
 }
 
 export type NormalizedRunOptions = Required<Omit<RunOptions, 'halt' | 'bom' | 'executor'>> &
@@ -68,6 +74,7 @@ const kDefaults = {
   retryBaseMs: 1000,
   prevContextCap: kDefaultPrevContextCap,
   workerMemoryMb: 1024,
+  endpointConcurrency: 8,
 } as const;
 
 function expect(name: string, valid: boolean, value: unknown, what: string): void {
@@ -84,7 +91,7 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
   if (!options.executor) {
     throw new WaveError(
       'USAGE',
-      'No executor: pass --cmd TEMPLATE or --module PATH, or name one in session.json ("executor": {"type": "command", "cmd": "..."})',
+      'No executor: pass --cmd TEMPLATE, --module PATH or --executor openai --model NAME, or name one in session.json ("executor": {"type": "command", "cmd": "..."})',
     );
   }
   const concurrency = options.concurrency ?? availableParallelism();
@@ -103,6 +110,8 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
   expect('prevContextCap', Number.isInteger(prevContextCap) && prevContextCap >= 200, prevContextCap, 'an integer ≥ 200');
   const workerMemoryMb = options.workerMemoryMb ?? kDefaults.workerMemoryMb;
   expect('workerMemoryMb', isPositiveInteger(workerMemoryMb), workerMemoryMb, 'a positive integer');
+  const endpointConcurrency = options.endpointConcurrency ?? kDefaults.endpointConcurrency;
+  expect('endpointConcurrency', isPositiveInteger(endpointConcurrency), endpointConcurrency, 'a positive integer');
   if (options.halt) {
     const value = 'count' in options.halt ? options.halt.count : options.halt.percent;
     const valid = 'count' in options.halt ? isPositiveInteger(value) : value > 0 && value <= 100;
@@ -118,6 +127,7 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
     retryBaseMs,
     prevContextCap,
     workerMemoryMb,
+    endpointConcurrency,
     ...(options.halt ? { halt: options.halt } : {}),
     ...(options.bom === undefined ? {} : { bom: options.bom }),
   };

@@ -3,7 +3,7 @@ import type { TaskRow } from '../csv/tasks-file.js';
 import { WaveError } from '../errors.js';
 import { buildDag } from '../graph/dag.js';
 import { downstream } from '../graph/cascade.js';
-import { kDependencyFailedError } from './task-state.js';
+import { skippedForFailure } from '../schema/task-state.js';
 
 export interface RerunSelection {
   /** Failed tasks, and the tasks skipped because of a failure. */
@@ -35,7 +35,7 @@ export function planRerun(rows: readonly TaskRow[], waves: ReadonlyMap<string, n
   }
   const chosen = new Set<string>(selection.tasks ?? []);
   for (const row of rows) {
-    const failed = row.status === 'failed' || (row.status === 'skipped' && row.error === kDependencyFailedError);
+    const failed = row.status === 'failed' || skippedForFailure(row);
     if ((selection.failed && failed) || selection.waves?.includes(waves.get(row.id) ?? 0)) chosen.add(row.id);
   }
   const cascaded =

@@ -2,13 +2,20 @@ import { readdirSync, rmSync } from 'node:fs';
 import { basename, isAbsolute, join, resolve } from 'node:path';
 import { writeFileAtomic } from '../csv/atomic-write.js';
 import { splitList } from '../csv/columns.js';
-import type { TaskRow } from '../csv/tasks-file.js';
+import { rowCells, type TaskRow } from '../csv/tasks-file.js';
 import { serializeWaveFile } from '../csv/wave-file.js';
 import { WaveError } from '../errors.js';
-import type { ExecutorSpec, WorkerReply } from '../executors/messages.js';
+import type { ExecutorSpec, WorkerReply, WorkerRequest } from '../executors/messages.js';
 import { WorkerPool } from '../executors/worker-pool.js';
 import { buildPrevContext } from '../graph/prev-context.js';
-import { InteractiveLane, type InteractiveHandler } from '../interactive/lane.js';
+import pLimit from 'p-limit';
+import { finishAttempt } from '../executors/finish-attempt.js';
+import { NoAnswers } from '../interactive/answers.js';
+import { handlersFor } from '../interactive/handlers.js';
+import { InteractiveLane } from '../interactive/lane.js';
+import type { AnswerSource, InteractiveHandler } from '../interactive/types.js';
+import { ExplorationCache } from '../knowledge/exploration-cache.js';
+import { recordUsage } from '../knowledge/usage.js';
 import { writeContextReport } from '../knowledge/context-report.js';
 import { DiscoveryBoard } from '../knowledge/discoveries-board.js';
 import { writeDiscoveryFile } from '../knowledge/discovery-files.js';
@@ -21,15 +28,17 @@ import { normalizeRunOptions, type RunOptions } from './options.js';
 import { Scheduler } from './scheduler.js';
 import { openSession } from './session.js';
 import { countByStatus } from './status-report.js';
-import { kDependencyFailedError, statusOf } from './task-state.js';
+import { skippedForFailure, statusOf } from '../schema/task-state.js';
 import { TasksWriter } from './tasks-writer.js';
 import { validateTasks } from './validate.js';
 
 export interface RunSessionOptions extends RunOptions {
   /** Listen here for task:start, task:done, wave:done, run:done and warnings. */
   events?: RunEmitter;
-  /** Handlers of the interactive lane by role; other interactive tasks use the executor. */
+  /** Handlers of the interactive lane by role. @default the pipeline's own (GC controller, discussion gate) */
   interactiveHandlers?: ReadonlyMap<string, InteractiveHandler>;
+  /** Where the discussion gate's answers come from. @default none: a gate fails, saying how to answer */
+  answers?: AnswerSource;
   /** Changes the rows before the run starts (rerun uses it to reset tasks). */
   prepare?: (rows: TaskRow[], waves: ReadonlyMap<string, number>) => void;
   /**
@@ -86,6 +95,10 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     const journal = new Journal(session.dir);
     journal.checkpoint();
     events.on('task:start', (event) => journal.append({ type: 'start', id: event.id, attempt: event.attempt }));
+    events.on('tasks:changed', ({ added, updated }) => {
+      for (const row of added) journal.append({ type: 'add', row: rowCells(row) });
+      for (const update of updated) journal.append({ type: 'update', ...update });
+    });
     events.on('task:done', (event) =>
       journal.append({
         type: 'finish',
@@ -105,9 +118,26 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       tasksPerThread: Math.ceil(settings.concurrency / settings.threads),
       workerMemoryMb: settings.workerMemoryMb,
     });
-    const lane = new InteractiveLane(options.interactiveHandlers ?? new Map(), (request) => pool.run(request));
+    // One limit per run is one per endpoint: a run talks to one model server.
+    const endpointLimit = settings.executor.type === 'openai' ? pLimit(settings.endpointConcurrency) : undefined;
+    const explorations = new ExplorationCache(session.dir);
+    const runTask = (request: WorkerRequest): Promise<WorkerReply> => {
+      const cached = cachedExploration(request, explorations);
+      if (cached) {
+        warn(`${request.task.id} reused the exploration of ${cached.createdBy} (angle ${request.task.row.angle})`);
+        return Promise.resolve(finishAttempt(request.task, { kind: 'result', result: { findings: cached.findings } }));
+      }
+      return endpointLimit ? endpointLimit(() => pool.run(request)) : pool.run(request);
+    };
+    const lane = new InteractiveLane({
+      handlers: options.interactiveHandlers ?? handlersFor(session.config.pipeline),
+      rows: () => table.rows,
+      config: session.config,
+      sessionDir: session.dir,
+      runExecutor: runTask,
+      answers: options.answers ?? new NoAnswers(),
+    });
     const board = new DiscoveryBoard(session.dir, warn);
-    const byId = new Map(table.rows.map((row) => [row.id, row]));
 
     const scheduler = new Scheduler(
       table.rows,
@@ -124,12 +154,18 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
         prevContextCap: settings.prevContextCap,
         halt: settings.halt,
       },
-      { runTask: (request) => pool.run(request), runInteractive: (request) => lane.run(request) },
+      { runTask, runInteractive: (request) => lane.run(request) },
       events,
       {
-        onFinished: (row, reply) => recordKnowledge(session.dir, row, reply, board),
+        onFinished: (row, reply) => {
+          recordKnowledge(session.dir, row, reply, board);
+          if (reply?.usage) recordUsage(session.dir, row.id, reply.usage);
+          if (row.role === 'explorer' && row.status === 'completed') explorations.store(row.angle, row.id, row.findings);
+        },
         onWaveReady: (wave) => {
-          const rows = table.rows.filter((row) => waves.get(row.id) === wave && row.exec_mode !== 'interactive');
+          // Waves change when an interactive task adds tasks: read them from the rows.
+          const byId = new Map(table.rows.map((row) => [row.id, row]));
+          const rows = table.rows.filter((row) => row.wave === String(wave) && row.exec_mode !== 'interactive');
           const withContext = rows.map((row) => ({
             row,
             prevContext: buildPrevContext(splitList(row.context_from), (id) => byId.get(id), settings.prevContextCap),
@@ -169,6 +205,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     schedule();
     const onWaveDone = () => void checkpoint();
     events.on('wave:done', onWaveDone);
+    events.on('tasks:changed', onWaveDone);
 
     const interrupt = () =>
       scheduler.stop(
@@ -186,6 +223,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       options.signal?.removeEventListener('abort', interrupt);
       clearTimeout(timer);
       events.off('wave:done', onWaveDone);
+      events.off('tasks:changed', onWaveDone);
       await pool.close();
     }
     // An edit saved after the last rewrite: the last results stay in the journal, and the
@@ -196,10 +234,11 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     journal.close();
 
     const durationMs = performance.now() - startedAt;
-    writeContextReport(session.dir, { table, waves, durationMs, stopReason: outcome.reason });
+    const finalWaves = new Map(table.rows.map((row) => [row.id, Number(row.wave)]));
+    writeContextReport(session.dir, { table, waves: finalWaves, durationMs, stopReason: outcome.reason });
     const counts = countByStatus(table.rows);
     const failedOrBlocked = table.rows.some(
-      (row) => row.status === 'failed' || (row.status === 'skipped' && row.error === kDependencyFailedError),
+      (row) => row.status === 'failed' || skippedForFailure(row),
     );
     const exitCode = outcome.stopped === 'edited' ? 3 : outcome.stopped || failedOrBlocked ? 1 : 0;
     const summary: RunSummary = {
@@ -236,6 +275,10 @@ function recordKnowledge(sessionDir: string, row: TaskRow, reply: WorkerReply | 
   if (reply?.kind === 'finished') {
     board.add(row.id, reply.discoveries);
     for (const kind of kWisdomKinds) appendWisdom(sessionDir, row.id, kind, reply.wisdom[kind] ?? []);
+    if (reply.supervision_verdict === 'warn') {
+      const score = reply.supervision_score == null ? '' : ` (score ${reply.supervision_score})`;
+      appendWisdom(sessionDir, row.id, 'issues', [`Supervisor checkpoint warned${score}: ${row.findings}`]);
+    }
     return;
   }
   writeDiscoveryFile(sessionDir, {
@@ -262,13 +305,24 @@ function withSessionDefaults(options: RunOptions, config: SessionConfig, session
   return merged;
 }
 
+/** An explorer task whose angle was explored before in the session (seed 000, exploration cache). */
+function cachedExploration(request: WorkerRequest, cache: ExplorationCache): { findings: string; createdBy: string } | undefined {
+  const { role, angle } = request.task.row;
+  const cached = role === 'explorer' && angle ? cache.lookup(angle) : undefined;
+  // A task run again (a rerun) explores anew rather than reading back its own result.
+  return cached?.createdBy === request.task.id ? undefined : cached;
+}
+
 function executorFromConfig(executor: NonNullable<SessionConfig['executor']>, sessionDir: string): ExecutorSpec {
   if (executor.type === 'command' && executor.cmd) return { type: 'command', template: executor.cmd };
+  if (executor.type === 'openai' && executor.model) {
+    return { type: 'openai', model: executor.model, ...(executor.base_url ? { baseUrl: executor.base_url } : {}) };
+  }
   if (executor.type === 'module' && executor.module) {
     return { type: 'module', path: isAbsolute(executor.module) ? executor.module : resolve(sessionDir, executor.module) };
   }
   throw new WaveError(
     'INVALID_SESSION',
-    `session.json: executor ${executor.type} needs ${executor.type === 'command' ? '"cmd"' : executor.type === 'module' ? '"module"' : 'settings this version does not have yet (the openai executor is not built yet)'}`,
+    `session.json: executor ${executor.type} needs ${executor.type === 'command' ? '"cmd"' : executor.type === 'module' ? '"module"' : '"model"'}`,
   );
 }

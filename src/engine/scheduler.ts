@@ -1,17 +1,22 @@
 import { splitList } from '../csv/columns.js';
-import type { TaskRow } from '../csv/tasks-file.js';
+import { rowCells, type TaskRow } from '../csv/tasks-file.js';
+import { buildDag } from '../graph/dag.js';
 import { buildPrevContext } from '../graph/prev-context.js';
+import { computeWaves } from '../graph/waves.js';
 import type { ExecutorSpec, WorkerReply, WorkerRequest } from '../executors/messages.js';
 import { kRetryableClasses } from '../executors/types.js';
+import type { HandlerResult, SessionChanges } from '../interactive/types.js';
+import { kTaskIdPattern } from '../schema/row.js';
+import { kBlockedPrefix, kDependencyFailedError, satisfiesDependents } from '../schema/task-state.js';
 import type { RunEmitter, TaskDoneEvent } from './events.js';
 import type { HaltPolicy } from './options.js';
 import { ReadyQueue } from './ready-queue.js';
-import { kDependencyFailedError, satisfiesDependents } from './task-state.js';
 
 /** Runs a prepared request: on the worker pool, or in the interactive lane. */
 export interface TaskRunner {
   runTask(request: WorkerRequest): Promise<WorkerReply>;
-  runInteractive(request: WorkerRequest): Promise<WorkerReply>;
+  /** An interactive task may also change the session (dynamic tasks, rewiring, skips). */
+  runInteractive(request: WorkerRequest): Promise<HandlerResult>;
 }
 
 export interface SchedulerOptions {
@@ -43,8 +48,10 @@ interface Entry {
   remaining: number;
   /** Tasks of this run waiting on this one. */
   dependents: Entry[];
-  /** A dependency failed or was skipped for a failure: this task will be skipped. */
-  doomed: boolean;
+  /** The error this task will be skipped with: a dependency failed, or a checkpoint blocked. */
+  doomed: string | undefined;
+  /** In a ready queue now (it may have been rewired since; it is checked again when taken out). */
+  queued: boolean;
   attempts: number;
   crashRetried: boolean;
   dispatched: boolean;
@@ -68,8 +75,12 @@ export class Scheduler {
   readonly #events: RunEmitter;
   readonly #runner: TaskRunner;
   readonly #hooks: SchedulerHooks;
+  readonly #rows: TaskRow[];
   readonly #byId: Map<string, TaskRow>;
   readonly #entries: Entry[] = [];
+  readonly #entryById = new Map<string, Entry>();
+  /** Checkpoints that said block, with the error their downstream tasks are skipped with. */
+  readonly #blockers = new Map<string, string>();
   readonly #ready = new ReadyQueue<Entry>();
   /** Interactive tasks ready to start: they go to the lane, outside the concurrency limit. */
   readonly #readyInteractive = new ReadyQueue<Entry>();
@@ -78,7 +89,7 @@ export class Scheduler {
   readonly #undispatchedByWave = new Map<number, number>();
   /** Waves with a task that started (not only skipped): the waves that get a wave file. */
   readonly #wavesThatRan = new Set<number>();
-  readonly #waveOrder: number[];
+  #waveOrder: number[] = [];
   #currentWave = 0;
   #running = 0;
   #laneBusy = 0;
@@ -90,7 +101,7 @@ export class Scheduler {
   #resolve: (() => void) | undefined;
 
   constructor(
-    rows: readonly TaskRow[],
+    rows: TaskRow[],
     waves: ReadonlyMap<string, number>,
     runIds: ReadonlySet<string>,
     options: SchedulerOptions,
@@ -102,49 +113,75 @@ export class Scheduler {
     this.#runner = runner;
     this.#events = events;
     this.#hooks = hooks;
+    this.#rows = rows;
     this.#byId = new Map(rows.map((row) => [row.id, row]));
-    const entryById = new Map<string, Entry>();
     rows.forEach((row, index) => {
-      if (!runIds.has(row.id)) return;
-      const wave = waves.get(row.id) ?? 1;
-      const entry: Entry = {
-        row,
-        index,
-        wave,
-        rank: kPriorityRank[row.priority] ?? 1,
-        remaining: 0,
-        dependents: [],
-        doomed: false,
-        attempts: 0,
-        crashRetried: false,
-        dispatched: false,
-        finished: false,
-        startedAt: 0,
-      };
-      entryById.set(row.id, entry);
-      this.#entries.push(entry);
-      this.#unfinishedByWave.set(wave, (this.#unfinishedByWave.get(wave) ?? 0) + 1);
-      this.#undispatchedByWave.set(wave, (this.#undispatchedByWave.get(wave) ?? 0) + 1);
+      if (runIds.has(row.id)) this.#addEntry(row, index, waves.get(row.id) ?? 1);
     });
     this.#unfinished = this.#entries.length;
-    this.#waveOrder = [...this.#unfinishedByWave.keys()].sort((a, b) => a - b);
+    this.#rewire();
+  }
 
+  #addEntry(row: TaskRow, index: number, wave: number): Entry {
+    const entry: Entry = {
+      row,
+      index,
+      wave,
+      rank: kPriorityRank[row.priority] ?? 1,
+      remaining: 0,
+      dependents: [],
+      doomed: undefined,
+      queued: false,
+      attempts: 0,
+      crashRetried: false,
+      dispatched: false,
+      finished: false,
+      startedAt: 0,
+    };
+    this.#entries.push(entry);
+    this.#entryById.set(row.id, entry);
+    return entry;
+  }
+
+  /**
+   * Derives the waiting structure from the rows: what each unfinished task still waits
+   * on, who waits on it, which are doomed, and the per-wave counts. Run at the start and
+   * again whenever an interactive task changes the session.
+   */
+  #rewire(): void {
+    this.#unfinishedByWave.clear();
+    this.#undispatchedByWave.clear();
+    for (const entry of this.#entries) entry.dependents = [];
     for (const entry of this.#entries) {
+      if (entry.finished) continue;
+      this.#unfinishedByWave.set(entry.wave, (this.#unfinishedByWave.get(entry.wave) ?? 0) + 1);
+      if (!entry.dispatched) this.#undispatchedByWave.set(entry.wave, (this.#undispatchedByWave.get(entry.wave) ?? 0) + 1);
+      entry.remaining = 0;
       const deps = new Set(splitList(entry.row.deps));
       // Context sources must be finished too, so that eager runs see the same prev_context.
       const prerequisites = new Set([...deps, ...splitList(entry.row.context_from)]);
       prerequisites.delete(entry.row.id);
       for (const id of prerequisites) {
-        const upstream = entryById.get(id);
-        if (upstream) {
+        const upstream = this.#entryById.get(id);
+        if (upstream && !upstream.finished) {
           entry.remaining++;
           upstream.dependents.push(entry);
         } else if (deps.has(id)) {
           const row = this.#byId.get(id);
-          if (row && !satisfiesDependents(row)) entry.doomed = true;
+          const doom = row ? this.#doomFrom(row) : undefined;
+          if (doom) entry.doomed ??= doom;
         }
       }
     }
+    this.#waveOrder = [...this.#unfinishedByWave.keys()].sort((a, b) => a - b);
+  }
+
+  /** The error a dependent of this finished task is skipped with, or undefined if it may run. */
+  #doomFrom(row: TaskRow): string | undefined {
+    const blocked = this.#blockers.get(row.id);
+    if (blocked) return blocked;
+    if (row.status === 'skipped' && row.error.startsWith(kBlockedPrefix)) return row.error;
+    return satisfiesDependents(row) ? undefined : kDependencyFailedError;
   }
 
   /** Runs every task of the run; resolves when none is left that can start. */
@@ -152,7 +189,7 @@ export class Scheduler {
     return new Promise((resolve) => {
       this.#resolve = () => resolve({ stopped: this.#stopped, reason: this.#stopReason });
       this.#advanceWave();
-      for (const entry of this.#entries) if (entry.remaining === 0 && !entry.finished) this.#becomeReady(entry);
+      this.#readyAll();
       this.#pump();
     });
   }
@@ -170,12 +207,21 @@ export class Scheduler {
     this.#checkDone();
   }
 
+  /** Every task that waits on nothing and is not queued yet becomes ready. */
+  #readyAll(): void {
+    for (const entry of this.#entries) {
+      if (entry.remaining === 0 && !entry.finished && !entry.dispatched && !entry.queued) this.#becomeReady(entry);
+    }
+  }
+
   #becomeReady(entry: Entry): void {
+    if (entry.finished) return;
     if (entry.doomed) {
-      this.#finish(entry, 'skipped', undefined, kDependencyFailedError);
+      this.#finish(entry, 'skipped', undefined, entry.doomed);
       return;
     }
     if (this.#options.schedule === 'waves' && entry.wave > this.#currentWave) {
+      entry.queued = true;
       const held = this.#held.get(entry.wave);
       if (held) held.push(entry);
       else this.#held.set(entry.wave, [entry]);
@@ -185,8 +231,18 @@ export class Scheduler {
   }
 
   #queue(entry: Entry): void {
+    entry.queued = true;
     if (entry.row.exec_mode === 'interactive') this.#readyInteractive.push(entry);
     else this.#ready.push(entry);
+  }
+
+  /** The next queued task that may still start (a rewiring can make a queued task wait again). */
+  #take(queue: ReadyQueue<Entry>): Entry | undefined {
+    for (let entry = queue.pop(); entry; entry = queue.pop()) {
+      entry.queued = false;
+      if (!entry.finished && entry.remaining === 0) return entry;
+    }
+    return undefined;
   }
 
   /** Moves the wave gate to the lowest wave with unfinished tasks and releases its tasks. */
@@ -205,10 +261,12 @@ export class Scheduler {
     // The lane runs one task at a time; handing it the next only when it is free keeps
     // the rest pending, so that a halt or a stop holds them back like any other task.
     if (!this.#stopped && this.#readyInteractive.size > 0 && this.#laneBusy === 0) {
-      this.#dispatch(this.#readyInteractive.pop()!, true);
+      const entry = this.#take(this.#readyInteractive);
+      if (entry) this.#dispatch(entry, true);
     }
     while (!this.#stopped && this.#ready.size > 0 && this.#running < this.#options.concurrency) {
-      this.#dispatch(this.#ready.pop()!, false);
+      const entry = this.#take(this.#ready);
+      if (entry) this.#dispatch(entry, false);
     }
     this.#checkDone();
   }
@@ -225,17 +283,21 @@ export class Scheduler {
     entry.row.status = 'in_progress';
     this.#events.emit('task:start', { id: entry.row.id, wave: entry.wave, attempt: entry.attempts });
     const request = this.#request(entry);
-    const run = interactive ? this.#runner.runInteractive(request) : this.#runner.runTask(request);
+    const run: Promise<HandlerResult> = interactive
+      ? this.#runner.runInteractive(request)
+      : this.#runner.runTask(request).then((reply) => ({ reply }));
     run
-      .catch((error: unknown): WorkerReply => ({
-        kind: 'error',
-        errorClass: 'task-failure',
-        error: error instanceof Error ? error.message : String(error),
+      .catch((error: unknown): HandlerResult => ({
+        reply: { kind: 'error', errorClass: 'task-failure', error: error instanceof Error ? error.message : String(error) },
       }))
-      .then((reply) => {
+      .then(({ reply, changes }) => {
         if (interactive) this.#laneBusy--;
         else this.#running--;
-        this.#settle(entry, reply);
+        const apply = changes && reply.kind === 'finished' && reply.status === 'completed';
+        const problem = apply ? this.#applyChanges(changes) : undefined;
+        this.#settle(entry, problem ? { kind: 'error', errorClass: 'task-failure', error: problem } : reply);
+        // Skips go after the task that decided them, so that the journal and the log read in order.
+        if (apply && !problem) for (const { id, error } of changes.skip) this.#skip(id, error);
         this.#pump();
       });
   }
@@ -256,8 +318,6 @@ export class Scheduler {
       const dep = this.#byId.get(id);
       return dep ? [{ id, status: dep.status, findings: dep.findings }] : [];
     });
-    const cells: Record<string, string> = { ...row.extra };
-    for (const [key, value] of Object.entries(row)) if (typeof value === 'string') cells[key] = value;
     return {
       executor: this.#options.executor,
       task: {
@@ -265,7 +325,7 @@ export class Scheduler {
         wave: entry.wave,
         attempt: entry.attempts,
         session: this.#options.sessionDir,
-        row: cells,
+        row: rowCells(row),
         prev_context: prevContext,
       },
       deps,
@@ -315,6 +375,10 @@ export class Scheduler {
   #finish(entry: Entry, status: TaskDoneEvent['status'], reply: WorkerReply | undefined, error: string): void {
     const row = entry.row;
     entry.finished = true;
+    if (reply?.kind === 'finished' && reply.supervision_verdict === 'block') {
+      const why = reply.findings.replace(/\s+/g, ' ').trim().slice(0, 120);
+      this.#blockers.set(row.id, `${kBlockedPrefix} ${row.id}${why === '' ? '' : `: ${why}`}`);
+    }
     row.status = status;
     row.findings = reply?.kind === 'finished' ? reply.findings : '';
     row.gc_signal = reply?.kind === 'finished' ? reply.gc_signal : '';
@@ -338,12 +402,74 @@ export class Scheduler {
     this.#unfinishedByWave.set(entry.wave, left);
     if (left === 0) this.#waveDone(entry.wave);
 
-    const blocks = !satisfiesDependents(row);
+    const doom = this.#doomFrom(row);
     for (const dependent of entry.dependents) {
-      if (blocks && splitList(dependent.row.deps).includes(row.id)) dependent.doomed = true;
+      if (doom && splitList(dependent.row.deps).includes(row.id)) dependent.doomed ??= doom;
       if (--dependent.remaining === 0) this.#becomeReady(dependent);
     }
     this.#checkHalt();
+  }
+
+  /**
+   * Applies what an interactive task added and rewired (DESIGN.md section 4: new rows
+   * appended, waves recomputed), before the task itself is finished; its skips come after.
+   * Returns why the change was refused, leaving the session as it was, or undefined.
+   */
+  #applyChanges(changes: SessionChanges): string | undefined {
+    const problem = this.#checkChanges(changes);
+    if (problem) return `Invalid session change: ${problem}`;
+    for (const row of changes.add) {
+      this.#rows.push(row);
+      this.#byId.set(row.id, row);
+    }
+    for (const update of changes.update) {
+      const row = this.#byId.get(update.id)!;
+      if (update.deps !== undefined) row.deps = update.deps;
+      if (update.context_from !== undefined) row.context_from = update.context_from;
+    }
+    const { waves } = computeWaves(buildDag(this.#rows.map((row) => ({ id: row.id, deps: splitList(row.deps) }))));
+    for (const row of this.#rows) row.wave = String(waves.get(row.id));
+    for (const entry of this.#entries) entry.wave = waves.get(entry.row.id)!;
+    for (const row of changes.add) this.#addEntry(row, this.#rows.length - 1, waves.get(row.id)!);
+    this.#unfinished += changes.add.length;
+    this.#events.emit('tasks:changed', { added: changes.add, updated: changes.update });
+    this.#rewire();
+    for (const held of this.#held.values()) for (const entry of held) entry.queued = false;
+    this.#held.clear();
+    this.#readyAll();
+    return undefined;
+  }
+
+  #skip(id: string, error: string): void {
+    const entry = this.#entryById.get(id)!;
+    if (!entry.finished) this.#finish(entry, 'skipped', undefined, error);
+  }
+
+  /** Why a change cannot be applied: an id taken or malformed, a task already started, a cycle. */
+  #checkChanges(changes: SessionChanges): string | undefined {
+    const ids = new Set(this.#byId.keys());
+    for (const row of changes.add) {
+      if (!kTaskIdPattern.test(row.id)) return `invalid task id ${row.id}`;
+      if (ids.has(row.id)) return `task ${row.id} exists already`;
+      ids.add(row.id);
+    }
+    const notStarted = (id: string) => {
+      const entry = this.#entryById.get(id);
+      return entry !== undefined && !entry.dispatched && !entry.finished;
+    };
+    for (const { id } of [...changes.update, ...changes.skip]) {
+      if (!notStarted(id)) return `task ${id} is not a pending task of this run`;
+    }
+    const updated = new Map(changes.update.map((update) => [update.id, update]));
+    const rows = [...this.#rows, ...changes.add];
+    for (const row of rows) {
+      for (const dep of splitList(updated.get(row.id)?.deps ?? row.deps)) {
+        if (!ids.has(dep)) return `task ${row.id} depends on unknown task ${dep}`;
+      }
+    }
+    const graph = buildDag(rows.map((row) => ({ id: row.id, deps: splitList(updated.get(row.id)?.deps ?? row.deps) })));
+    const { cycles } = computeWaves(graph);
+    return cycles.length > 0 ? `it would make a cycle of ${cycles[0]!.join(';')}` : undefined;
   }
 
   #waveDone(wave: number): void {

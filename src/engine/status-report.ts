@@ -1,7 +1,7 @@
 import { splitList } from '../csv/columns.js';
 import { cellOf, type TaskRow, type TasksTable } from '../csv/tasks-file.js';
 import { kTaskStatuses, type TaskStatus } from '../schema/row.js';
-import { satisfiesDependents, statusOf } from './task-state.js';
+import { satisfiesDependents, statusOf } from '../schema/task-state.js';
 
 export interface TaskLine {
   /** `[????]` marks a status cell outside the enum: status shows files that would not validate. */

@@ -1,6 +1,7 @@
 import { CommandExecutor } from './command.js';
 import type { ExecutorSpec } from './messages.js';
 import { ModuleExecutor } from './module.js';
+import { OpenAiExecutor } from './openai.js';
 import type { Executor } from './types.js';
 
 export function createExecutor(spec: ExecutorSpec): Executor {
@@ -12,5 +13,12 @@ export function createExecutor(spec: ExecutorSpec): Executor {
       });
     case 'module':
       return new ModuleExecutor(spec.path);
+    case 'openai':
+      return new OpenAiExecutor({
+        model: spec.model,
+        ...(spec.baseUrl === undefined ? {} : { baseUrl: spec.baseUrl }),
+        ...(spec.promptsDir === undefined ? {} : { promptsDir: spec.promptsDir }),
+        ...(spec.maxTokens === undefined ? {} : { maxTokens: spec.maxTokens }),
+      });
   }
 }

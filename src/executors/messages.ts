@@ -7,12 +7,14 @@ import type { MessagePort } from 'node:worker_threads';
 import type { DiscoveryInput } from '../schema/discovery.js';
 import type { TaskResult } from '../schema/result.js';
 import type { DependencyState } from '../knowledge/upstream.js';
-import type { ErrorClass, TaskInput } from './types.js';
+import type { ErrorClass, TaskInput, TokenUsage } from './types.js';
 
 /** Which executor runs the task, and how it is set up. */
 export type ExecutorSpec =
   | { type: 'command'; template: string; maxStdoutBytes?: number }
-  | { type: 'module'; path: string };
+  | { type: 'module'; path: string }
+  /** The API key is not here: workers read OPENAI_API_KEY from their environment, so it is never cloned or journaled. */
+  | { type: 'openai'; model: string; baseUrl?: string; promptsDir?: string; maxTokens?: number };
 
 export interface WorkerRequest {
   executor: ExecutorSpec;
@@ -47,6 +49,7 @@ export interface FinishedReply {
   artifacts: string[];
   supervision_verdict: TaskResult['supervision_verdict'];
   supervision_score: TaskResult['supervision_score'];
+  usage?: TokenUsage;
 }
 
 /** An attempt that produced no result; the engine decides whether to retry it. */
@@ -55,6 +58,7 @@ export interface FailedAttemptReply {
   errorClass: ErrorClass;
   error: string;
   retryAfterMs?: number;
+  usage?: TokenUsage;
 }
 
 export type WorkerReply = FinishedReply | FailedAttemptReply;

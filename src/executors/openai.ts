@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { UpstreamContext } from '../knowledge/upstream.js';
 import { taskResultSchema, type TaskResult } from '../schema/result.js';
 import { describe } from './module.js';
-import type { AttemptOutcome, Executor, ExecutorRunOptions, TaskInput } from './types.js';
+import type { AttemptOutcome, Executor, ExecutorRunOptions, TaskInput, TokenUsage } from './types.js';
 
 export interface OpenAiExecutorOptions {
   /** The model name the server knows, e.g. `gpt-4o-mini` or a local model's name. */
@@ -29,14 +29,8 @@ export interface OpenAiExecutorOptions {
   maxTokens?: number;
 }
 
-/** Tokens one task spent, over every request of the attempt (the repair request too). */
-export interface TokenUsage {
-  prompt_tokens: number;
-  completion_tokens: number;
-}
-
-/** An attempt's outcome with the tokens it spent, when the server reported them. */
-export type OpenAiOutcome = AttemptOutcome & { usage?: TokenUsage };
+/** An attempt's outcome; it carries the tokens spent when the server reported them. */
+export type OpenAiOutcome = AttemptOutcome;
 
 /** The built-in templates: a top-level folder, so the same URL works from src/ and dist/. */
 const kBuiltInPrompts = fileURLToPath(new URL('../../prompts/', import.meta.url));

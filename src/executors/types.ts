@@ -33,10 +33,17 @@ export type ErrorClass =
 
 export const kRetryableClasses: ReadonlySet<ErrorClass> = new Set(['rate-limited', 'transient', 'timeout']);
 
+/** Tokens a model call spent; recorded per task in usage.ndjson. */
+export interface TokenUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
 /** What one attempt produced: a raw result (validated by the caller), or a classified failure. */
-export type AttemptOutcome =
+export type AttemptOutcome = (
   | { kind: 'result'; result: unknown }
-  | { kind: 'error'; errorClass: ErrorClass; error: string; retryAfterMs?: number };
+  | { kind: 'error'; errorClass: ErrorClass; error: string; retryAfterMs?: number }
+) & { usage?: TokenUsage };
 
 export interface ExecutorRunOptions {
   signal: AbortSignal;

@@ -2,14 +2,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { splitList } from '../csv/columns.js';
 import type { WorkerRequest } from '../executors/messages.js';
+import { kGcConvergedError } from '../schema/task-state.js';
 import { nextGcRound } from '../pipelines/brainstorm/gc-round.js';
 import { parseSeverity, signalFromSeverity } from '../pipelines/brainstorm/severity.js';
 import type { HandlerResult, InteractiveContext, InteractiveHandler } from './types.js';
 
 /** @default 2 generator-critic rounds */
 export const kDefaultMaxGcRounds = 2;
-/** The error of a task skipped because its GC check converged; it satisfies its dependents. */
-export const kGcConvergedSkip = 'Skipped: GC converged';
 
 export type GcDecision = 'REVISION_NEEDED' | 'CONVERGED';
 
@@ -62,7 +61,7 @@ export class GcController implements InteractiveHandler {
             update: [],
             skip: context.rows
               .filter((row) => splitList(row.deps).includes(self.id) && (row.status === '' || row.status === 'pending'))
-              .map((row) => ({ id: row.id, error: `${kGcConvergedSkip} (${self.id})` })),
+              .map((row) => ({ id: row.id, error: `${kGcConvergedError} (${self.id})` })),
           };
     return {
       reply: {

@@ -1,32 +1,39 @@
+import type { TaskRow } from '../csv/tasks-file.js';
 import type { WorkerReply, WorkerRequest } from '../executors/messages.js';
+import type { AnswerSource, HandlerResult, InteractiveContext, InteractiveHandler } from './types.js';
 
-/** Runs the interactive tasks of one role (the GC controller, the discussion gate). */
-export interface InteractiveHandler {
-  run(request: WorkerRequest): Promise<WorkerReply>;
+export interface LaneSetup {
+  handlers: ReadonlyMap<string, InteractiveHandler>;
+  /** The session's rows as they stand when a task starts. */
+  rows: () => readonly TaskRow[];
+  config: InteractiveContext['config'];
+  sessionDir: string;
+  runExecutor: (request: WorkerRequest) => Promise<WorkerReply>;
+  answers: AnswerSource;
 }
 
 /**
- * The interactive lane: one task at a time, in the main thread. A role with a handler is
- * run by it; any other interactive task goes through the configured executor like a
- * csv-wave task, still one at a time.
+ * The interactive lane: a role with a handler (the GC controller, the discussion gate) is
+ * run by it, in the main thread; any other interactive task goes through the configured
+ * executor like a csv-wave task. The scheduler hands the lane one task at a time.
  */
 export class InteractiveLane {
-  readonly #handlers: ReadonlyMap<string, InteractiveHandler>;
-  readonly #fallback: (request: WorkerRequest) => Promise<WorkerReply>;
-  #tail: Promise<unknown> = Promise.resolve();
+  readonly #setup: LaneSetup;
 
-  constructor(
-    handlers: ReadonlyMap<string, InteractiveHandler>,
-    fallback: (request: WorkerRequest) => Promise<WorkerReply>,
-  ) {
-    this.#handlers = handlers;
-    this.#fallback = fallback;
+  constructor(setup: LaneSetup) {
+    this.#setup = setup;
   }
 
-  run(request: WorkerRequest): Promise<WorkerReply> {
-    const handler = this.#handlers.get(request.task.row.role ?? '');
-    const next = this.#tail.then(() => (handler ? handler.run(request) : this.#fallback(request)));
-    this.#tail = next.catch(() => undefined);
-    return next;
+  async run(request: WorkerRequest): Promise<HandlerResult> {
+    const setup = this.#setup;
+    const handler = setup.handlers.get(request.task.row.role ?? '');
+    if (!handler) return { reply: await setup.runExecutor(request) };
+    return handler.run(request, {
+      rows: setup.rows(),
+      config: setup.config,
+      sessionDir: setup.sessionDir,
+      runExecutor: setup.runExecutor,
+      answers: setup.answers,
+    });
   }
 }

@@ -1,10 +1,12 @@
 import type { TaskRow } from '../csv/tasks-file.js';
-import type { TaskStatus } from '../schema/row.js';
+import type { TaskStatus } from './row.js';
 
 /** The error a task is skipped with when a dependency failed (DESIGN.md section 5). */
 export const kDependencyFailedError = 'Dependency failed or skipped';
-/** The error a task is skipped with when a GC check converged: it satisfies its dependents. */
+/** The error (prefix) of a task skipped because a GC check converged: it satisfies its dependents. */
 export const kGcConvergedError = 'Skipped: GC converged';
+/** The error (prefix) of a task downstream of a supervisor checkpoint that said block. */
+export const kBlockedPrefix = 'Blocked by checkpoint';
 
 /** A row's status; an empty cell means pending. */
 export function statusOf(row: TaskRow): TaskStatus {
@@ -15,4 +17,9 @@ export function statusOf(row: TaskRow): TaskStatus {
 export function satisfiesDependents(row: TaskRow): boolean {
   const status = statusOf(row);
   return status === 'completed' || (status === 'skipped' && row.error.startsWith(kGcConvergedError));
+}
+
+/** Skipped because of a failure or a blocking checkpoint upstream: counts as a failure of the run. */
+export function skippedForFailure(row: TaskRow): boolean {
+  return statusOf(row) === 'skipped' && (row.error === kDependencyFailedError || row.error.startsWith(kBlockedPrefix));
 }
