@@ -6,6 +6,7 @@ import { computeWaves } from '../graph/waves.js';
 import { splitList } from '../csv/columns.js';
 import { openSession, type Session } from '../engine/session.js';
 import { countByStatus, countByWave, rowObject, taskLines } from '../engine/status-report.js';
+import { readUsage } from '../knowledge/usage.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
 
 export function registerStatus(program: Command, io: CliIo, done: (code: number) => void): void {
@@ -13,15 +14,17 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
     .command('status')
     .description('one line per task ([DONE] [RUN] [WAIT] [FAIL] [SKIP] [----]), then counts per status and wave')
     .argument('<session>', 'session folder, or the path of its tasks.csv')
-    .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}}')
+    .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}}')
     .action((sessionPath: string, options: { json?: boolean }) => {
       // status reads what is there, even a file that would not validate: it is how a person
       // looks at a session in any state.
       const session = openSession(sessionPath);
       const table = readTable(session);
       const counts = countByStatus(table.rows);
+      const usage = readUsage(session.dir);
       if (options.json) {
-        printJson(io, { tasks: table.rows.map((row) => rowObject(table, row)), counts });
+        const tokens = usage ? { tokens: { prompt: usage.prompt_tokens, completion: usage.completion_tokens } } : {};
+        printJson(io, { tasks: table.rows.map((row) => rowObject(table, row)), counts, ...tokens });
         done(ExitCode.Ok);
         return;
       }
@@ -40,6 +43,7 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
         .map(([status, n]) => `${status} ${n}`)
         .join(', ');
       io.stdout(`\n${total} tasks: ${summary || 'none'}\n`);
+      if (usage) io.stdout(`Tokens: ${usage.prompt_tokens} prompt, ${usage.completion_tokens} completion\n`);
       const graph = buildDag(table.rows.map((row) => ({ id: row.id, deps: splitList(row.deps) })));
       const { waves } = computeWaves(graph);
       for (const [wave, byStatus] of countByWave(table, waves)) {

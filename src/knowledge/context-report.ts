@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { writeFileAtomic } from '../csv/atomic-write.js';
 import type { TasksTable } from '../csv/tasks-file.js';
 import { readDiscoveries } from './discoveries-board.js';
+import { readUsage } from './usage.js';
 
 export interface ContextReportInput {
   table: TasksTable;
@@ -55,6 +56,14 @@ export function writeContextReport(sessionDir: string, input: ContextReportInput
     if (row.findings !== '') lines.push(`- findings: ${row.findings.replace(/\r?\n/g, ' ')}`);
     if (row.error !== '') lines.push(`- error: ${row.error.replace(/\r?\n/g, ' ')}`);
     if (row.gc_signal !== '') lines.push(`- gc_signal: ${row.gc_signal} (${row.severity_summary})`);
+    lines.push('');
+  }
+
+  const usage = readUsage(sessionDir);
+  if (usage) {
+    lines.push('## Tokens', '', `${usage.prompt_tokens} prompt and ${usage.completion_tokens} completion tokens in all.`, '');
+    lines.push('| task | prompt | completion |', '|---|---|---|');
+    for (const [task, spent] of usage.byTask) lines.push(`| ${task} | ${spent.prompt_tokens} | ${spent.completion_tokens} |`);
     lines.push('');
   }
 
