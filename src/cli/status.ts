@@ -59,7 +59,7 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
 /** The session's table; a parse error names the file as the user did, like every other command. */
 function readTable(session: Session): TasksTable {
   try {
-    return readTasksFile(session.tasksPath);
+    return readTasksFile(session.tasksPath, { maxRows: session.config.max_rows });
   } catch (error) {
     if (error instanceof WaveError) {
       throw new WaveError(error.code, error.message, {

@@ -17,7 +17,7 @@ export function loadSession(pathArgument: string): LoadedSession {
   const session = openSession(pathArgument);
   let table: TasksTable;
   try {
-    table = readTasksFile(session.tasksPath);
+    table = readTasksFile(session.tasksPath, { maxRows: session.config.max_rows });
   } catch (error) {
     if (error instanceof WaveError) {
       throw new WaveError(error.code, error.message, {

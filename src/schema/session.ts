@@ -34,6 +34,16 @@ export const sessionConfigSchema = z
     timeout: z.number().positive().optional(),
     retries: z.number().int().min(0).optional(),
     schedule: z.enum(['waves', 'eager']).optional(),
+    /** Bytes of a command's stdout kept per attempt (default 1048576); the findings say what was dropped. */
+    max_stdout_bytes: z.number().int().min(1024).optional(),
+    /** Artifact files per task, its findings' output file included (default 20); further ones are dropped, said in its findings. */
+    max_artifacts_per_task: z.number().int().positive().optional(),
+    /** Bytes of artifacts per task, all files together (default 10485760); past it they are dropped, said in its findings. */
+    max_artifact_bytes: z.number().int().min(1024).optional(),
+    /** Bytes of one discoveries.ndjson line (default 65536); a larger discovery is dropped with a warning. */
+    max_discovery_line_bytes: z.number().int().min(1024).optional(),
+    /** Most task rows tasks.csv may hold; a file with more is refused, never cut (default 1,000,000). */
+    max_rows: z.number().int().positive().optional(),
   })
   .strict();
 

@@ -106,9 +106,9 @@ B,do,
     const csv = readFileSync(join(copySample('brainstorm'), 'tasks.csv'), 'utf8');
     const broken = await runCli('validate', tempSession(csv, { 'session.json': '{"pipeline": ' }));
     expect(broken.code).toBe(2);
-    expect(broken.stderr).toMatch(/^session\.json: not valid JSON/);
+    expect(broken.stderr).toMatch(/session\.json:1:14: not valid JSON/);
     const unknown = await runCli('validate', tempSession(csv, { 'session.json': '{"pipeline":"unknown"}' }));
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/^session\.json: pipeline: /);
+    expect(unknown.stderr).toMatch(/session\.json:1: pipeline: /);
   });
 });
