@@ -37,7 +37,8 @@ function readBoard(path) {
 }
 
 const angles = row.angle ? row.angle.split(';').map((a) => a.trim()).filter(Boolean) : ['Revision'];
-const ideaTitles = board.filter((d) => d.type === 'idea').map((d) => d.data.title);
+// Sorted: parallel ideators reach the board in either order, and what the agent says must not depend on it.
+const ideaTitles = board.filter((d) => d.type === 'idea').map((d) => d.data.title).sort();
 
 function ideator() {
   const ideas = angles.flatMap((angle) =>
@@ -76,7 +77,7 @@ function challenger() {
 }
 
 function synthesizer() {
-  const themes = [...new Set(board.filter((d) => d.type === 'idea').map((d) => d.data.angle))].map((name) => ({
+  const themes = [...new Set(board.filter((d) => d.type === 'idea').map((d) => d.data.angle))].sort().map((name) => ({
     name,
     strength: 7,
     supporting_ideas: ideaTitles.filter((t) => t.startsWith(name)).slice(0, 3),

@@ -38,10 +38,10 @@ export function registerInit(program: Command, io: CliIo, done: (code: number) =
     .option('--model <name>', 'with --executor openai: the model')
     .option('--base-url <url>', 'with --executor openai: an OpenAI-compatible endpoint')
     .option('--bom', 'write tasks.csv with a UTF-8 byte order mark')
-    .option('--force', 'overwrite an existing session')
+    .option('--force', "replace an existing session, with everything its runs wrote (journal, wave files, discoveries, artifacts, wisdom, …); other files stay")
     .option('--json', 'print {dir, config, tasks, waveCount}')
     .action((dir: string, flags: InitFlags) => {
-      const maxGcRounds = flags.maxGcRounds === undefined ? undefined : Number(flags.maxGcRounds);
+      const maxGcRounds = flags.maxGcRounds === undefined ? undefined : gcRounds(flags.maxGcRounds);
       const result = initSession(dir, {
         template: flags.template,
         topic: flags.topic ?? '',
@@ -52,6 +52,7 @@ export function registerInit(program: Command, io: CliIo, done: (code: number) =
         ...executorFlag(flags),
         bom: flags.bom ?? false,
         force: flags.force ?? false,
+        warn: (message) => io.stderr(`warning: ${message}\n`),
       });
       if (flags.json) printJson(io, { ...result, tasks: result.tasks.map((row) => row.id) });
       else {
@@ -63,9 +64,17 @@ export function registerInit(program: Command, io: CliIo, done: (code: number) =
     });
 }
 
+function gcRounds(text: string): number {
+  if (!/^\s*\d+\s*$/.test(text)) throw new WaveError('USAGE', `Expected \`--max-gc-rounds\` to be an integer ≥ 0, got \`${text}\``);
+  return Number(text);
+}
+
 function executorFlag(flags: InitFlags): { executor?: NonNullable<Parameters<typeof initSession>[1]['executor']> } {
   const named = [flags.cmd, flags.module, flags.executor].filter((value) => value !== undefined).length;
   if (named > 1) throw new WaveError('USAGE', 'Pass one of --cmd, --module or --executor openai');
+  if ((flags.model !== undefined || flags.baseUrl !== undefined) && flags.executor !== 'openai') {
+    throw new WaveError('USAGE', '--model and --base-url go with --executor openai');
+  }
   if (flags.cmd !== undefined) return { executor: { type: 'command', cmd: flags.cmd } };
   if (flags.module !== undefined) return { executor: { type: 'module', module: resolve(flags.module) } };
   if (flags.executor === 'openai') {

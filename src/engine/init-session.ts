@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { kTaskColumns } from '../csv/columns.js';
 import { writeTasksFile, type TaskRow, type TasksTable } from '../csv/tasks-file.js';
@@ -12,6 +12,8 @@ import {
 } from '../pipelines/brainstorm/decompose.js';
 import { splitList } from '../csv/columns.js';
 import type { SessionConfig } from '../schema/session.js';
+import { engineDir } from './journal.js';
+import { SessionLock } from './lock.js';
 import { validateTasks } from './validate.js';
 
 export interface InitOptions {
@@ -27,8 +29,15 @@ export interface InitOptions {
   maxGcRounds?: number;
   executor?: SessionConfig['executor'];
   bom?: boolean;
-  /** Overwrite an existing session. @default false */
+  /**
+   * Replace an existing session: besides tasks.csv and session.json, what its runs wrote
+   * goes too (journal, wave files, discoveries, artifacts, wisdom, explorations, reports),
+   * so that nothing of it leaks into the new one; other files in the folder stay.
+   * @default false
+   */
   force?: boolean;
+  /** Told when a stale lock of a crashed run is taken over. @default ignore */
+  warn?: (message: string) => void;
 }
 
 export interface InitResult {
@@ -38,12 +47,26 @@ export interface InitResult {
   waveCount: number;
 }
 
+/** What csv-wave writes into a session folder besides tasks.csv and session.json (DESIGN.md section 1). */
+const kSessionOutputs = [
+  'discoveries.ndjson',
+  'discoveries',
+  'interactive',
+  'artifacts',
+  'wisdom',
+  'explorations',
+  'context.md',
+  'discussion.md',
+  'usage.ndjson',
+];
+
 /** The decomposer: writes a new session's tasks.csv and session.json. */
 export function initSession(dir: string, options: InitOptions): InitResult {
   if (options.topic.trim() === '') throw new WaveError('USAGE', 'init needs a --topic');
   const tasksPath = join(dir, 'tasks.csv');
   const configPath = join(dir, 'session.json');
-  if (!options.force && (existsSync(tasksPath) || existsSync(configPath))) {
+  const exists = existsSync(tasksPath) || existsSync(configPath);
+  if (exists && !options.force) {
     throw new WaveError('USAGE', `${dir} already holds a session (tasks.csv or session.json): pass --force to overwrite it`, {
       path: dir,
     });
@@ -51,6 +74,7 @@ export function initSession(dir: string, options: InitOptions): InitResult {
   let tasks: TaskRow[];
   let config: SessionConfig;
   if (options.template === 'brainstorm') {
+    if (options.perspectives !== undefined) throw new WaveError('USAGE', '--perspectives goes with --template analyze (brainstorm takes --angles)');
     const mode = (options.mode ?? 'full') as BrainstormMode;
     if (!kBrainstormModes.includes(mode)) {
       throw new WaveError('USAGE', `Expected \`--mode\` to be one of ${kBrainstormModes.join(', ')} for brainstorm, got \`${options.mode}\``);
@@ -64,6 +88,8 @@ export function initSession(dir: string, options: InitOptions): InitResult {
     tasks = brainstormTasks({ angles, mode });
     config = { pipeline: 'brainstorm', topic: options.topic, mode, max_gc_rounds: maxGcRounds };
   } else {
+    if (options.angles !== undefined) throw new WaveError('USAGE', '--angles goes with --template brainstorm (analyze takes --perspectives)');
+    if (options.maxGcRounds !== undefined) throw new WaveError('USAGE', '--max-gc-rounds goes with --template brainstorm');
     const mode = (options.mode ?? 'standard') as AnalyzeMode;
     if (!(mode in kAnalyzeModes)) {
       throw new WaveError('USAGE', `Expected \`--mode\` to be one of ${Object.keys(kAnalyzeModes).join(', ')} for analyze, got \`${options.mode}\``);
@@ -83,8 +109,26 @@ export function initSession(dir: string, options: InitOptions): InitResult {
     throw new Error(`init made an invalid session: ${violations.map((v) => v.message).join('; ')}`);
   }
   for (const row of tasks) row.wave = String(plan.waves.get(row.id));
-  mkdirSync(dir, { recursive: true });
-  writeTasksFile(tasksPath, table);
-  writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`);
+  // Replacing a session: not under a run that holds it, and without its state (a journal
+  // left by a crash would be applied to the new tasks by the next run).
+  const lock = exists ? SessionLock.acquire(dir, options.warn ?? (() => {})) : undefined;
+  try {
+    if (exists) removeSessionOutputs(dir);
+    mkdirSync(dir, { recursive: true });
+    writeTasksFile(tasksPath, table);
+    writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`);
+  } finally {
+    lock?.release();
+  }
   return { dir, config, tasks, waveCount: plan.waveCount };
+}
+
+/** Deletes what runs wrote into a session folder; the engine folder keeps only the lock. */
+function removeSessionOutputs(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    if (kSessionOutputs.includes(name) || /^wave-\d+\.csv$/.test(name)) rmSync(join(dir, name), { recursive: true, force: true });
+  }
+  for (const name of readdirSync(engineDir(dir))) {
+    if (name !== 'lock') rmSync(join(engineDir(dir), name), { recursive: true, force: true });
+  }
 }

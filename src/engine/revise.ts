@@ -46,18 +46,27 @@ export function planRevision(rows: readonly TaskRow[], taskId: string, feedback:
   return { revision, rewired, reset };
 }
 
-/** Applies a revision plan to the rows (in place; the revision is appended). */
+/**
+ * Applies a revision plan to the rows (in place; the revision is appended). Every task
+ * reset that read the original's findings (context_from) reads the revision's next to them.
+ */
 export function applyRevision(rows: TaskRow[], taskId: string, plan: RevisePlan): void {
   const rewired = new Set(plan.rewired);
+  const reset = new Set(plan.reset);
+  const revisionId = plan.revision.id;
   for (const row of rows) {
     if (rewired.has(row.id)) {
       row.deps = splitList(row.deps)
-        .map((dep) => (dep === taskId ? plan.revision.id : dep))
+        .map((dep) => (dep === taskId ? revisionId : dep))
         .join(';');
-      const context = splitList(row.context_from);
-      if (!context.includes(plan.revision.id)) context.push(plan.revision.id);
-      row.context_from = context.join(';');
     }
+    if (!reset.has(row.id)) continue;
+    const context = splitList(row.context_from);
+    if (context.includes(revisionId)) continue;
+    const at = context.indexOf(taskId);
+    if (at < 0 && !rewired.has(row.id)) continue;
+    context.splice(at < 0 ? context.length : at + 1, 0, revisionId);
+    row.context_from = context.join(';');
   }
   resetTasks(rows, plan.reset);
   rows.push(plan.revision);

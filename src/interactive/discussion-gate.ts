@@ -4,9 +4,14 @@ import { splitList } from '../csv/columns.js';
 import type { TaskRow } from '../csv/tasks-file.js';
 import type { WorkerRequest } from '../executors/messages.js';
 import { kAnalyzeModes, type AnalyzeMode } from '../pipelines/analyze/decompose.js';
+import { loopTasksBelow } from '../pipelines/loop-tasks.js';
 import { newRow } from '../pipelines/new-row.js';
 import { nextId } from '../pipelines/task-ids.js';
+import { statusOf } from '../schema/task-state.js';
 import type { GateDecision, HandlerResult, InteractiveContext, InteractiveHandler, SessionChanges } from './types.js';
+
+/** The roles of a discussion loop: the discussions and the supplementary analyses between them. */
+const kLoopRoles = new Set(['discussant', 'analyst']);
 
 /**
  * The `discussant` role (seed 002): the discussion round runs through the executor, then
@@ -17,11 +22,10 @@ export class DiscussionGate implements InteractiveHandler {
     const reply = await context.runExecutor(request);
     if (reply.kind !== 'finished' || reply.status !== 'completed') return { reply };
 
-    const discussions = context.rows.filter((row) => row.role === 'discussant');
-    const round = discussions.filter((row) => row.status === 'completed').length + 1;
+    const self = context.rows.find((row) => row.id === request.task.id)!;
+    const round = discussionRound(context.rows, self);
     const mode = (context.config.mode ?? 'standard') as AnalyzeMode;
     const maxRounds = kAnalyzeModes[mode] ?? kAnalyzeModes.standard;
-    const self = context.rows.find((row) => row.id === request.task.id)!;
 
     let decision: GateDecision;
     if (round >= maxRounds) {
@@ -32,15 +36,41 @@ export class DiscussionGate implements InteractiveHandler {
       const label = { continue: 'Continue deeper', adjust: 'Adjust direction', done: 'Done' }[decision.decision];
       note(context.sessionDir, round, decision.focus ? `${label}: ${decision.focus}` : label);
     }
-    return { reply, changes: gateChanges(context.rows, self, round, decision, context.config.topic ?? '') };
+    return {
+      reply,
+      changes: gateChanges(context.rows, self, round, decision, context.config.topic ?? ''),
+      record: { round, ...decision },
+    };
   }
+}
+
+/** A discussion's round: one more than the discussions it follows (its ancestors through deps). */
+export function discussionRound(rows: readonly TaskRow[], discussion: TaskRow): number {
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  const seen = new Set<string>();
+  const stack = splitList(discussion.deps);
+  let earlier = 0;
+  for (let id = stack.pop(); id !== undefined; id = stack.pop()) {
+    const row = byId.get(id);
+    if (!row || seen.has(id)) continue;
+    seen.add(id);
+    if (row.role === 'discussant') earlier++;
+    stack.push(...splitList(row.deps));
+  }
+  return earlier + 1;
 }
 
 function note(sessionDir: string, round: number, text: string): void {
   appendFileSync(join(sessionDir, 'discussion.md'), `### Round ${round} - ${new Date().toISOString()}\n\n${text}\n\n`);
 }
 
-/** The tasks a gate decision adds, and the synthesizer pointed at the last discussion. */
+/**
+ * The tasks a gate decision adds, and the synthesizer pointed at the last discussion.
+ * A discussion that decides again (a rerun, or a resume after a crash that came between
+ * the rows being written and the discussion being recorded as finished) finds the tasks of
+ * its earlier decision: the same choice keeps them; another one skips those not run yet
+ * (and the loop below them) before adding its own.
+ */
 export function gateChanges(
   rows: readonly TaskRow[],
   discussion: TaskRow,
@@ -48,6 +78,16 @@ export function gateChanges(
   decision: GateDecision,
   topic: string,
 ): SessionChanges {
+  const followUps = rows.filter((row) => kLoopRoles.has(row.role) && splitList(row.deps).includes(discussion.id));
+  if (followUps.some((row) => sameChoice(row, decision))) return { add: [], update: [], skip: [] };
+  const superseded = [...followUps, ...loopTasksBelow(rows, kLoopRoles, followUps.map((row) => row.id))];
+  // Downstream first (appended rows are in dependency order): a task skipped before its
+  // dependents would doom them as failed.
+  const skip = superseded
+    .filter((row) => statusOf(row) === 'pending')
+    .reverse()
+    .map((row) => ({ id: row.id, error: `Skipped: superseded by a new decision of ${discussion.id}` }));
+
   const ids = rows.map((row) => row.id);
   const add: TaskRow[] = [];
   let last = discussion.id;
@@ -55,7 +95,7 @@ export function gateChanges(
     let before = discussion.id;
     if (decision.decision === 'adjust') {
       const fix = newRow({
-        id: `ANALYZE-fix-${round}`,
+        id: freeId(`ANALYZE-fix-${round}`, ids),
         title: 'Supplementary analysis with adjusted focus',
         description: `Re-analyze "${topic}" from the adjusted perspective: ${decision.focus}. Build on the previous exploration findings and give updated discussion points.`,
         role: 'analyst',
@@ -94,9 +134,27 @@ export function gateChanges(
         context_from: last,
       }),
     );
-    return { add, update: [], skip: [] };
+    return { add, update: [], skip };
   }
-  const context = splitList(synth.context_from);
+  // A synthesis that already ran keeps its result (a rerun without cascade).
+  if (statusOf(synth) !== 'pending') return { add, update: [], skip };
+  const dropped = new Set(superseded.map((row) => row.id));
+  const context = splitList(synth.context_from).filter((id) => !dropped.has(id));
   if (!context.includes(last)) context.push(last);
-  return { add, update: [{ id: synth.id, deps: last, context_from: context.join(';') }], skip: [] };
+  return { add, update: [{ id: synth.id, deps: last, context_from: context.join(';') }], skip };
+}
+
+/** Whether a task an earlier decision added is what this decision would add first. */
+function sameChoice(row: TaskRow, decision: GateDecision): boolean {
+  if (decision.decision === 'continue') return row.role === 'discussant';
+  if (decision.decision === 'adjust') return row.role === 'analyst' && row.angle === (decision.focus ?? '');
+  return false;
+}
+
+/** `base` if no task has it, else `base-2`, `base-3`, … */
+function freeId(base: string, ids: readonly string[]): string {
+  if (!ids.includes(base)) return base;
+  let n = 2;
+  while (ids.includes(`${base}-${n}`)) n++;
+  return `${base}-${n}`;
 }

@@ -1,11 +1,10 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { splitList } from '../csv/columns.js';
+import type { TaskRow } from '../csv/tasks-file.js';
 import type { WorkerRequest } from '../executors/messages.js';
-import { kGcConvergedError } from '../schema/task-state.js';
-import { nextGcRound } from '../pipelines/brainstorm/gc-round.js';
+import { kGcConvergedError, statusOf } from '../schema/task-state.js';
+import { laterGcRounds, nextGcRound } from '../pipelines/brainstorm/gc-round.js';
 import { parseSeverity, signalFromSeverity } from '../pipelines/brainstorm/severity.js';
-import type { HandlerResult, InteractiveContext, InteractiveHandler } from './types.js';
+import type { HandlerResult, InteractiveContext, InteractiveHandler, SessionChanges } from './types.js';
 
 /** @default 2 generator-critic rounds */
 export const kDefaultMaxGcRounds = 2;
@@ -43,26 +42,7 @@ export class GcController implements InteractiveHandler {
     const severity = challenger?.severity_summary ?? '';
     const { decision, note } = decideGc(challenger?.gc_signal ?? '', severity, gcRound, maxRounds);
 
-    mkdirSync(join(context.sessionDir, 'interactive'), { recursive: true });
-    writeFileSync(
-      join(context.sessionDir, 'interactive', `${self.id}-result.json`),
-      `${JSON.stringify(
-        { task_id: self.id, status: 'completed', gc_decision: decision, gc_round: gcRound, timestamp: new Date().toISOString() },
-        null,
-        2,
-      )}\n`,
-    );
-
-    const changes =
-      decision === 'REVISION_NEEDED'
-        ? nextGcRound(context.rows, self)
-        : {
-            add: [],
-            update: [],
-            skip: context.rows
-              .filter((row) => splitList(row.deps).includes(self.id) && (row.status === '' || row.status === 'pending'))
-              .map((row) => ({ id: row.id, error: `${kGcConvergedError} (${self.id})` })),
-          };
+    const changes = gcChanges(context.rows, self, decision);
     return {
       reply: {
         kind: 'finished',
@@ -80,6 +60,24 @@ export class GcController implements InteractiveHandler {
         supervision_score: undefined,
       },
       changes,
+      record: { gc_decision: decision, gc_round: gcRound },
     };
   }
+}
+
+/**
+ * What a decision changes. REVISION_NEEDED appends the next round, unless an earlier
+ * decision of this check appended it already: then that round is the one to run.
+ * CONVERGED skips the check's pending dependents, and any round appended below them.
+ */
+function gcChanges(rows: readonly TaskRow[], check: TaskRow, decision: GcDecision): SessionChanges {
+  const later = laterGcRounds(rows, check);
+  if (decision === 'REVISION_NEEDED') return later.length > 0 ? { add: [], update: [], skip: [] } : nextGcRound(rows, check);
+  const pending = (row: TaskRow) => statusOf(row) === 'pending';
+  const skipped = [...rows.filter((row) => splitList(row.deps).includes(check.id)), ...later].filter(pending);
+  return {
+    add: [],
+    update: [],
+    skip: [...new Set(skipped)].map((row) => ({ id: row.id, error: `${kGcConvergedError} (${check.id})` })),
+  };
 }

@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { TaskRow } from '../csv/tasks-file.js';
 import type { WorkerReply, WorkerRequest } from '../executors/messages.js';
 import type { AnswerSource, HandlerResult, InteractiveContext, InteractiveHandler } from './types.js';
@@ -15,7 +17,8 @@ export interface LaneSetup {
 /**
  * The interactive lane: a role with a handler (the GC controller, the discussion gate) is
  * run by it, in the main thread; any other interactive task goes through the configured
- * executor like a csv-wave task. The scheduler hands the lane one task at a time.
+ * executor like a csv-wave task. The scheduler hands the lane one task at a time. Each
+ * attempt leaves `interactive/<id>-result.json` (DESIGN.md section 1).
  */
 export class InteractiveLane {
   readonly #setup: LaneSetup;
@@ -27,13 +30,29 @@ export class InteractiveLane {
   async run(request: WorkerRequest): Promise<HandlerResult> {
     const setup = this.#setup;
     const handler = setup.handlers.get(request.task.row.role ?? '');
-    if (!handler) return { reply: await setup.runExecutor(request) };
-    return handler.run(request, {
-      rows: setup.rows(),
-      config: setup.config,
-      sessionDir: setup.sessionDir,
-      runExecutor: setup.runExecutor,
-      answers: setup.answers,
-    });
+    let result: HandlerResult;
+    try {
+      result = handler
+        ? await handler.run(request, {
+            rows: setup.rows(),
+            config: setup.config,
+            sessionDir: setup.sessionDir,
+            runExecutor: setup.runExecutor,
+            answers: setup.answers,
+          })
+        : { reply: await setup.runExecutor(request) };
+    } catch (error) {
+      writeResultFile(setup.sessionDir, request.task.id, 'failed', {});
+      throw error;
+    }
+    const status = result.reply.kind === 'finished' ? result.reply.status : 'failed';
+    writeResultFile(setup.sessionDir, request.task.id, status, result.record ?? {});
+    return result;
   }
+}
+
+function writeResultFile(sessionDir: string, taskId: string, status: string, record: Record<string, unknown>): void {
+  mkdirSync(join(sessionDir, 'interactive'), { recursive: true });
+  const content = { task_id: taskId, status, ...record, timestamp: new Date().toISOString() };
+  writeFileSync(join(sessionDir, 'interactive', `${taskId}-result.json`), `${JSON.stringify(content, null, 2)}\n`);
 }

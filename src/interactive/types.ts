@@ -19,6 +19,8 @@ export interface SessionChanges {
 export interface HandlerResult {
   reply: WorkerReply;
   changes?: SessionChanges;
+  /** What the handler decided, for `interactive/<id>-result.json` (the lane writes the file). */
+  record?: Record<string, unknown>;
 }
 
 /** A question of the discussion gate and its answer. */

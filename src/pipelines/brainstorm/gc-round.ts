@@ -1,6 +1,7 @@
 import { splitList } from '../../csv/columns.js';
 import type { TaskRow } from '../../csv/tasks-file.js';
 import type { SessionChanges } from '../../interactive/types.js';
+import { loopTasksBelow } from '../loop-tasks.js';
 import { newRow } from '../new-row.js';
 import { nextId } from '../task-ids.js';
 import { kBrainstormText } from './decompose.js';
@@ -14,7 +15,7 @@ export function nextGcRound(rows: readonly TaskRow[], gcCheck: TaskRow): Session
   const ids = rows.map((row) => row.id);
   const byId = new Map(rows.map((row) => [row.id, row]));
   const challenger = splitList(gcCheck.deps).map((id) => byId.get(id)).find((row) => row?.role === 'challenger');
-  const revisions = rows.filter((row) => row.role === 'ideator' && splitList(row.deps).includes(gcCheck.id));
+  const revisions = revisionsOf(rows, gcCheck);
   const round = (row: TaskRow | undefined) => String(Number(row?.gc_round || '0') + 1);
 
   const challenge = newRow({
@@ -56,4 +57,21 @@ export function nextGcRound(rows: readonly TaskRow[], gcCheck: TaskRow): Session
     update.push({ id: row.id, deps: [...new Set(deps)].join(';'), context_from: context.join(';') });
   }
   return { add: [challenge, check, revision], update, skip: [] };
+}
+
+/** The revision tasks a GC check guards: the ideators that depend on it. */
+function revisionsOf(rows: readonly TaskRow[], gcCheck: TaskRow): TaskRow[] {
+  return rows.filter((row) => row.role === 'ideator' && splitList(row.deps).includes(gcCheck.id));
+}
+
+const kLoopRoles = new Set(['ideator', 'challenger', 'gc-controller']);
+
+/**
+ * The rounds an earlier REVISION_NEEDED decision of this GC check appended: every
+ * generator-critic task below its revisions. Empty the first time a check decides; not
+ * empty when it decides again (a rerun, or a resume after a crash that came between the
+ * rows being written and the check being recorded as finished).
+ */
+export function laterGcRounds(rows: readonly TaskRow[], gcCheck: TaskRow): TaskRow[] {
+  return loopTasksBelow(rows, kLoopRoles, revisionsOf(rows, gcCheck).map((row) => row.id));
 }
