@@ -295,8 +295,10 @@ export class Scheduler {
         else this.#running--;
         const apply = changes && reply.kind === 'finished' && reply.status === 'completed';
         const problem = apply ? this.#applyChanges(changes) : undefined;
+        // A task to skip is marked before the deciding task finishes, so that it is skipped
+        // with its own reason as soon as it would become ready; the rest right after.
+        if (apply && !problem) for (const { id, error } of changes.skip) this.#entryById.get(id)!.doomed ??= error;
         this.#settle(entry, problem ? { kind: 'error', errorClass: 'task-failure', error: problem } : reply);
-        // Skips go after the task that decided them, so that the journal and the log read in order.
         if (apply && !problem) for (const { id, error } of changes.skip) this.#skip(id, error);
         this.#pump();
       });
@@ -398,15 +400,16 @@ export class Scheduler {
     });
     this.#unfinished--;
     if (!entry.dispatched) this.#countDispatched(entry.wave, false);
-    const left = this.#unfinishedByWave.get(entry.wave)! - 1;
-    this.#unfinishedByWave.set(entry.wave, left);
-    if (left === 0) this.#waveDone(entry.wave);
-
+    // Dependents first: the ones this dooms are skipped before the wave gate moves on, so
+    // that a later wave whose every task is skipped is passed over (no wave file), as in eager.
     const doom = this.#doomFrom(row);
     for (const dependent of entry.dependents) {
       if (doom && splitList(dependent.row.deps).includes(row.id)) dependent.doomed ??= doom;
       if (--dependent.remaining === 0) this.#becomeReady(dependent);
     }
+    const left = this.#unfinishedByWave.get(entry.wave)! - 1;
+    this.#unfinishedByWave.set(entry.wave, left);
+    if (left === 0) this.#waveDone(entry.wave);
     this.#checkHalt();
   }
 
