@@ -1,7 +1,10 @@
 import { availableParallelism } from 'node:os';
 import { WaveError } from '../errors.js';
+import { kDefaultMaxStdoutBytes } from '../executors/command.js';
 import type { ExecutorSpec } from '../executors/messages.js';
 import { kDefaultPrevContextCap } from '../graph/prev-context.js';
+import { kDefaultArtifactLimits } from '../knowledge/artifacts.js';
+import { kDefaultMaxDiscoveryLineBytes } from '../knowledge/discoveries-board.js';
 
 /** When to stop starting tasks because too many failed (like GNU parallel's --halt soon,fail=N). */
 export type HaltPolicy = { count: number } | { percent: number };
@@ -62,6 +65,32 @@ export interface RunOptions {
    * @default 8
    */
   endpointConcurrency?: number;
+  /**
+   * Bytes of a command's stdout kept per attempt. The rest is read and dropped; the kept
+   * head is the findings (whole in `artifacts/<id>-output.md`), which end with a note
+   * saying how many bytes were dropped. session.json: `max_stdout_bytes`.
+   * @default 1048576 (1 MiB)
+   */
+  maxStdoutBytes?: number;
+  /**
+   * Artifact files one task may write, its findings' `<id>-output.md` included; further
+   * ones are dropped, and its findings say which. session.json: `max_artifacts_per_task`.
+   * @default 20
+   */
+  maxArtifactsPerTask?: number;
+  /**
+   * Bytes of artifacts one task may write, all files together; an artifact that would pass
+   * it is dropped (findings are cut instead), and the findings say so.
+   * session.json: `max_artifact_bytes`.
+   * @default 10485760 (10 MiB)
+   */
+  maxArtifactBytes?: number;
+  /**
+   * Bytes of one line of discoveries.ndjson; a larger discovery is dropped with a warning
+   * naming its task. session.json: `max_discovery_line_bytes`.
+   * @default 65536 (64 KiB)
+   */
+  maxDiscoveryLineBytes?: number;
 }
 
 export type NormalizedRunOptions = Required<Omit<RunOptions, 'halt' | 'bom' | 'executor'>> &
@@ -75,6 +104,10 @@ const kDefaults = {
   prevContextCap: kDefaultPrevContextCap,
   workerMemoryMb: 1024,
   endpointConcurrency: 8,
+  maxStdoutBytes: kDefaultMaxStdoutBytes,
+  maxArtifactsPerTask: kDefaultArtifactLimits.maxFiles,
+  maxArtifactBytes: kDefaultArtifactLimits.maxBytes,
+  maxDiscoveryLineBytes: kDefaultMaxDiscoveryLineBytes,
 } as const;
 
 function expect(name: string, valid: boolean, value: unknown, what: string): void {
@@ -85,6 +118,8 @@ function expect(name: string, valid: boolean, value: unknown, what: string): voi
 
 const isPositiveInteger = (value: number) => Number.isInteger(value) && value > 0;
 const isNonNegativeInteger = (value: number) => Number.isInteger(value) && value >= 0;
+/** Byte caps start at 1 KiB: a smaller one is a unit mistake (megabytes meant), not a wish. */
+const isByteCap = (value: number) => Number.isInteger(value) && value >= 1024;
 
 /** Fills the defaults and checks every option, with p-queue style messages. */
 export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
@@ -112,6 +147,14 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
   expect('workerMemoryMb', isPositiveInteger(workerMemoryMb), workerMemoryMb, 'a positive integer');
   const endpointConcurrency = options.endpointConcurrency ?? kDefaults.endpointConcurrency;
   expect('endpointConcurrency', isPositiveInteger(endpointConcurrency), endpointConcurrency, 'a positive integer');
+  const maxStdoutBytes = options.maxStdoutBytes ?? kDefaults.maxStdoutBytes;
+  expect('maxStdoutBytes', isByteCap(maxStdoutBytes), maxStdoutBytes, 'an integer ≥ 1024 (bytes)');
+  const maxArtifactsPerTask = options.maxArtifactsPerTask ?? kDefaults.maxArtifactsPerTask;
+  expect('maxArtifactsPerTask', isPositiveInteger(maxArtifactsPerTask), maxArtifactsPerTask, 'a positive integer');
+  const maxArtifactBytes = options.maxArtifactBytes ?? kDefaults.maxArtifactBytes;
+  expect('maxArtifactBytes', isByteCap(maxArtifactBytes), maxArtifactBytes, 'an integer ≥ 1024 (bytes)');
+  const maxDiscoveryLineBytes = options.maxDiscoveryLineBytes ?? kDefaults.maxDiscoveryLineBytes;
+  expect('maxDiscoveryLineBytes', isByteCap(maxDiscoveryLineBytes), maxDiscoveryLineBytes, 'an integer ≥ 1024 (bytes)');
   if (options.halt) {
     const value = 'count' in options.halt ? options.halt.count : options.halt.percent;
     const valid = 'count' in options.halt ? isPositiveInteger(value) : value > 0 && value <= 100;
@@ -128,6 +171,10 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
     prevContextCap,
     workerMemoryMb,
     endpointConcurrency,
+    maxStdoutBytes,
+    maxArtifactsPerTask,
+    maxArtifactBytes,
+    maxDiscoveryLineBytes,
     ...(options.halt ? { halt: options.halt } : {}),
     ...(options.bom === undefined ? {} : { bom: options.bom }),
   };

@@ -1,18 +1,29 @@
 import { spawn } from 'node:child_process';
+import { utf8Prefix, cutTextBytes } from '../knowledge/cut-text.js';
 import { parseTaskOutput } from './output.js';
+import { SecretScrubber } from './secret-scrubber.js';
 import { renderCommand } from './template.js';
 import type { AttemptOutcome, Executor, ExecutorRunOptions, TaskInput } from './types.js';
 
 export interface CommandExecutorOptions {
   /** The shell template, `{column}` placeholders shell-quoted. */
   template: string;
-  /** Bytes of stdout kept; the rest is dropped and the task told so. @default 16 MiB */
+  /**
+   * Bytes of stdout kept; the rest is read and dropped, and the findings say so.
+   * `ExecutorRunOptions.maxStdoutBytes` wins. @default 1 MiB
+   */
   maxStdoutBytes?: number;
 }
 
-const kDefaultMaxStdout = 16 * 1024 * 1024;
+/** @default 1 MiB of stdout per task (`max_stdout_bytes`) */
+export const kDefaultMaxStdoutBytes = 1024 * 1024;
 /** Characters of stderr kept for the error message: the end is where programs say what went wrong. */
 const kStderrTail = 2000;
+/**
+ * Output is read this much past a cut before it is scrubbed of secrets and then cut: a
+ * secret across the cut is hidden whole rather than leaving its first or last characters.
+ */
+const kSecretMargin = 8192;
 /** A command that exits with this (EX_TEMPFAIL of sysexits.h) asks to be retried. */
 export const kTempFailExitCode = 75;
 
@@ -27,11 +38,12 @@ export class CommandExecutor implements Executor {
 
   constructor(options: CommandExecutorOptions) {
     this.#template = options.template;
-    this.#maxStdout = options.maxStdoutBytes ?? kDefaultMaxStdout;
+    this.#maxStdout = options.maxStdoutBytes ?? kDefaultMaxStdoutBytes;
   }
 
   run(task: TaskInput, options: ExecutorRunOptions): Promise<AttemptOutcome> {
     const command = renderCommand(this.#template, { ...task.row, prev_context: task.prev_context });
+    const maxStdout = options.maxStdoutBytes ?? this.#maxStdout;
     return new Promise((resolve) => {
       const child = spawn('/bin/sh', ['-c', command], {
         cwd: task.session,
@@ -46,10 +58,11 @@ export class CommandExecutor implements Executor {
           CSV_WAVE_ATTEMPT: String(task.attempt),
         },
       });
-      const stdout: Buffer[] = [];
-      let stdoutBytes = 0;
-      let stdoutCut = false;
+      // stdout is read to its end however long it is (a command blocked on a full pipe would
+      // never exit), but only its head and its end are kept: memory stays bounded.
+      const stdout = new BoundedOutput(maxStdout);
       let stderr = '';
+      let stderrCut = false;
       let killedFor: 'timeout' | 'abort' | undefined;
 
       const killGroup = () => {
@@ -71,19 +84,15 @@ export class CommandExecutor implements Executor {
       const onAbort = () => stop('abort');
       options.signal.addEventListener('abort', onAbort, { once: true });
 
-      child.stdout.on('data', (chunk: Buffer) => {
-        if (stdoutBytes >= this.#maxStdout) {
-          stdoutCut = true;
-          return;
+      child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+      // Decoded as a stream, so that a character split across two chunks stays whole.
+      child.stderr.setEncoding('utf8');
+      child.stderr.on('data', (text: string) => {
+        stderr += text;
+        if (stderr.length > kStderrTail + kSecretMargin) {
+          stderrCut = true;
+          stderr = stderr.slice(-(kStderrTail + kSecretMargin));
         }
-        const room = this.#maxStdout - stdoutBytes;
-        if (chunk.length > room) stdoutCut = true;
-        const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
-        stdout.push(kept);
-        stdoutBytes += kept.length;
-      });
-      child.stderr.on('data', (chunk: Buffer) => {
-        stderr = (stderr + chunk.toString('utf8')).slice(-kStderrTail);
       });
       // A command that does not read its stdin closes the pipe early; that is not an error.
       child.stdin.on('error', () => {});
@@ -102,7 +111,7 @@ export class CommandExecutor implements Executor {
           return;
         }
         if (code !== 0) {
-          const tail = stderr.trim();
+          const tail = stderrTail(stderr, stderrCut);
           const how = signal ? `killed by ${signal}` : `exited with code ${code}`;
           finish({
             kind: 'error',
@@ -111,8 +120,7 @@ export class CommandExecutor implements Executor {
           });
           return;
         }
-        const text = Buffer.concat(stdout).toString('utf8');
-        finish(parseTaskOutput(text, stdoutCut ? this.#maxStdout : undefined));
+        finish(stdout.parse());
       });
 
       let finished = false;
@@ -125,6 +133,64 @@ export class CommandExecutor implements Executor {
         killGroup();
         resolve(outcome);
       }
+    });
+  }
+}
+
+/** The end of stderr for an error message, scrubbed of secrets before it is cut. */
+function stderrTail(text: string, cut: boolean): string {
+  const scrubbed = SecretScrubber.fromEnv().text(text);
+  if (!cut && scrubbed.length <= kStderrTail) return scrubbed.trim();
+  let tail = scrubbed.slice(-kStderrTail);
+  // Not half a surrogate pair at the start.
+  if (/^[\udc00-\udfff]/.test(tail)) tail = tail.slice(1);
+  return `…${tail.trim()}`;
+}
+
+/**
+ * A command's stdout, kept within bounds: the first `cap` bytes (and a margin for secret
+ * scrubbing), and the last `cap` bytes, in which the result line of a long output is looked for.
+ */
+class BoundedOutput {
+  readonly #cap: number;
+  readonly #head: Buffer[] = [];
+  #headBytes = 0;
+  readonly #tail: Buffer[] = [];
+  #tailBytes = 0;
+  #total = 0;
+
+  constructor(cap: number) {
+    this.#cap = cap;
+  }
+
+  push(chunk: Buffer): void {
+    this.#total += chunk.length;
+    const room = this.#cap + kSecretMargin - this.#headBytes;
+    if (room > 0) {
+      const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      this.#head.push(kept);
+      this.#headBytes += kept.length;
+      chunk = chunk.subarray(kept.length);
+    }
+    if (chunk.length === 0) return;
+    this.#tail.push(chunk);
+    this.#tailBytes += chunk.length;
+    while (this.#tail.length > 1 && this.#tailBytes - this.#tail[0]!.length >= this.#cap) {
+      this.#tailBytes -= this.#tail.shift()!.length;
+    }
+  }
+
+  parse() {
+    const head = Buffer.concat(this.#head);
+    if (this.#total <= this.#cap) return parseTaskOutput(head.toString('utf8'));
+    // Scrubbed before the cut, so that a secret across it is hidden whole.
+    const text = SecretScrubber.fromEnv().text(utf8Prefix(head).toString('utf8'));
+    const kept = cutTextBytes(text, this.#cap);
+    const tail = this.#tailBytes > 0 ? Buffer.concat(this.#tail).toString('utf8') : undefined;
+    return parseTaskOutput(kept, {
+      keptBytes: this.#cap,
+      totalBytes: this.#total,
+      ...(tail === undefined ? {} : { tail }),
     });
   }
 }

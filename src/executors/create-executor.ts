@@ -7,10 +7,8 @@ import type { Executor } from './types.js';
 export function createExecutor(spec: ExecutorSpec): Executor {
   switch (spec.type) {
     case 'command':
-      return new CommandExecutor({
-        template: spec.template,
-        ...(spec.maxStdoutBytes === undefined ? {} : { maxStdoutBytes: spec.maxStdoutBytes }),
-      });
+      // Its stdout cap comes with each request (WorkerRequest.limits).
+      return new CommandExecutor({ template: spec.template });
     case 'module':
       return new ModuleExecutor(spec.path);
     case 'openai':

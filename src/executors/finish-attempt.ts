@@ -1,42 +1,125 @@
-import { fitFindings, writeArtifact } from '../knowledge/artifacts.js';
+import { kDefaultArtifactLimits, writeTaskArtifacts } from '../knowledge/artifacts.js';
+import { cutText } from '../knowledge/cut-text.js';
 import { writeDiscoveryFile } from '../knowledge/discovery-files.js';
 import { signalFromSeverity } from '../pipelines/brainstorm/severity.js';
-import { taskResultSchema } from '../schema/result.js';
-import type { WorkerReply } from './messages.js';
-import type { AttemptOutcome, TaskInput } from './types.js';
+import { taskResultSchema, type TaskResult } from '../schema/result.js';
+import { cleanText } from './clean-text.js';
+import type { FailedAttemptReply, TaskLimits, WorkerReply } from './messages.js';
+import { describe } from './module.js';
+import { mapStrings, SecretScrubber } from './secret-scrubber.js';
+import type { AttemptOutcome, TaskInput, TokenUsage } from './types.js';
+
+/** An error message longer than this keeps its beginning and its end (where stderr says what went wrong). */
+export const kMaxErrorChars = 4000;
+/** gc_signal and severity_summary are short labels; longer ones are cut, with a note. */
+const kMaxLabelChars = 500;
 
 /**
  * Turns an executor's raw outcome into a reply: the result is validated with zod (an
  * invalid one fails the task naming the bad field), long findings and the result's
- * artifacts are written to artifacts/, and a finished task gets its discovery file. A
- * challenger that gave severity counts but no gc_signal gets it derived from the counts.
+ * artifacts are written to artifacts/ (within `limits`), and a finished task gets its
+ * discovery file. A challenger that gave severity counts but no gc_signal gets it derived
+ * from the counts.
+ *
+ * Every text that came from the task is made safe here, once, before it is written
+ * anywhere: secrets of the environment become `***` (artifact contents included), and
+ * ANSI escapes and control characters are removed (but from artifact contents, which are
+ * files of their own). Caps that were hit are noted in the findings and in `notes`.
  */
-export function finishAttempt(task: Pick<TaskInput, 'id' | 'session' | 'row'>, outcome: AttemptOutcome): WorkerReply {
-  if (outcome.kind === 'error') return outcome;
-  const usage = outcome.usage ? { usage: outcome.usage } : {};
-  const parsed = taskResultSchema.safeParse(outcome.result);
-  if (!parsed.success) {
-    const details = parsed.error.issues
-      .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'result'}: ${issue.message}`)
-      .join('; ');
-    return { kind: 'error', errorClass: 'invalid-output', error: `Invalid result: ${details}`, ...usage };
+export function finishAttempt(
+  task: Pick<TaskInput, 'id' | 'session' | 'row'>,
+  outcome: AttemptOutcome,
+  limits: TaskLimits = {},
+): WorkerReply {
+  const scrubber = SecretScrubber.fromEnv();
+  const clean = (text: string) => cleanText(scrubber.text(text));
+  const notes = (outcome.notes ?? []).map(clean);
+  const extras = { ...(outcome.usage ? { usage: outcome.usage } : {}), ...(notes.length > 0 ? { notes } : {}) };
+  if (outcome.kind === 'error') {
+    return {
+      kind: 'error',
+      errorClass: outcome.errorClass,
+      error: cutError(clean(outcome.error)),
+      ...(outcome.retryAfterMs === undefined ? {} : { retryAfterMs: outcome.retryAfterMs }),
+      ...extras,
+    };
   }
-  const result = parsed.data;
+  const invalid = (detail: string): FailedAttemptReply => ({
+    kind: 'error',
+    errorClass: 'invalid-output',
+    error: cutError(clean(`Invalid result: ${detail}`)),
+    ...extras,
+  });
+  try {
+    // Through JSON first: a module's result may hold cycles, BigInts, functions or getters
+    // that throw; what is left is plain data that can be walked, cloned and written.
+    let plain: unknown;
+    try {
+      const json = JSON.stringify(outcome.result);
+      plain = json === undefined ? outcome.result : JSON.parse(json);
+    } catch (error) {
+      return invalid(`not JSON data (${describe(error).replace(/\s+/g, ' ')})`);
+    }
+    const parsed = taskResultSchema.safeParse(scrubber.deep(plain));
+    if (!parsed.success) {
+      return invalid(
+        parsed.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'result'}: ${issue.message}`).join('; '),
+      );
+    }
+    let result: TaskResult;
+    try {
+      result = cleanResult(parsed.data);
+    } catch (error) {
+      // A result too deep or too big to handle is the task's fault, not the worker's.
+      return invalid(`cannot be processed (${describe(error).replace(/\s+/g, ' ')})`);
+    }
+    try {
+      return finishResult(task, result, limits, notes, extras);
+    } catch (error) {
+      // Its files could not be written (a symlink out of the session, a full disk): the
+      // task fails saying so, and the run goes on.
+      return { kind: 'error', errorClass: 'task-failure', error: cutError(clean(describe(error))), ...extras };
+    }
+  } catch (error) {
+    return invalid(`cannot be processed (${describe(error).replace(/\s+/g, ' ')})`);
+  }
+}
+
+function finishResult(
+  task: Pick<TaskInput, 'id' | 'session' | 'row'>,
+  result: TaskResult,
+  limits: TaskLimits,
+  executorNotes: string[],
+  extras: { usage?: TokenUsage; notes?: string[] },
+): WorkerReply {
   if (result.id !== undefined && result.id !== task.id) {
-    return { kind: 'error', errorClass: 'invalid-output', error: `Invalid result: id is ${result.id}, expected ${task.id}`, ...usage };
+    return { kind: 'error', errorClass: 'invalid-output', error: `Invalid result: id is ${cutText(result.id, 100)}, expected ${task.id}`, ...extras };
   }
-  const artifacts: string[] = [];
-  const fitted = fitFindings(task.session, task.id, result.findings);
-  if (fitted.artifact) artifacts.push(fitted.artifact);
-  for (const artifact of result.artifacts ?? []) {
-    artifacts.push(writeArtifact(task.session, task.id, artifact.name, artifact.content));
-  }
-  const error = result.error ?? (result.status === 'failed' ? 'The task reported failure' : '');
+  const notes = [...executorNotes];
+  const label = (name: string, text: string | undefined): string => {
+    if (text === undefined || text.length <= kMaxLabelChars) return text ?? '';
+    notes.push(`${name} cut: the first ${kMaxLabelChars - 1} of ${text.length} characters kept`);
+    return `${cutText(text, kMaxLabelChars - 1)}…`;
+  };
+  const severity = label('severity_summary', result.severity_summary);
+  const signal = label('gc_signal', result.gc_signal);
+  const written = writeTaskArtifacts(
+    task.session,
+    task.id,
+    result.findings,
+    result.artifacts ?? [],
+    {
+      maxFiles: limits.maxArtifactsPerTask ?? kDefaultArtifactLimits.maxFiles,
+      maxBytes: limits.maxArtifactBytes ?? kDefaultArtifactLimits.maxBytes,
+    },
+    notes,
+  );
+  const error = cutError(result.error ?? (result.status === 'failed' ? 'The task reported failure' : ''));
   writeDiscoveryFile(task.session, {
     taskId: task.id,
     role: task.row.role ?? '',
     status: result.status,
-    findings: fitted.cell,
+    findings: written.cell,
     error: error === '' ? null : error,
     keyFindings: result.key_findings,
     decisions: result.decisions,
@@ -44,20 +127,37 @@ export function finishAttempt(task: Pick<TaskInput, 'id' | 'session' | 'row'>, o
     verification: result.verification,
     qualityScore: result.quality_score,
     supervisionVerdict: result.supervision_verdict,
-    artifacts,
+    artifacts: written.artifacts,
   });
   return {
     kind: 'finished',
     status: result.status,
-    findings: fitted.cell,
-    gc_signal: result.gc_signal || (task.row.role === 'challenger' ? signalFromSeverity(result.severity_summary ?? '') : ''),
-    severity_summary: result.severity_summary ?? '',
+    findings: written.cell,
+    gc_signal: signal || (task.row.role === 'challenger' ? signalFromSeverity(severity) : ''),
+    severity_summary: severity,
     error,
     discoveries: result.discoveries ?? [],
     wisdom: result.wisdom ?? {},
-    artifacts,
+    artifacts: written.artifacts,
     supervision_verdict: result.supervision_verdict,
     supervision_score: result.supervision_score,
-    ...usage,
+    ...(extras.usage ? { usage: extras.usage } : {}),
+    ...(written.notes.length > 0 ? { notes: written.notes } : {}),
   };
+}
+
+/** The result with ANSI escapes and control characters removed from every text but artifact contents. */
+function cleanResult(result: TaskResult): TaskResult {
+  const { artifacts, ...rest } = result;
+  const cleaned = mapStrings(rest, cleanText);
+  return artifacts === undefined ? cleaned : { ...cleaned, artifacts };
+}
+
+/** An error of at most about kMaxErrorChars: its beginning (what failed) and its end (why). */
+function cutError(error: string): string {
+  if (error.length <= kMaxErrorChars) return error;
+  const head = cutText(error, 500);
+  let tail = error.slice(-(kMaxErrorChars - 600));
+  if (/^[\udc00-\udfff]/.test(tail)) tail = tail.slice(1);
+  return `${head} […${error.length - head.length - tail.length} characters cut…] ${tail}`;
 }

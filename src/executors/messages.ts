@@ -11,13 +11,29 @@ import type { ErrorClass, TaskInput, TokenUsage } from './types.js';
 
 /** Which executor runs the task, and how it is set up. */
 export type ExecutorSpec =
-  | { type: 'command'; template: string; maxStdoutBytes?: number }
+  | { type: 'command'; template: string }
   | { type: 'module'; path: string }
   /** The API key is not here: workers read OPENAI_API_KEY from their environment, so it is never cloned or journaled. */
   | { type: 'openai'; model: string; baseUrl?: string; promptsDir?: string; maxTokens?: number };
 
+/**
+ * Caps on what one task may produce, from RunOptions / session.json. Each cap a task hits
+ * is reported (a note in its findings and in the reply). Absent fields take the defaults:
+ * 1 MiB of stdout, 20 artifact files and 10 MiB of artifacts per task.
+ */
+export interface TaskLimits {
+  /** Bytes of a command's stdout kept; the rest is read and dropped. */
+  maxStdoutBytes?: number;
+  /** Artifact files per task, the findings' own output file included. */
+  maxArtifactsPerTask?: number;
+  /** Bytes of artifact files per task, all together. */
+  maxArtifactBytes?: number;
+}
+
 export interface WorkerRequest {
   executor: ExecutorSpec;
+  /** Output caps of the run. @default the defaults of TaskLimits */
+  limits?: TaskLimits;
   /** The task without its upstream context, which the worker reads from disk. */
   task: Omit<TaskInput, 'upstream'>;
   deps: DependencyState[];
@@ -50,6 +66,11 @@ export interface FinishedReply {
   supervision_verdict: TaskResult['supervision_verdict'];
   supervision_score: TaskResult['supervision_score'];
   usage?: TokenUsage;
+  /**
+   * Caps the task hit (its stdout, artifacts, findings, prev_context were cut or dropped),
+   * one sentence each; the engine reports each as a warning.
+   */
+  notes?: string[];
 }
 
 /** An attempt that produced no result; the engine decides whether to retry it. */
@@ -59,6 +80,8 @@ export interface FailedAttemptReply {
   error: string;
   retryAfterMs?: number;
   usage?: TokenUsage;
+  /** Caps the attempt hit, as in FinishedReply. */
+  notes?: string[];
 }
 
 export type WorkerReply = FinishedReply | FailedAttemptReply;

@@ -1,27 +1,107 @@
+import { cleanText } from './clean-text.js';
 import type { AttemptOutcome } from './types.js';
+
+/** How much of a command's stdout was kept, when it was longer than its cap. */
+export interface StdoutCut {
+  /** Bytes kept from the beginning (the cap). */
+  keptBytes: number;
+  /** Bytes the command wrote in all. */
+  totalBytes: number;
+  /**
+   * The end of the output, decoded: its last complete non-empty line may still be the
+   * result (commands print logs first and their JSON result last).
+   */
+  tail?: string;
+}
 
 /**
  * Reads a command's stdout (DESIGN.md section 6): the whole of it, or else its last
  * non-empty line, if that is a JSON object, is the result; otherwise the trimmed text is
- * the findings. `cutAtBytes` says the output was longer than kept.
+ * the findings. ANSI escapes and control characters are removed first.
+ *
+ * Output that was meant as a JSON result but does not parse fails as `invalid-output`,
+ * naming the JSON error, instead of becoming findings: stdout that starts like an object
+ * (`{"`, after optional whitespace; unless its first line is a JSON object of its own: log
+ * lines followed by text), or whose last line looks like one (`{"…}`). `{placeholder}` text
+ * stays text.
+ *
+ * `cut` says the output was longer than kept: the findings are the head, with a note; a
+ * JSON result in the head cannot be complete, so it fails saying so, unless the tail's
+ * last complete line is the result.
  */
-export function parseTaskOutput(stdout: string, cutAtBytes?: number): AttemptOutcome {
-  const trimmed = stdout.trim();
-  const whole = parseObject(trimmed);
-  if (whole !== undefined) return { kind: 'result', result: whole };
-  const lines = trimmed.split(/\r?\n/).filter((line) => line.trim() !== '');
-  const last = lines.length > 0 ? parseObject(lines[lines.length - 1]!.trim()) : undefined;
-  if (last !== undefined) return { kind: 'result', result: last };
-  const note = cutAtBytes === undefined ? '' : `\n[output cut at ${cutAtBytes} bytes]`;
-  return { kind: 'result', result: { status: 'completed', findings: trimmed + note } };
+export function parseTaskOutput(stdout: string, cut?: StdoutCut): AttemptOutcome {
+  const trimmed = cleanText(stdout).trim();
+  const notes = cut ? [cutNote(cut)] : [];
+  const withNotes = (outcome: AttemptOutcome): AttemptOutcome => (notes.length > 0 ? { ...outcome, notes } : outcome);
+
+  if (cut) {
+    const fromTail = cut.tail === undefined ? undefined : lastLineResult(cut.tail);
+    if (fromTail) return withNotes({ kind: 'result', result: fromTail });
+    if (startsLikeResult(trimmed)) {
+      return withNotes({
+        kind: 'error',
+        errorClass: 'invalid-output',
+        error:
+          `Invalid output: stdout starts like a JSON result, but it was ${cut.totalBytes} bytes and only the first ` +
+          `${cut.keptBytes} are kept (max_stdout_bytes), so the result is incomplete. Write large content to an ` +
+          `artifact, or raise max_stdout_bytes`,
+      });
+    }
+    return withNotes({ kind: 'result', result: { status: 'completed', findings: trimmed } });
+  }
+
+  const whole = tryParse(trimmed);
+  if (whole.object) return { kind: 'result', result: whole.object };
+  const lines = trimmed.split('\n').filter((line) => line.trim() !== '');
+  const lastLine = lines.length > 0 ? lines[lines.length - 1]!.trim() : '';
+  const last = tryParse(lastLine);
+  if (last.object) return { kind: 'result', result: last.object };
+  if (startsLikeResult(trimmed)) {
+    return { kind: 'error', errorClass: 'invalid-output', error: `Invalid output: stdout starts like a JSON result but is not valid JSON (${whole.error})` };
+  }
+  if (lastLine.startsWith('{"') && lastLine.endsWith('}')) {
+    return {
+      kind: 'error',
+      errorClass: 'invalid-output',
+      error: `Invalid output: the last line of stdout looks like a JSON result but is not valid JSON (${last.error})`,
+    };
+  }
+  return { kind: 'result', result: { status: 'completed', findings: trimmed } };
 }
 
-function parseObject(text: string): object | undefined {
-  if (!text.startsWith('{')) return undefined;
+function cutNote(cut: StdoutCut): string {
+  return (
+    `stdout cut: the first ${cut.keptBytes} of ${cut.totalBytes} bytes kept, ` +
+    `${cut.totalBytes - cut.keptBytes} dropped (max_stdout_bytes)`
+  );
+}
+
+/**
+ * Text that begins like a JSON object meant as the result: `{` then a key (or `}`), and a
+ * first line that is not a whole object (a JSON log line followed by text is just text).
+ */
+function startsLikeResult(text: string): boolean {
+  if (!/^\{\s*["}]/.test(text)) return false;
+  const newline = text.indexOf('\n');
+  return newline < 0 || tryParse(text.slice(0, newline).trim()).object === undefined;
+}
+
+/** The result on the last complete non-empty line of the end of a long output, if any. */
+function lastLineResult(tail: string): object | undefined {
+  const clean = cleanText(tail);
+  // The first line of the tail is cut (its beginning was dropped): only later lines count.
+  const lines = clean.slice(clean.indexOf('\n') + 1).split('\n').filter((line) => line.trim() !== '');
+  if (clean.indexOf('\n') < 0 || lines.length === 0) return undefined;
+  return tryParse(lines[lines.length - 1]!.trim()).object;
+}
+
+function tryParse(text: string): { object?: object; error?: string } {
+  if (!text.startsWith('{')) return {};
   try {
     const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : undefined;
-  } catch {
-    return undefined;
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? { object: value } : {};
+  } catch (error) {
+    // On one line: V8 quotes the text around the error, newlines included.
+    return { error: (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ') };
   }
 }

@@ -39,16 +39,22 @@ export interface TokenUsage {
   completion_tokens: number;
 }
 
-/** What one attempt produced: a raw result (validated by the caller), or a classified failure. */
+/**
+ * What one attempt produced: a raw result (validated by the caller), or a classified
+ * failure. `notes` say which caps the output hit (stdout cut, …): they end the findings
+ * and are reported as warnings.
+ */
 export type AttemptOutcome = (
   | { kind: 'result'; result: unknown }
   | { kind: 'error'; errorClass: ErrorClass; error: string; retryAfterMs?: number }
-) & { usage?: TokenUsage };
+) & { usage?: TokenUsage; notes?: string[] };
 
 export interface ExecutorRunOptions {
   signal: AbortSignal;
   /** Milliseconds before the attempt is killed; 0 for none. */
   timeoutMs: number;
+  /** Bytes of a command's stdout kept (the run's `maxStdoutBytes`). @default the executor's own, 1 MiB */
+  maxStdoutBytes?: number;
 }
 
 /** The one small interface every executor implements (tinypool `runtime/` style). */

@@ -1,7 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
+import { cleanText } from './clean-text.js';
 import { describe } from './module.js';
+import { scrubSecrets } from './secret-scrubber.js';
 import type { WorkerReply, WorkerRequest } from './messages.js';
 
 export interface WorkerPoolOptions {
@@ -73,7 +75,8 @@ export class WorkerPool {
         }
         return { kind: 'error', errorClass: 'timeout', error: `Timed out after ${seconds}s; its worker thread was ended` };
       }
-      return { kind: 'error', errorClass: 'worker-crash', error: `Worker thread died: ${describe(error)}` };
+      // What a dying thread said is the task's text too: scrubbed like every other error.
+      return { kind: 'error', errorClass: 'worker-crash', error: cleanText(scrubSecrets(`Worker thread died: ${describe(error)}`)) };
     } finally {
       clearTimeout(timer);
       started?.port1.close();

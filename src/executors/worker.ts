@@ -27,6 +27,26 @@ export default async function runAttempt(request: WorkerRequest): Promise<Worker
   request.started?.postMessage('started');
   request.started?.close();
   const task: TaskInput = { ...request.task, upstream: buildUpstream(request.task.session, request.deps) };
-  const outcome = await executorFor(request.executor).run(task, { signal: kNeverAborted, timeoutMs: request.timeoutMs });
-  return finishAttempt(task, outcome);
+  const limits = request.limits ?? {};
+  const outcome = await executorFor(request.executor).run(task, {
+    signal: kNeverAborted,
+    timeoutMs: request.timeoutMs,
+    ...(limits.maxStdoutBytes === undefined ? {} : { maxStdoutBytes: limits.maxStdoutBytes }),
+  });
+  return withInputNotes(finishAttempt(task, outcome, limits), task.prev_context);
+}
+
+/** prev_context of a task cut at its cap (the marker of graph/prev-context.ts). */
+const kPrevContextCut = /\n\[prev_context cut: (\d+) of (\d+) characters kept\]$/;
+
+/**
+ * The reply with a note for each cap the task's input hit: a prev_context cut at
+ * `prevContextCap` is reported like the caps on its output (not in its findings, though:
+ * the task did nothing wrong).
+ */
+export function withInputNotes(reply: WorkerReply, prevContext: string): WorkerReply {
+  const cut = kPrevContextCut.exec(prevContext);
+  if (!cut) return reply;
+  const note = `prev_context cut: ${cut[1]} of ${cut[2]} characters kept (prev_context_cap)`;
+  return { ...reply, notes: [...(reply.notes ?? []), note] };
 }

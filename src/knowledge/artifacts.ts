@@ -1,25 +1,125 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { cutText } from './cut-text.js';
+import { writeFileSync } from 'node:fs';
+import { cutText, cutTextBytes } from './cut-text.js';
+import { sessionPathForWrite } from './session-path.js';
 
 /** The findings cell holds at most this many characters (DESIGN.md section 2). */
 export const kMaxFindingsChars = 500;
 
-/** Writes `artifacts/<id>-<name>.md` and returns its path relative to the session folder. */
+/** How much one task may write to artifacts/ (RunOptions / session.json). */
+export interface ArtifactLimits {
+  /** Files per task, the findings' own `<id>-output.md` included. */
+  maxFiles: number;
+  /** Bytes per task, all its files together. */
+  maxBytes: number;
+}
+
+/** @default 20 files and 10 MiB per task */
+export const kDefaultArtifactLimits: Readonly<ArtifactLimits> = { maxFiles: 20, maxBytes: 10 * 1024 * 1024 };
+
+/**
+ * Writes `artifacts/<id>-<name>.md` and returns its path relative to the session folder.
+ * Never through a symlink out of the session (throws WaveError IO, see session-path.ts).
+ */
 export function writeArtifact(sessionDir: string, taskId: string, name: string, content: string): string {
   const relative = `artifacts/${taskId}-${name}.md`;
-  mkdirSync(join(sessionDir, 'artifacts'), { recursive: true });
-  writeFileSync(join(sessionDir, relative), content);
+  writeFileSync(sessionPathForWrite(sessionDir, relative), content);
   return relative;
 }
 
-/**
- * Findings that fit go to the cell as they are. Longer ones are written whole to
- * `artifacts/<id>-output.md`, and the cell keeps their beginning and a pointer to the file.
- */
-export function fitFindings(sessionDir: string, taskId: string, findings: string): { cell: string; artifact?: string } {
-  if (findings.length <= kMaxFindingsChars) return { cell: findings };
-  const artifact = writeArtifact(sessionDir, taskId, 'output', findings);
+/** The findings text with its notes, one `[note]` line each. */
+export function withNotes(findings: string, notes: readonly string[]): string {
+  const lines = notes.map((note) => `[${note}]`);
+  return findings === '' ? lines.join('\n') : [findings, ...lines].join('\n');
+}
+
+/** Characters of notes a findings cell shows at most; the artifact has them all. */
+const kMaxCellNotesChars = 300;
+
+/** The cell of findings whose whole text is in `artifact`: their beginning, the notes, a pointer. */
+function fittedCell(findings: string, notes: readonly string[], artifact: string): string {
   const pointer = ` [… full output: ${artifact}]`;
-  return { cell: cutText(findings, kMaxFindingsChars - pointer.length) + pointer, artifact };
+  let noteText = notes.length === 0 ? '' : `\n${withNotes('', notes)}`;
+  if (noteText.length > kMaxCellNotesChars) noteText = `${cutText(noteText, kMaxCellNotesChars - 1)}…`;
+  return cutText(findings, Math.max(0, kMaxFindingsChars - pointer.length - noteText.length)) + noteText + pointer;
+}
+
+/**
+ * Writes a task's artifacts within its limits. Findings that fit go to the cell as they
+ * are; longer ones are written to `artifacts/<id>-output.md`, and the cell keeps their
+ * beginning and a pointer to the file. That file is counted first (findings are the task's
+ * main output), then the result's artifacts in order: one that would pass the file count
+ * or the byte total is dropped, findings past the byte total are cut, and each of those is
+ * said in a note. The notes end the findings, in the cell (even a cut one) and in the file.
+ */
+export function writeTaskArtifacts(
+  sessionDir: string,
+  taskId: string,
+  findings: string,
+  extra: readonly { name: string; content: string }[],
+  limits: ArtifactLimits,
+  notes: readonly string[] = [],
+): { cell: string; artifacts: string[]; notes: string[] } {
+  // Findings that fit the cell need no file, unless the notes of dropped artifacts make
+  // them too long: then the plan is made again with the output file counted.
+  let plan = planArtifacts(findings, extra, limits, notes, withNotes(findings, notes).length > kMaxFindingsChars);
+  if (!plan.output && withNotes(plan.findings, plan.notes).length > kMaxFindingsChars) {
+    plan = planArtifacts(findings, extra, limits, notes, true);
+  }
+  const written: string[] = [];
+  let cell = withNotes(plan.findings, plan.notes);
+  if (plan.output) {
+    const artifact = writeArtifact(sessionDir, taskId, 'output', cell);
+    written.push(artifact);
+    cell = fittedCell(plan.findings, plan.notes, artifact);
+  }
+  for (const artifact of plan.accepted) written.push(writeArtifact(sessionDir, taskId, artifact.name, artifact.content));
+  return { cell, artifacts: written, notes: plan.notes };
+}
+
+/** Room kept in the byte total for the notes that end the output file. */
+const kNotesReserve = 4096;
+
+function planArtifacts(
+  findings: string,
+  extra: readonly { name: string; content: string }[],
+  limits: ArtifactLimits,
+  notes: readonly string[],
+  output: boolean,
+): { output: boolean; findings: string; notes: string[]; accepted: { name: string; content: string }[] } {
+  const allNotes = [...notes];
+  let kept = findings;
+  let bytesLeft = limits.maxBytes;
+  let filesLeft = limits.maxFiles;
+  if (output) {
+    filesLeft--;
+    const size = Buffer.byteLength(findings);
+    const reserve = Math.min(kNotesReserve, Math.floor(limits.maxBytes / 4));
+    const room = limits.maxBytes - reserve;
+    if (size > room) {
+      kept = cutTextBytes(findings, room);
+      allNotes.push(
+        `findings cut: the first ${Buffer.byteLength(kept)} of ${size} bytes kept (max_artifact_bytes ${limits.maxBytes})`,
+      );
+    }
+    bytesLeft -= Buffer.byteLength(kept) + reserve;
+  }
+  const dropped: string[] = [];
+  const accepted: { name: string; content: string }[] = [];
+  for (const artifact of extra) {
+    const size = Buffer.byteLength(artifact.content);
+    if (filesLeft <= 0 || size > bytesLeft) {
+      dropped.push(`${artifact.name} (${size} bytes)`);
+      continue;
+    }
+    filesLeft--;
+    bytesLeft -= size;
+    accepted.push(artifact);
+  }
+  if (dropped.length > 0) {
+    const shown = dropped.slice(0, 5).join(', ') + (dropped.length > 5 ? ` and ${dropped.length - 5} more` : '');
+    allNotes.push(
+      `${dropped.length} artifact(s) dropped, past the cap of ${limits.maxFiles} files and ${limits.maxBytes} bytes per task (max_artifacts_per_task, max_artifact_bytes): ${shown}`,
+    );
+  }
+  return { output, findings: kept, notes: allNotes, accepted };
 }

@@ -1,6 +1,10 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { cutText } from './cut-text.js';
 import { discoveryLineSchema, type DiscoveryInput, type DiscoveryLine } from '../schema/discovery.js';
+
+/** @default 64 KiB: one discovery line of discoveries.ndjson at most (`max_discovery_line_bytes`). */
+export const kDefaultMaxDiscoveryLineBytes = 64 * 1024;
 
 /** The data field that identifies a discovery of each known type (DESIGN.md section 7). */
 const kDedupField: Record<string, string> = {
@@ -21,14 +25,20 @@ function dedupKey(type: string, data: Record<string, unknown>): string {
 
 /**
  * `discoveries.ndjson`, the append-only board all tasks share. The engine is its only
- * writer (so no line is ever torn), and drops a discovery whose key is already there.
+ * writer (so no line is ever torn), and drops a discovery whose key is already there. A
+ * discovery whose line would be longer than `maxLineBytes` is dropped with a warning
+ * naming the task: one task cannot flood the board every other task reads.
  */
 export class DiscoveryBoard {
   readonly #path: string;
   readonly #keys = new Set<string>();
+  readonly #warn: (message: string) => void;
+  readonly #maxLineBytes: number;
 
-  constructor(sessionDir: string, warn: (message: string) => void) {
+  constructor(sessionDir: string, warn: (message: string) => void, options: { maxLineBytes?: number } = {}) {
     this.#path = join(sessionDir, 'discoveries.ndjson');
+    this.#warn = warn;
+    this.#maxLineBytes = options.maxLineBytes ?? kDefaultMaxDiscoveryLineBytes;
     for (const line of readDiscoveries(this.#path, warn)) this.#keys.add(dedupKey(line.type, line.data));
   }
 
@@ -38,11 +48,19 @@ export class DiscoveryBoard {
     let added = 0;
     const ts = new Date().toISOString();
     for (const discovery of discoveries) {
+      const line: DiscoveryLine = { ts, worker, type: discovery.type, data: discovery.data };
+      const json = JSON.stringify(line);
+      const bytes = Buffer.byteLength(json) + 1;
+      if (bytes > this.#maxLineBytes) {
+        this.#warn(
+          `${worker}: dropped a discovery of type ${JSON.stringify(cutText(discovery.type, 40))}: its line is ${bytes} bytes, past the cap of ${this.#maxLineBytes} (max_discovery_line_bytes)`,
+        );
+        continue;
+      }
       const key = dedupKey(discovery.type, discovery.data);
       if (this.#keys.has(key)) continue;
       this.#keys.add(key);
-      const line: DiscoveryLine = { ts, worker, type: discovery.type, data: discovery.data };
-      text += `${JSON.stringify(line)}\n`;
+      text += `${json}\n`;
       added++;
     }
     if (text !== '') appendFileSync(this.#path, text);

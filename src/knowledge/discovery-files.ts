@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DiscoveryFile } from '../schema/discovery-file.js';
 import { cutText } from './cut-text.js';
+import { sessionPathForWrite } from './session-path.js';
 
 /** key_findings keeps at most 5 items of under 100 characters each (seed 000). */
 const kMaxKeyFindings = 5;
@@ -22,7 +23,10 @@ export interface DiscoveryFileInput {
   artifacts: readonly string[];
 }
 
-/** Writes `discoveries/<id>.json` for a finished task (schema in DESIGN.md section 7). */
+/**
+ * Writes `discoveries/<id>.json` for a finished task (schema in DESIGN.md section 7), never
+ * through a symlink out of the session (throws WaveError IO).
+ */
 export function writeDiscoveryFile(sessionDir: string, input: DiscoveryFileInput): void {
   const record: DiscoveryFile = {
     task_id: input.taskId,
@@ -42,8 +46,7 @@ export function writeDiscoveryFile(sessionDir: string, input: DiscoveryFileInput
     },
     artifacts_produced: [...input.artifacts],
   };
-  mkdirSync(join(sessionDir, 'discoveries'), { recursive: true });
-  writeFileSync(join(sessionDir, 'discoveries', `${input.taskId}.json`), `${JSON.stringify(record, null, 2)}\n`);
+  writeFileSync(sessionPathForWrite(sessionDir, join('discoveries', `${input.taskId}.json`)), `${JSON.stringify(record, null, 2)}\n`);
 }
 
 /** The parsed discovery file of a task, or null when there is none (or it is unreadable). */

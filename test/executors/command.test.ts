@@ -98,7 +98,12 @@ describe('command output', () => {
     const session = sessionDir();
     const executor = new CommandExecutor({ template: `printf 'abcdefghij%.0s' 1 2 3 4 5`, maxStdoutBytes: 16 });
     const outcome = await executor.run(taskInput(session), { signal: new AbortController().signal, timeoutMs: 0 });
-    expect(outcome).toEqual({ kind: 'result', result: { status: 'completed', findings: 'abcdefghijabcdef\n[output cut at 16 bytes]' } });
+    // The note ends the findings when the attempt is finished (test/hostile/output.test.ts).
+    expect(outcome).toEqual({
+      kind: 'result',
+      result: { status: 'completed', findings: 'abcdefghijabcdef' },
+      notes: ['stdout cut: the first 16 of 50 bytes kept, 34 dropped (max_stdout_bytes)'],
+    });
   });
 });
 
