@@ -12,7 +12,9 @@
  * context_from is a random subset of deps (each dep kept with probability 1/2, in deps
  * order), so it always points at earlier waves. Every row is a pending csv-wave task of
  * role "worker" with an empty wave cell, in the seed's layout: header unquoted, every data
- * field double-quoted, `\n` line ends, as csv-wave itself writes the file.
+ * field double-quoted, `\n` line ends, as csv-wave itself writes the file. Ids get a seventh
+ * digit from 1,000,000 tasks on. generateLayeredDag makes the layered graphs (one wave per
+ * layer, extra columns such as a task's duration) of the benchmarks in scripts/bench/.
  */
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -81,8 +83,14 @@ function poisson(random: () => number, mean: number): number {
   return count;
 }
 
-export function taskId(index: number): string {
-  return `T${String(index + 1).padStart(6, '0')}`;
+/** `T000001` for index 0; ids get a seventh digit only from the millionth task on. */
+export function taskId(index: number, width = 6): string {
+  return `T${String(index + 1).padStart(width, '0')}`;
+}
+
+/** Digits of the ids of a file of `tasks` rows: 6, or more for a million rows and up. */
+export function idWidth(tasks: number): number {
+  return Math.max(6, String(tasks).length);
 }
 
 function pick<T>(random: () => number, items: readonly T[]): T {
@@ -98,7 +106,9 @@ function quoted(cell: string): string {
 export function generateDag({ tasks, meanDeps, seed }: DagOptions): string {
   if (!Number.isInteger(tasks) || tasks < 0) throw new RangeError(`tasks must be a non-negative integer, not ${tasks}`);
   if (!(meanDeps >= 0) || !Number.isFinite(meanDeps)) throw new RangeError(`meanDeps must be >= 0, not ${meanDeps}`);
-  if (tasks > 999_999) throw new RangeError('tasks must be at most 999,999 (ids have six digits)');
+  if (tasks > 9_999_999) throw new RangeError('tasks must be at most 9,999,999 (ids have at most seven digits)');
+  const width = idWidth(tasks);
+  const id = (index: number) => taskId(index, width);
   const random = mulberry32(seed);
   const lines: string[] = [kSeedColumns.join(',')];
   const chosen = new Set<number>();
@@ -113,20 +123,20 @@ export function generateDag({ tasks, meanDeps, seed }: DagOptions): string {
     const angleCount = 1 + Math.floor(random() * 2);
     const angles = new Set<string>();
     while (angles.size < angleCount) angles.add(pick(random, kAngles));
-    const id = taskId(index);
+    const ownId = id(index);
     // A comma in every description and a quote in some exercise the CSV quoting.
     const quote = random() < 0.1 ? ' ("synthetic")' : '';
-    const description = `${pick(random, kVerbs)} ${pick(random, kObjects)} for ${id}, then report${quote}.`;
+    const description = `${pick(random, kVerbs)} ${pick(random, kObjects)} for ${ownId}, then report${quote}.`;
 
     const record: Record<(typeof kSeedColumns)[number], string> = {
-      id,
+      id: ownId,
       title: `Task ${index + 1}`,
       description,
       role: 'worker',
       angle: [...angles].join(';'),
       gc_round: '0',
-      deps: deps.map(taskId).join(';'),
-      context_from: contextFrom.map(taskId).join(';'),
+      deps: deps.map(id).join(';'),
+      context_from: contextFrom.map(id).join(';'),
       exec_mode: 'csv-wave',
       wave: '',
       status: 'pending',
@@ -136,6 +146,73 @@ export function generateDag({ tasks, meanDeps, seed }: DagOptions): string {
       error: '',
     };
     lines.push(kSeedColumns.map((column) => quoted(record[column])).join(','));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+export interface LayeredDagOptions {
+  /** Number of tasks (rows). */
+  tasks: number;
+  /** Layers of (nearly) equal size; task i is in layer floor(i * layers / tasks), which is its wave. */
+  layers: number;
+  /** Each task past the first layer depends on between minDeps and maxDeps tasks (uniform) of the layer before. */
+  minDeps: number;
+  maxDeps: number;
+  seed: number;
+  /** Extra columns, one cell per task, appended after the seed columns (e.g. `ms` for a module to read). */
+  extraColumns?: Readonly<Record<string, readonly string[]>>;
+}
+
+/**
+ * The tasks.csv text of a layered DAG: the tasks of layer k depend only on tasks of layer
+ * k-1 (at least one each), so layer k is wave k+1. context_from is empty, and the cells
+ * are laid out as in generateDag. With one layer: independent tasks.
+ */
+export function generateLayeredDag({ tasks, layers, minDeps, maxDeps, seed, extraColumns = {} }: LayeredDagOptions): string {
+  if (!Number.isInteger(tasks) || tasks < 0 || tasks > 9_999_999) throw new RangeError(`tasks must be an integer in 0..9,999,999, not ${tasks}`);
+  if (!Number.isInteger(layers) || layers < 1 || (tasks > 0 && layers > tasks)) throw new RangeError(`layers must be in 1..tasks, not ${layers}`);
+  if (!Number.isInteger(minDeps) || minDeps < 1 || !Number.isInteger(maxDeps) || maxDeps < minDeps) {
+    throw new RangeError(`need 1 <= minDeps <= maxDeps, not ${minDeps}..${maxDeps}`);
+  }
+  const extraNames = Object.keys(extraColumns);
+  for (const name of extraNames) {
+    if (extraColumns[name]!.length !== tasks) throw new RangeError(`extra column ${name} has ${extraColumns[name]!.length} cells, not ${tasks}`);
+  }
+  const width = idWidth(tasks);
+  const random = mulberry32(seed);
+  const layerStart = (layer: number) => Math.ceil((layer * tasks) / layers);
+  const lines: string[] = [[...kSeedColumns, ...extraNames].join(',')];
+  const chosen = new Set<number>();
+  let layer = 0;
+  for (let index = 0; index < tasks; index++) {
+    while (index >= layerStart(layer + 1)) layer++;
+    chosen.clear();
+    if (layer > 0) {
+      const from = layerStart(layer - 1);
+      const size = layerStart(layer) - from;
+      const count = Math.min(size, minDeps + Math.floor(random() * (maxDeps - minDeps + 1)));
+      while (chosen.size < count) chosen.add(from + Math.floor(random() * size));
+    }
+    const id = taskId(index, width);
+    const cells = [
+      id,
+      `Task ${index + 1}`,
+      `${pick(random, kVerbs)} ${pick(random, kObjects)} for ${id}, then report.`,
+      'worker',
+      pick(random, kAngles),
+      '0',
+      [...chosen].sort((a, b) => a - b).map((dep) => taskId(dep, width)).join(';'),
+      '',
+      'csv-wave',
+      '',
+      'pending',
+      '',
+      '',
+      '',
+      '',
+      ...extraNames.map((name) => extraColumns[name]![index]!),
+    ];
+    lines.push(cells.map(quoted).join(','));
   }
   return `${lines.join('\n')}\n`;
 }

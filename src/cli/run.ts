@@ -4,36 +4,66 @@ import { RunEmitter } from '../engine/events.js';
 import { WaveError } from '../errors.js';
 import { AnswerFile, AutoAnswers, NoAnswers, TerminalAnswers } from '../interactive/answers.js';
 import type { AnswerSource } from '../interactive/types.js';
-import { runSession, type RunSessionOptions } from '../engine/run-session.js';
+import { kDefaultGraceSeconds, runSession, type RunSessionOptions } from '../engine/run-session.js';
 import { printJson, processIo, type CliIo } from './io.js';
 import { attachReporter } from './progress.js';
 import { addRunFlags, runOptionsFromFlags, type RunFlags } from './run-flags.js';
 
 export function registerRun(program: Command, io: CliIo, done: (code: number) => void): void {
-  addRunFlags(
-    program
-      .command('run')
-      .description('run every pending task of a session, wave after wave, and write the results back')
-      .argument('<session>', 'session folder, or the path of its tasks.csv'),
-  ).action(async (sessionPath: string, flags: RunFlags) => {
+  addGraceFlag(
+    addRunFlags(
+      program
+        .command('run')
+        .description('run every pending task of a session, wave after wave, and write the results back')
+        .argument('<session>', 'session folder, or the path of its tasks.csv'),
+    ),
+  ).action(async (sessionPath: string, flags: RunFlags & GraceFlags) => {
     done(await runWithReporter(sessionPath, flags, io, {}));
   });
+}
+
+/** `--grace`, which `run`, `resume` and `rerun` take. */
+export interface GraceFlags {
+  grace?: string;
+}
+
+/** Adds `--grace SECONDS` to a command that runs tasks (once, however often it is called). */
+export function addGraceFlag(command: Command): Command {
+  if (command.options.some((option) => option.long === '--grace')) return command;
+  return command.option(
+    '--grace <seconds>',
+    'after Ctrl-C or SIGTERM, how long running tasks may finish before they are killed and put back to pending (default 30)',
+  );
+}
+
+function graceSeconds(flags: GraceFlags): number | undefined {
+  if (flags.grace === undefined) return undefined;
+  const value = Number(flags.grace);
+  if (flags.grace.trim() === '' || !Number.isFinite(value) || value < 0) {
+    throw new WaveError('USAGE', `Expected \`--grace\` to be a number of seconds ≥ 0, got \`${flags.grace}\``);
+  }
+  return value;
 }
 
 /** Runs a session with the CLI's reporter attached; resolves to the exit code. */
 export async function runWithReporter(
   sessionPath: string,
-  flags: RunFlags,
+  flags: RunFlags & GraceFlags,
   io: CliIo,
   extra: Pick<RunSessionOptions, 'prepare'>,
 ): Promise<number> {
   const events = new RunEmitter();
   const tty = io === processIo && process.stderr.isTTY === true;
   attachReporter(events, io, flags.json ? 'json' : tty ? 'tty' : 'lines');
-  const interrupted = io === processIo ? onFirstSignal(io) : undefined;
+  const grace = graceSeconds(flags);
+  const interrupted = io === processIo ? onSignals(io, grace ?? kDefaultGraceSeconds) : undefined;
   try {
     const options: RunSessionOptions = { ...runOptionsFromFlags(flags), ...extra, events, answers: answerSource(flags, io) };
-    if (interrupted) options.signal = interrupted.signal;
+    if (grace !== undefined) options.graceSeconds = grace;
+    if (interrupted) {
+      options.signal = interrupted.signal;
+      options.killSignal = interrupted.killSignal;
+    }
     const summary = await runSession(sessionPath, options);
     if (flags.json) printJson(io, summary);
     // As a shell reports a process a signal ended: 130 after Ctrl-C, 143 after SIGTERM.
@@ -53,25 +83,39 @@ function answerSource(flags: RunFlags, io: CliIo): AnswerSource {
 }
 
 /**
- * The first Ctrl-C (or SIGTERM) stops the run gently: no new task, running ones finish and
- * are recorded, so that nothing is lost and no command is left running unwatched. A second
- * one ends csv-wave at once (the default action, as the handlers are gone by then); the
- * journal keeps what was recorded, and `resume` goes on.
+ * The first Ctrl-C (or SIGTERM) stops the run gently: no new task starts, and running ones
+ * get the grace to finish and be recorded; then they are killed (a command with its whole
+ * process group) and put back to pending, so that nothing is left running unwatched. A
+ * second signal ends the grace at once. A third ends csv-wave at once (the default action,
+ * as the handlers are gone by then); the journal keeps what was recorded, and `resume`
+ * goes on. The exit code names the first signal.
  */
-function onFirstSignal(io: CliIo): { signal: AbortSignal; received: () => NodeJS.Signals | undefined; dispose: () => void } {
-  const controller = new AbortController();
+function onSignals(
+  io: CliIo,
+  graceSeconds: number,
+): { signal: AbortSignal; killSignal: AbortSignal; received: () => NodeJS.Signals | undefined; dispose: () => void } {
+  const stop = new AbortController();
+  const kill = new AbortController();
   let received: NodeJS.Signals | undefined;
   const handler = (signal: NodeJS.Signals) => {
-    received = signal;
+    if (received === undefined) {
+      received = signal;
+      io.stderr(
+        `\n${signal}: stopping: no new task starts; running tasks get ${graceSeconds}s to finish, then they are stopped ` +
+          `and put back to pending. Press Ctrl-C again to stop them now.\n`,
+      );
+      stop.abort();
+      return;
+    }
     dispose();
-    io.stderr(`\n${signal}: stopping after the running tasks finish; press Ctrl-C again to quit at once\n`);
-    controller.abort();
+    io.stderr(`\n${signal}: stopping the running tasks now; they go back to pending (once more quits at once)\n`);
+    kill.abort();
   };
   const dispose = () => {
     process.off('SIGINT', handler);
     process.off('SIGTERM', handler);
   };
-  process.once('SIGINT', handler);
-  process.once('SIGTERM', handler);
-  return { signal: controller.signal, received: () => received, dispose };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return { signal: stop.signal, killSignal: kill.signal, received: () => received, dispose };
 }

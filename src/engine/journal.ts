@@ -1,7 +1,9 @@
-import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { isKnownColumn } from '../csv/columns.js';
 import { emptyRow, type TaskRow } from '../csv/tasks-file.js';
+import { WaveError } from '../errors.js';
+import { sessionPathForWrite } from '../knowledge/session-path.js';
 
 /** A state change, in the order it happened. The journal is the durable record of a run. */
 export type JournalEntry =
@@ -33,15 +35,33 @@ function journalPath(sessionDir: string): string {
  * event loop and written together (group commit): a result is accepted once written, and
  * write() to the page cache survives kill -9. After tasks.csv is rewritten with everything
  * the journal holds, the journal is emptied (a checkpoint).
+ *
+ * The file stays open for the whole run, so a session folder made read-only during the
+ * run does not stop the journal. A write that fails all the same (a full disk) keeps what
+ * it did not write for the next flush and tells `onError`; it never throws from the event
+ * loop.
  */
 export class Journal {
   readonly #fd: number;
+  readonly #onError: (error: WaveError) => void;
   #buffer: string[] = [];
   #flushScheduled = false;
+  /** Bytes a failed write left unwritten: the next flush writes them first. */
+  #unwritten = Buffer.alloc(0);
 
-  constructor(sessionDir: string) {
-    mkdirSync(engineDir(sessionDir), { recursive: true });
-    this.#fd = openSync(journalPath(sessionDir), 'a');
+  /** @param onError told when a write fails. @default throw (from flush, checkpoint and close) */
+  constructor(sessionDir: string, onError?: (error: WaveError) => void) {
+    const path = sessionPathForWrite(sessionDir, join('.csv-wave', 'journal.ndjson'));
+    try {
+      this.#fd = openSync(path, 'a');
+    } catch (error) {
+      throw new WaveError('IO', `Cannot open the journal ${path}: ${(error as Error).message}`, { path, cause: error });
+    }
+    this.#onError =
+      onError ??
+      ((error) => {
+        throw error;
+      });
   }
 
   append(entry: JournalEntry): void {
@@ -52,18 +72,37 @@ export class Journal {
     }
   }
 
-  flush(): void {
+  /** Writes what is buffered. False (what was not written kept for the next flush) when the write failed. */
+  flush(): boolean {
     this.#flushScheduled = false;
-    if (this.#buffer.length === 0) return;
-    const text = this.#buffer.join('');
+    if (this.#buffer.length === 0 && this.#unwritten.length === 0) return true;
+    const bytes = Buffer.concat([this.#unwritten, Buffer.from(this.#buffer.join(''), 'utf8')]);
     this.#buffer = [];
-    writeSync(this.#fd, text);
+    let offset = 0;
+    try {
+      while (offset < bytes.length) offset += writeSync(this.#fd, bytes, offset);
+    } catch (error) {
+      // The next flush goes on from the first byte not written, so that no line is torn or doubled.
+      this.#unwritten = bytes.subarray(offset);
+      this.#onError(new WaveError('IO', `Cannot write the journal: ${(error as Error).message}`, { cause: error }));
+      return false;
+    }
+    this.#unwritten = Buffer.alloc(0);
+    return true;
   }
 
-  /** Empties the journal once tasks.csv holds everything in it. */
+  /**
+   * Empties the journal once tasks.csv holds everything in it. Entries still buffered are
+   * in tasks.csv too (rows change before their entries are made), so they are dropped.
+   */
   checkpoint(): void {
-    this.flush();
-    ftruncateSync(this.#fd, 0);
+    this.#buffer = [];
+    this.#unwritten = Buffer.alloc(0);
+    try {
+      ftruncateSync(this.#fd, 0);
+    } catch (error) {
+      this.#onError(new WaveError('IO', `Cannot empty the journal: ${(error as Error).message}`, { cause: error }));
+    }
   }
 
   close(): void {

@@ -1,8 +1,8 @@
-import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { WaveError } from '../errors.js';
-import { engineDir } from './journal.js';
+import { sessionPathForWrite } from '../knowledge/session-path.js';
 
 /** What link() fails with where a file system has no hard links (some network and FUSE mounts). */
 const kNoHardLinks = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
@@ -21,16 +21,17 @@ interface LockContent {
  */
 export class SessionLock {
   readonly #path: string;
+  readonly #warn: (message: string) => void;
 
-  private constructor(path: string) {
+  private constructor(path: string, warn: (message: string) => void) {
     this.#path = path;
+    this.#warn = warn;
   }
 
   static acquire(sessionDir: string, warn: (message: string) => void): SessionLock {
-    mkdirSync(engineDir(sessionDir), { recursive: true });
-    const path = join(engineDir(sessionDir), 'lock');
+    const path = sessionPathForWrite(sessionDir, join('.csv-wave', 'lock'));
     for (let attempt = 0; attempt < 2; attempt++) {
-      if (createLock(path)) return new SessionLock(path);
+      if (createLock(path)) return new SessionLock(path, warn);
       const holder = readLock(path);
       if (holder && holder.hostname !== hostname()) {
         // A pid means nothing on another machine (a session on a shared drive): never guess it is dead.
@@ -49,14 +50,27 @@ export class SessionLock {
         );
       }
       warn(`Taking over a stale lock${holder ? ` of pid ${holder.pid}, which is no longer running` : ''}`);
-      rmSync(path, { force: true });
+      try {
+        rmSync(path, { force: true });
+      } catch (error) {
+        throw new WaveError('IO', `Cannot take over the stale lock ${path}: ${(error as Error).message}`, { path, cause: error });
+      }
     }
     throw new WaveError('SESSION_LOCKED', 'Could not take the session lock: another run took it first', { path });
   }
 
+  /**
+   * Never throws: a lock that cannot be removed (the folder became read-only) is left
+   * behind, and the next run takes it over, its pid being gone.
+   */
   release(): void {
     const holder = readLock(this.#path);
-    if (holder?.pid === process.pid) rmSync(this.#path, { force: true });
+    if (holder?.pid !== process.pid) return;
+    try {
+      rmSync(this.#path, { force: true });
+    } catch (error) {
+      this.#warn(`Cannot remove the lock ${this.#path} (${(error as Error).message}); the next run takes it over`);
+    }
   }
 }
 
@@ -68,14 +82,21 @@ export class SessionLock {
 function createLock(path: string): boolean {
   const temporary = `${path}.${process.pid}.tmp`;
   const content = JSON.stringify({ pid: process.pid, hostname: hostname(), started: new Date().toISOString() } satisfies LockContent);
-  writeFileSync(temporary, content);
+  try {
+    writeFileSync(temporary, content);
+  } catch (error) {
+    throw new WaveError('IO', `Cannot take the session lock: cannot write ${temporary}: ${(error as Error).message}`, {
+      path: temporary,
+      cause: error,
+    });
+  }
   try {
     linkSync(temporary, path);
     return true;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') return false;
-    if (!kNoHardLinks.has(code ?? '')) throw error;
+    if (!kNoHardLinks.has(code ?? '')) throw lockError(path, error);
   } finally {
     rmSync(temporary, { force: true });
   }
@@ -85,8 +106,12 @@ function createLock(path: string): boolean {
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw error;
+    throw lockError(path, error);
   }
+}
+
+function lockError(path: string, error: unknown): WaveError {
+  return new WaveError('IO', `Cannot take the session lock ${path}: ${(error as Error).message}`, { path, cause: error });
 }
 
 

@@ -1,5 +1,5 @@
 import { readdirSync, rmSync } from 'node:fs';
-import { basename, isAbsolute, join, resolve } from 'node:path';
+import { basename, isAbsolute, join } from 'node:path';
 import { writeFileAtomic } from '../csv/atomic-write.js';
 import { splitList } from '../csv/columns.js';
 import { rowCells, type TaskRow } from '../csv/tasks-file.js';
@@ -19,13 +19,15 @@ import { recordUsage } from '../knowledge/usage.js';
 import { writeContextReport } from '../knowledge/context-report.js';
 import { DiscoveryBoard } from '../knowledge/discoveries-board.js';
 import { writeDiscoveryFile } from '../knowledge/discovery-files.js';
+import { sessionPathForRead, sessionPathForWrite } from '../knowledge/session-path.js';
 import { appendWisdom, kWisdomKinds } from '../knowledge/wisdom.js';
 import type { SessionConfig } from '../schema/session.js';
+import { killChildProcessGroups } from './child-groups.js';
 import { RunEmitter, type RunSummary } from './events.js';
 import { Journal, recoverRows } from './journal.js';
 import { isAlive, SessionLock } from './lock.js';
 import { normalizeRunOptions, type RunOptions } from './options.js';
-import { Scheduler } from './scheduler.js';
+import { Scheduler, type StopReason } from './scheduler.js';
 import { openSession } from './session.js';
 import { countByStatus } from './status-report.js';
 import { skippedForFailure, statusOf } from '../schema/task-state.js';
@@ -43,10 +45,23 @@ export interface RunSessionOptions extends RunOptions {
   prepare?: (rows: TaskRow[], waves: ReadonlyMap<string, number>) => void;
   /**
    * Aborting it stops the run the gentle way (the CLI's first Ctrl-C): no new task starts,
-   * running ones finish and are recorded, and the run ends with `stopped: 'signal'`.
+   * running ones get `graceSeconds` to finish and be recorded, and the run ends with
+   * `stopped: 'signal'`.
    */
   signal?: AbortSignal;
+  /**
+   * Seconds the running tasks get to finish after `signal` aborted. Then they are killed
+   * (a command with its whole process group, a module or model call with its worker
+   * thread) and put back to pending, and the run ends.
+   * @default 30
+   */
+  graceSeconds?: number;
+  /** Aborting it ends the grace at once (the CLI's second Ctrl-C). */
+  killSignal?: AbortSignal;
 }
+
+/** Seconds running tasks get to finish after a stop signal before they are killed. */
+export const kDefaultGraceSeconds = 30;
 
 /** tasks.csv is rewritten at least this far apart while tasks finish (and at every wave end). */
 const kMinCheckpointMs = 1000;
@@ -62,11 +77,15 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
   const startedAt = performance.now();
   const events = options.events ?? new RunEmitter();
   const warn = (message: string) => events.emit('warning', message);
+  const graceSeconds = options.graceSeconds ?? kDefaultGraceSeconds;
+  if (!Number.isFinite(graceSeconds) || graceSeconds < 0) {
+    throw new WaveError('USAGE', `Expected \`grace\` to be a number of seconds ≥ 0, got \`${String(graceSeconds)}\` (${typeof graceSeconds})`);
+  }
   const session = openSession(path);
   const settings = normalizeRunOptions(withSessionDefaults(options, session.config, session.dir));
   const lock = SessionLock.acquire(session.dir, warn);
   try {
-    removeStaleTemporaries(session.dir, basename(session.tasksPath));
+    removeStaleTemporaries(session.dir, basename(session.tasksPath), warn);
     const { table, writer } = TasksWriter.read(session.tasksPath);
     if (settings.bom ?? session.config.bom) table.format.bom = true;
     const { recovered, interrupted } = recoverRows(table.rows, session.dir);
@@ -92,7 +111,35 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
         { path: session.displayPath },
       );
     }
-    const journal = new Journal(session.dir);
+
+    // How the run ends early. The scheduler only needs to stop starting tasks; the reason
+    // given to it first is the one the run reports.
+    let stopping: { stopped: StopReason; reason: string } | undefined;
+    let stopScheduler: (reason: StopReason, explanation: string) => void = () => {};
+    const stopRun = (reason: StopReason, explanation: string) => {
+      stopping ??= { stopped: reason, reason: explanation };
+      stopScheduler(reason, explanation);
+    };
+
+    // A write into the session folder that fails (it became read-only, the disk is full)
+    // stops the run like a halt: no new task, running ones finish into the journal, which
+    // stays open and writable. Nothing is thrown from a timer or an event handler.
+    let writeProblem: string | undefined;
+    const writeFailed = (error: unknown) => {
+      if (writeProblem !== undefined) return;
+      writeProblem = error instanceof Error ? error.message : String(error);
+      warn(`${writeProblem}: no new task will start; running tasks finish into the journal`);
+      stopRun('halt', writeStopReason(writeProblem, path, false));
+    };
+    const guarded = (work: () => void) => {
+      try {
+        work();
+      } catch (error) {
+        writeFailed(error);
+      }
+    };
+
+    const journal = new Journal(session.dir, writeFailed);
     journal.checkpoint();
     events.on('task:start', (event) => journal.append({ type: 'start', id: event.id, attempt: event.attempt }));
     events.on('tasks:changed', ({ added, updated }) => {
@@ -139,6 +186,10 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     });
     const board = new DiscoveryBoard(session.dir, warn);
 
+    // Once the session cannot be written, a task that comes back failed may have failed
+    // for that reason alone (its discovery file, its artifacts): it goes back to pending.
+    const keepReply = (reply: WorkerReply) => writeProblem === undefined || reply.kind !== 'error';
+    const inFlight = new InFlight((id) => table.rows.find((row) => row.id === id));
     const scheduler = new Scheduler(
       table.rows,
       waves,
@@ -154,26 +205,33 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
         prevContextCap: settings.prevContextCap,
         halt: settings.halt,
       },
-      { runTask, runInteractive: (request) => lane.run(request) },
+      {
+        runTask: (request) => inFlight.track(request.task.id, runTask(request), keepReply),
+        runInteractive: (request) => inFlight.track(request.task.id, lane.run(request), (result) => keepReply(result.reply)),
+      },
       events,
       {
-        onFinished: (row, reply) => {
-          recordKnowledge(session.dir, row, reply, board);
-          if (reply?.usage) recordUsage(session.dir, row.id, reply.usage);
-          if (row.role === 'explorer' && row.status === 'completed') explorations.store(row.angle, row.id, row.findings);
-        },
-        onWaveReady: (wave) => {
-          // Waves change when an interactive task adds tasks: read them from the rows.
-          const byId = new Map(table.rows.map((row) => [row.id, row]));
-          const rows = table.rows.filter((row) => row.wave === String(wave) && row.exec_mode !== 'interactive');
-          const withContext = rows.map((row) => ({
-            row,
-            prevContext: buildPrevContext(splitList(row.context_from), (id) => byId.get(id), settings.prevContextCap),
-          }));
-          writeFileAtomic(join(session.dir, `wave-${wave}.csv`), serializeWaveFile(withContext, table.format));
-        },
+        onFinished: (row, reply) =>
+          guarded(() => {
+            recordKnowledge(session.dir, row, reply, board);
+            if (reply?.usage) recordUsage(session.dir, row.id, reply.usage);
+            if (row.role === 'explorer' && row.status === 'completed') explorations.store(row.angle, row.id, row.findings);
+          }),
+        onWaveReady: (wave) =>
+          guarded(() => {
+            // Waves change when an interactive task adds tasks: read them from the rows.
+            const byId = new Map(table.rows.map((row) => [row.id, row]));
+            const rows = table.rows.filter((row) => row.wave === String(wave) && row.exec_mode !== 'interactive');
+            const withContext = rows.map((row) => ({
+              row,
+              prevContext: buildPrevContext(splitList(row.context_from), (id) => byId.get(id), settings.prevContextCap),
+            }));
+            writeFileAtomic(sessionPathForWrite(session.dir, `wave-${wave}.csv`), serializeWaveFile(withContext, table.format));
+          }),
       },
     );
+    stopScheduler = (reason, explanation) => scheduler.stop(reason, explanation);
+    if (stopping) scheduler.stop(stopping.stopped, stopping.reason);
 
     // tasks.csv follows the run: rewritten on a timer and at each wave end, never over a person's edit.
     const editedReason =
@@ -181,16 +239,21 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       `Running tasks were let finish; their results are kept in the journal. ` +
       `Run \`csv-wave resume ${path}\` to apply them to the edited file and go on.`;
     let editedNoted = false;
-    /** Shows the run in tasks.csv; false (and the run stops) if a person's edit is in the way. */
+    /** Shows the run in tasks.csv; false (and the run stops) if a person's edit or a failing write is in the way. */
     const checkpoint = (): boolean => {
-      journal.flush();
-      if (writer.write()) {
-        journal.checkpoint();
-        return true;
+      try {
+        journal.flush();
+        if (writer.write()) {
+          journal.checkpoint();
+          return true;
+        }
+      } catch (error) {
+        writeFailed(error);
+        return false;
       }
       if (!editedNoted) {
         editedNoted = true;
-        scheduler.stop('edited', editedReason);
+        stopRun('edited', editedReason);
       }
       return false;
     };
@@ -207,35 +270,88 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     events.on('wave:done', onWaveDone);
     events.on('tasks:changed', onWaveDone);
 
-    const interrupt = () =>
-      scheduler.stop(
+    // A signal: no new task; the running ones get the grace, then are killed and go back to pending.
+    let graceTimer: NodeJS.Timeout | undefined;
+    let killed: string[] | undefined;
+    let killedAtOnce = false;
+    const killRunning = (atOnce: boolean) => {
+      if (killed) return;
+      killedAtOnce = atOnce;
+      killed = inFlight.takeBackAll();
+      if (killed.length > 0) {
+        warn(`Stopped ${killed.length} running task(s) (${killed.join(', ')}); they are pending again`);
+        void killChildProcessGroups(session.dir);
+      }
+    };
+    const interrupt = () => {
+      stopRun(
         'signal',
         `Interrupted: no new task was started; running tasks were let finish and recorded. ` +
           `Run \`csv-wave resume ${path}\` to go on.`,
       );
+      graceTimer ??= setTimeout(() => killRunning(false), graceSeconds * 1000);
+    };
+    const interruptNow = () => {
+      interrupt();
+      killRunning(true);
+    };
     if (options.signal?.aborted) interrupt();
     options.signal?.addEventListener('abort', interrupt, { once: true });
+    if (options.killSignal?.aborted) interruptNow();
+    options.killSignal?.addEventListener('abort', interruptNow, { once: true });
 
     let outcome: { stopped: RunSummary['stopped']; reason: string };
     try {
-      outcome = await scheduler.run();
+      // The scheduler ends when every task it handed out has come back; a task taken back
+      // never comes back, so the run also ends when nothing else is out.
+      const scheduled = await Promise.race([scheduler.run(), inFlight.drained.then(() => undefined)]);
+      outcome = scheduled ?? stopping ?? { stopped: undefined, reason: '' };
     } finally {
       options.signal?.removeEventListener('abort', interrupt);
+      options.killSignal?.removeEventListener('abort', interruptNow);
+      clearTimeout(graceTimer);
       clearTimeout(timer);
       events.off('wave:done', onWaveDone);
       events.off('tasks:changed', onWaveDone);
       await pool.close();
+      // Commands of tasks taken back, including any spawned while the pool was closing.
+      if (killed && killed.length > 0) await killChildProcessGroups(session.dir);
+    }
+    if (outcome.stopped === 'signal' && killed && killed.length > 0) {
+      outcome = {
+        stopped: 'signal',
+        reason:
+          `Interrupted: no new task was started; ` +
+          (killedAtOnce
+            ? `the ${killed.length} running task(s) (${killed.join(', ')}) were stopped at once and put back to pending. `
+            : `running tasks had ${graceSeconds}s to finish, and the ${killed.length} that had not (${killed.join(', ')}) ` +
+              `were stopped and put back to pending. `) +
+          `Run \`csv-wave resume ${path}\` to go on.`,
+      };
     }
     // An edit saved after the last rewrite: the last results stay in the journal, and the
     // run says so instead of ending as if tasks.csv showed them.
-    if (outcome.stopped !== 'edited' && !checkpoint()) {
-      outcome = { stopped: 'edited', reason: outcome.reason === '' ? editedReason : `${outcome.reason}\n${editedReason}` };
+    const shown = outcome.stopped !== 'edited' && checkpoint();
+    if (!shown && editedNoted && outcome.stopped !== 'edited') {
+      outcome = { stopped: 'edited', reason: joinReasons(outcome.reason, editedReason) };
+    }
+    if (writeProblem !== undefined && outcome.stopped !== 'edited') {
+      const why = writeStopReason(writeProblem, path, shown);
+      const stoppedByWrite = outcome.reason === writeStopReason(writeProblem, path, false);
+      outcome = {
+        stopped: outcome.stopped === 'signal' ? 'signal' : 'halt',
+        reason: stoppedByWrite ? why : joinReasons(outcome.reason, why),
+      };
     }
     journal.close();
 
     const durationMs = performance.now() - startedAt;
     const finalWaves = new Map(table.rows.map((row) => [row.id, Number(row.wave)]));
-    writeContextReport(session.dir, { table, waves: finalWaves, durationMs, stopReason: outcome.reason });
+    try {
+      writeContextReport(session.dir, { table, waves: finalWaves, durationMs, stopReason: outcome.reason });
+    } catch (error) {
+      warn(`context.md was not written: ${error instanceof Error ? error.message : String(error)}`);
+    }
     const counts = countByStatus(table.rows);
     const failedOrBlocked = table.rows.some(
       (row) => row.status === 'failed' || skippedForFailure(row),
@@ -256,17 +372,103 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
   }
 }
 
+function joinReasons(first: string, second: string): string {
+  return first === '' ? second : `${first}\n${second}`;
+}
+
+/** Why a run whose session folder could not be written stopped, and what to do. */
+function writeStopReason(problem: string, path: string, shownAtLast: boolean): string {
+  return shownAtLast
+    ? `Stopped: csv-wave could not write to the session folder for a while (${problem}); no new task was started after that, ` +
+        `and tasks.csv shows every result. Run \`csv-wave resume ${path}\` to go on.`
+    : `Stopped: csv-wave cannot write to the session folder (${problem}). No new task was started; the results of the tasks ` +
+        `that finished are kept in the journal (.csv-wave/journal.ndjson). Make the folder writable again and run ` +
+        `\`csv-wave resume ${path}\`: it applies them to tasks.csv and goes on.`;
+}
+
+/**
+ * The tasks handed to an executor (or the interactive lane) that have not come back. A
+ * run that must end before they do takes them back: they go back to pending, whatever
+ * they answer later is ignored, and `drained` resolves once nothing else is out.
+ */
+class InFlight {
+  readonly #rowOf: (id: string) => TaskRow | undefined;
+  readonly #out = new Map<string, { takeBack: () => void }>();
+  #tookBack = 0;
+  #resolveDrained: () => void = () => {};
+  readonly drained = new Promise<void>((resolve) => {
+    this.#resolveDrained = resolve;
+  });
+
+  constructor(rowOf: (id: string) => TaskRow | undefined) {
+    this.#rowOf = rowOf;
+  }
+
+  /** Passes on what `work` resolves with, unless `keep` says no: then the task is taken back. */
+  track<T>(id: string, work: Promise<T>, keep: (value: T) => boolean): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const entry = {
+        takeBack: () => {
+          this.#out.delete(id);
+          const row = this.#rowOf(id);
+          if (row) row.status = 'pending';
+          this.#tookBack++;
+          this.#checkDrained();
+        },
+      };
+      this.#out.set(id, entry);
+      const isOut = () => this.#out.get(id) === entry;
+      work.then(
+        (value) => {
+          if (!isOut()) return;
+          if (!keep(value)) {
+            entry.takeBack();
+            return;
+          }
+          this.#out.delete(id);
+          resolve(value);
+          this.#checkDrained();
+        },
+        (error: unknown) => {
+          if (!isOut()) return;
+          this.#out.delete(id);
+          reject(error);
+          this.#checkDrained();
+        },
+      );
+    });
+  }
+
+  /** Takes back every task that is out; returns their ids. */
+  takeBackAll(): string[] {
+    const ids = [...this.#out.keys()];
+    for (const entry of [...this.#out.values()]) entry.takeBack();
+    return ids;
+  }
+
+  #checkDrained(): void {
+    // After the scheduler has dealt with the last answer that was passed on (a later turn).
+    if (this.#tookBack > 0 && this.#out.size === 0) setImmediate(this.#resolveDrained);
+  }
+}
+
 /**
  * Deletes the temporary files of atomic writes (`tasks.csv.<pid>.tmp`, `wave-<N>.csv.<pid>.tmp`)
  * that a run killed mid-write left in the session folder. Only those of processes that are
- * gone: the caller holds the lock, so no other run is writing.
+ * gone: the caller holds the lock, so no other run is writing. One that cannot be deleted
+ * (a read-only folder) is left for a later run, with a warning.
  */
-function removeStaleTemporaries(sessionDir: string, tasksFileName: string): void {
+function removeStaleTemporaries(sessionDir: string, tasksFileName: string, warn: (message: string) => void): void {
   for (const name of readdirSync(sessionDir)) {
     const match = /^(.+\.csv)\.(\d+)\.tmp$/.exec(name);
     if (!match || (match[1] !== tasksFileName && !/^wave-\d+\.csv$/.test(match[1]!))) continue;
     const pid = Number(match[2]);
-    if (pid !== process.pid && !isAlive(pid)) rmSync(join(sessionDir, name), { force: true });
+    if (pid === process.pid || isAlive(pid)) continue;
+    try {
+      rmSync(join(sessionDir, name), { force: true });
+    } catch (error) {
+      warn(`Cannot delete ${name}, left by an interrupted run: ${(error as Error).message}`);
+    }
   }
 }
 
@@ -319,10 +521,30 @@ function executorFromConfig(executor: NonNullable<SessionConfig['executor']>, se
     return { type: 'openai', model: executor.model, ...(executor.base_url ? { baseUrl: executor.base_url } : {}) };
   }
   if (executor.type === 'module' && executor.module) {
-    return { type: 'module', path: isAbsolute(executor.module) ? executor.module : resolve(sessionDir, executor.module) };
+    return { type: 'module', path: modulePathFromConfig(executor.module, sessionDir) };
   }
   throw new WaveError(
     'INVALID_SESSION',
     `session.json: executor ${executor.type} needs ${executor.type === 'command' ? '"cmd"' : executor.type === 'module' ? '"module"' : '"model"'}`,
   );
+}
+
+/**
+ * A module path in session.json. A relative one is relative to the session folder and
+ * must stay inside it, through symlinks too. An absolute one is taken as written: it is
+ * configuration, like a `cmd` (which may run anything), and `init --module` records the
+ * path given on its command line that way.
+ */
+function modulePathFromConfig(module: string, sessionDir: string): string {
+  if (isAbsolute(module)) return module;
+  try {
+    return sessionPathForRead(sessionDir, module);
+  } catch (error) {
+    throw new WaveError(
+      'INVALID_SESSION',
+      `session.json: executor.module: ${(error as Error).message}. ` +
+        'A relative module path must stay inside the session folder: give an absolute path, or pass --module PATH',
+      { cause: error },
+    );
+  }
 }

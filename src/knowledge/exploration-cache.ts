@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../csv/atomic-write.js';
+import { sessionPathForWrite } from './session-path.js';
 
 export interface CacheEntry {
   angle: string;
@@ -15,6 +16,9 @@ interface CachedExploration {
   findings: string;
   timestamp: string;
 }
+
+/** The names of the files this cache writes: a name from the index is read only if it is one. */
+const kCacheFilePattern = /^explore-[a-z0-9-]+\.json$/;
 
 /** An angle as a cache key: kebab-case, so that "Competitor Analysis" and "competitor_analysis" meet. */
 export function angleKey(angle: string): string {
@@ -31,10 +35,12 @@ export function angleKey(angle: string): string {
  * a session; only the task that created an entry writes it (the engine is the one writer).
  */
 export class ExplorationCache {
+  readonly #sessionDir: string;
   readonly #folder: string;
   readonly #entries = new Map<string, CacheEntry>();
 
   constructor(sessionDir: string) {
+    this.#sessionDir = sessionDir;
     this.#folder = join(sessionDir, 'explorations');
     const index = join(this.#folder, 'cache-index.json');
     if (existsSync(index)) {
@@ -51,7 +57,8 @@ export class ExplorationCache {
   lookup(angle: string): { findings: string; createdBy: string } | undefined {
     const key = angleKey(angle);
     const entry = key === '' ? undefined : this.#entries.get(key);
-    if (!entry) return undefined;
+    // The index is a file of the session: a name in it that is not one this cache writes is not read.
+    if (!entry || !kCacheFilePattern.test(entry.file)) return undefined;
     try {
       const cached = JSON.parse(readFileSync(join(this.#folder, entry.file), 'utf8')) as CachedExploration;
       return { findings: cached.findings, createdBy: entry.created_by };
@@ -64,13 +71,13 @@ export class ExplorationCache {
     const key = angleKey(angle);
     if (key === '' || this.#entries.has(key)) return;
     const timestamp = new Date().toISOString();
+    // The key is kebab-case ([a-z0-9-]), so the file name cannot climb out; the folder may be a symlink.
     const file = `explore-${key}.json`;
-    mkdirSync(this.#folder, { recursive: true });
     const record: CachedExploration = { angle, task_id: taskId, findings, timestamp };
-    writeFileSync(join(this.#folder, file), `${JSON.stringify(record, null, 2)}\n`);
+    writeFileSync(sessionPathForWrite(this.#sessionDir, join('explorations', file)), `${JSON.stringify(record, null, 2)}\n`);
     this.#entries.set(key, { angle: key, file, created_by: taskId, timestamp });
     writeFileAtomic(
-      join(this.#folder, 'cache-index.json'),
+      sessionPathForWrite(this.#sessionDir, join('explorations', 'cache-index.json')),
       `${JSON.stringify({ entries: [...this.#entries.values()] }, null, 2)}\n`,
     );
   }

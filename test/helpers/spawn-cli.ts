@@ -9,14 +9,33 @@ export interface SpawnedCli {
   child: ChildProcess;
   /** What the process printed on stderr so far. */
   stderrSoFar(): string;
+  /** What the process printed on stdout so far. */
+  stdoutSoFar(): string;
   /** Resolves when the process has exited, with what it printed. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
 }
 
+/** How to start the CLI: extra environment, and the user to run it as (a root test that needs permissions to count). */
+export interface SpawnOptions {
+  env?: Record<string, string>;
+  uid?: number;
+  gid?: number;
+}
+
 /** Starts `node dist/cli/bin.js ...argv` as a child process (run `npx tsc -p tsconfig.json` first). */
 export function spawnCli(...argv: string[]): SpawnedCli {
+  return spawnCliWith({}, ...argv);
+}
+
+/** spawnCli with an environment added to this process's, or as another user. */
+export function spawnCliWith(options: SpawnOptions, ...argv: string[]): SpawnedCli {
   if (!existsSync(kBinPath)) throw new Error(`${kBinPath} is missing: build with \`npx tsc -p tsconfig.json\``);
-  const child = spawn(process.execPath, [kBinPath, ...argv], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [kBinPath, ...argv], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...options.env },
+    ...(options.uid === undefined ? {} : { uid: options.uid }),
+    ...(options.gid === undefined ? {} : { gid: options.gid }),
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (text: string) => {
@@ -31,7 +50,7 @@ export function spawnCli(...argv: string[]): SpawnedCli {
       child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
     },
   );
-  return { child, exited, stderrSoFar: () => stderr };
+  return { child, exited, stderrSoFar: () => stderr, stdoutSoFar: () => stdout };
 }
 
 /** Polls until `condition` holds; fails after `limitMs` (a safety net, not a timing assertion). */

@@ -1,0 +1,87 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/**
+ * The process groups of the commands this process started for a session: its children
+ * that lead a group of their own (the command executor starts each command detached,
+ * whatever thread started it) and whose environment names the session
+ * (`CSV_WAVE_SESSION`), so that a program embedding csv-wave keeps its own children.
+ * Read from /proc on Linux; elsewhere from `ps`, which cannot show the environment of a
+ * process, so there every child leading its own group counts.
+ */
+export function childProcessGroups(sessionDir: string): number[] {
+  const groups: number[] = [];
+  for (const { pid, ppid, pgid } of processTable()) {
+    if (ppid === process.pid && pgid === pid && runsFor(pid, sessionDir)) groups.push(pid);
+  }
+  return groups;
+}
+
+/**
+ * Kills the process groups of the commands this process started for a session (their
+ * grandchildren included) and looks again until none is left: a command being spawned
+ * when the first look was taken may show up a moment later. Returns how many it killed.
+ */
+export async function killChildProcessGroups(sessionDir: string, rounds = 10): Promise<number> {
+  let killed = 0;
+  for (let round = 0; round < rounds; round++) {
+    const groups = childProcessGroups(sessionDir);
+    if (groups.length === 0 && round > 0) break;
+    for (const group of groups) {
+      try {
+        process.kill(-group, 'SIGKILL');
+        killed++;
+      } catch {
+        // The group ended by itself in between.
+      }
+    }
+    await sleep(20);
+  }
+  return killed;
+}
+
+/** True when the process's environment says it runs a task of this session (true where it cannot be read). */
+function runsFor(pid: number, sessionDir: string): boolean {
+  if (!existsSync('/proc/self/environ')) return true;
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`CSV_WAVE_SESSION=${sessionDir}`);
+  } catch {
+    return false; // gone, or not ours to read
+  }
+}
+
+interface ProcessEntry {
+  pid: number;
+  ppid: number;
+  pgid: number;
+}
+
+function processTable(): ProcessEntry[] {
+  if (existsSync('/proc/self/stat')) {
+    const entries: ProcessEntry[] = [];
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      } catch {
+        continue; // the process ended while the table was read
+      }
+      // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses, so split after the last ')'.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      entries.push({ pid: Number(name), ppid: Number(fields[1]), pgid: Number(fields[2]) });
+    }
+    return entries;
+  }
+  try {
+    const text = execFileSync('ps', ['-A', '-o', 'pid=,ppid=,pgid='], { encoding: 'utf8' });
+    return text
+      .split('\n')
+      .map((line) => line.trim().split(/\s+/).map(Number))
+      .filter((fields) => fields.length === 3 && fields.every(Number.isInteger))
+      .map(([pid, ppid, pgid]) => ({ pid: pid!, ppid: ppid!, pgid: pgid! }));
+  } catch {
+    return [];
+  }
+}
