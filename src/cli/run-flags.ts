@@ -22,6 +22,7 @@ export interface RunFlags {
   endpointConcurrency?: string;
   answers?: string;
   auto?: boolean;
+  grace?: string;
 }
 
 export function addRunFlags(command: Command): Command {
@@ -47,6 +48,10 @@ export function addRunFlags(command: Command): Command {
     .option('--retry-delay <seconds>', 'first retry delay, doubled each attempt, with jitter (default 1)')
     .addOption(new Option('--schedule <kind>', 'waves: wave after wave; eager: each task once its deps are done').choices(['waves', 'eager']))
     .option('--halt <fail=N|fail=N%>', 'stop starting tasks once N (or N%) tasks failed for non-transient reasons')
+    .option(
+      '--grace <seconds>',
+      'after Ctrl-C or SIGTERM, how long running tasks may finish before they are killed and put back to pending (default 30)',
+    )
     .option('--bom', 'write tasks.csv with a UTF-8 byte order mark')
     .option('--json', 'print only a JSON summary when the run ends');
 }

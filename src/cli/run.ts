@@ -10,33 +10,17 @@ import { attachReporter } from './progress.js';
 import { addRunFlags, runOptionsFromFlags, type RunFlags } from './run-flags.js';
 
 export function registerRun(program: Command, io: CliIo, done: (code: number) => void): void {
-  addGraceFlag(
-    addRunFlags(
-      program
-        .command('run')
-        .description('run every pending task of a session, wave after wave, and write the results back')
-        .argument('<session>', 'session folder, or the path of its tasks.csv'),
-    ),
-  ).action(async (sessionPath: string, flags: RunFlags & GraceFlags) => {
+  addRunFlags(
+    program
+      .command('run')
+      .description('run every pending task of a session, wave after wave, and write the results back')
+      .argument('<session>', 'session folder, or the path of its tasks.csv'),
+  ).action(async (sessionPath: string, flags: RunFlags) => {
     done(await runWithReporter(sessionPath, flags, io, {}));
   });
 }
 
-/** `--grace`, which `run`, `resume` and `rerun` take. */
-export interface GraceFlags {
-  grace?: string;
-}
-
-/** Adds `--grace SECONDS` to a command that runs tasks (once, however often it is called). */
-export function addGraceFlag(command: Command): Command {
-  if (command.options.some((option) => option.long === '--grace')) return command;
-  return command.option(
-    '--grace <seconds>',
-    'after Ctrl-C or SIGTERM, how long running tasks may finish before they are killed and put back to pending (default 30)',
-  );
-}
-
-function graceSeconds(flags: GraceFlags): number | undefined {
+function graceSeconds(flags: RunFlags): number | undefined {
   if (flags.grace === undefined) return undefined;
   const value = Number(flags.grace);
   if (flags.grace.trim() === '' || !Number.isFinite(value) || value < 0) {
@@ -48,7 +32,7 @@ function graceSeconds(flags: GraceFlags): number | undefined {
 /** Runs a session with the CLI's reporter attached; resolves to the exit code. */
 export async function runWithReporter(
   sessionPath: string,
-  flags: RunFlags & GraceFlags,
+  flags: RunFlags,
   io: CliIo,
   extra: Pick<RunSessionOptions, 'prepare'>,
 ): Promise<number> {

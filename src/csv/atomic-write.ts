@@ -15,7 +15,9 @@ export function writeFileAtomic(
 ): boolean {
   const temporary = `${path}.${process.pid}.tmp`;
   try {
-    const fd = openSync(temporary, 'w');
+    // A fresh file, never one planted at the temporary name (a symlink would be written through).
+    rmSync(temporary, { force: true });
+    const fd = openSync(temporary, 'wx');
     try {
       if (typeof content === 'string') writeSync(fd, content);
       else for (const piece of content) writeSync(fd, piece);

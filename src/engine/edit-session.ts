@@ -19,7 +19,7 @@ export function editSession<T>(
   const session = openSession(path);
   const lock = SessionLock.acquire(session.dir, warn);
   try {
-    const { table, writer } = TasksWriter.read(session.tasksPath);
+    const { table, writer } = TasksWriter.read(session.tasksPath, { maxRows: session.config.max_rows });
     recoverRows(table.rows, session.dir);
     const { write, result } = edit(table, session);
     if (!write) return result;

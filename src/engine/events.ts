@@ -37,13 +37,26 @@ export interface WaveDoneEvent {
   skipped: number;
 }
 
+/** Why a run stopped before every task finished. */
+export type StopReason =
+  /** --halt: too many tasks failed. */
+  | 'halt'
+  /** Nothing could start, yet tasks were left. */
+  | 'stall'
+  /** A person saved tasks.csv during the run. */
+  | 'edited'
+  /** Ctrl-C or SIGTERM. */
+  | 'signal'
+  /** The session folder could not be written (read-only, disk full). */
+  | 'io';
+
 export interface RunSummary {
   /** Tasks this run set out to run. */
   total: number;
   counts: Record<TaskStatus, number>;
   durationMs: number;
   /** Why the run stopped early, if it did. */
-  stopped: 'halt' | 'stall' | 'edited' | 'signal' | undefined;
+  stopped: StopReason | undefined;
   /** Human explanation for `stopped`. */
   reason: string;
   exitCode: number;

@@ -1,4 +1,4 @@
-import { splitList } from '../csv/columns.js';
+import { kSpreadsheetCellLimit, splitList } from '../csv/columns.js';
 import type { TaskRow } from '../csv/tasks-file.js';
 import { WaveError } from '../errors.js';
 import { buildDag } from '../graph/dag.js';
@@ -24,6 +24,13 @@ export function planRevision(rows: readonly TaskRow[], taskId: string, feedback:
   const original = rows.find((row) => row.id === taskId);
   if (!original) throw new WaveError('USAGE', `revise: no task ${taskId} in tasks.csv`);
   if (feedback.trim() === '') throw new WaveError('USAGE', 'revise needs --feedback TEXT');
+  const description = `Revise the output of ${taskId} with this feedback: ${feedback.trim()}\n\nThe original task: ${original.description}`;
+  if (description.length > kSpreadsheetCellLimit) {
+    throw new WaveError(
+      'USAGE',
+      `revise: the feedback makes the revision's description ${description.length} characters long; a cell holds at most ${kSpreadsheetCellLimit} (spreadsheets cut longer ones). Shorten the feedback, or put it in a file the task reads.`,
+    );
+  }
   const ids = rows.map((row) => row.id);
   const parts = splitId(taskId);
   let id = parts ? nextId(parts.prefix, ids) : `${taskId}-rev-1`;
@@ -31,7 +38,7 @@ export function planRevision(rows: readonly TaskRow[], taskId: string, feedback:
   const revision = newRow({
     id,
     title: `Revise ${taskId}${original.title === '' ? '' : `: ${original.title}`}`,
-    description: `Revise the output of ${taskId} with this feedback: ${feedback.trim()}\n\nThe original task: ${original.description}`,
+    description,
     role: original.role,
     angle: original.angle,
     gc_round: String(Number(original.gc_round || '0') + 1),

@@ -5,11 +5,9 @@ import { splitList } from '../csv/columns.js';
 import { rowCells, type TaskRow } from '../csv/tasks-file.js';
 import { serializeWaveFile } from '../csv/wave-file.js';
 import { WaveError } from '../errors.js';
-import type { ExecutorSpec, WorkerReply, WorkerRequest } from '../executors/messages.js';
+import type { ExecutorSpec, WorkerReply } from '../executors/messages.js';
 import { WorkerPool } from '../executors/worker-pool.js';
 import { buildPrevContext } from '../graph/prev-context.js';
-import pLimit from 'p-limit';
-import { finishAttempt } from '../executors/finish-attempt.js';
 import { NoAnswers } from '../interactive/answers.js';
 import { handlersFor } from '../interactive/handlers.js';
 import { InteractiveLane } from '../interactive/lane.js';
@@ -28,6 +26,7 @@ import { Journal, recoverRows } from './journal.js';
 import { isAlive, SessionLock } from './lock.js';
 import { normalizeRunOptions, type RunOptions } from './options.js';
 import { Scheduler, type StopReason } from './scheduler.js';
+import { createTaskRunner } from './task-runner.js';
 import { openSession } from './session.js';
 import { countByStatus } from './status-report.js';
 import { skippedForFailure, statusOf } from '../schema/task-state.js';
@@ -86,7 +85,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
   const lock = SessionLock.acquire(session.dir, warn);
   try {
     removeStaleTemporaries(session.dir, basename(session.tasksPath), warn);
-    const { table, writer } = TasksWriter.read(session.tasksPath);
+    const { table, writer } = TasksWriter.read(session.tasksPath, { maxRows: session.config.max_rows });
     if (settings.bom ?? session.config.bom) table.format.bom = true;
     const { recovered, interrupted } = recoverRows(table.rows, session.dir);
     if (recovered > 0) warn(`Recovered ${recovered} task state(s) from the journal of an earlier run`);
@@ -129,7 +128,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       if (writeProblem !== undefined) return;
       writeProblem = error instanceof Error ? error.message : String(error);
       warn(`${writeProblem}: no new task will start; running tasks finish into the journal`);
-      stopRun('halt', writeStopReason(writeProblem, path, false));
+      stopRun('io', writeStopReason(writeProblem, path, false));
     };
     const guarded = (work: () => void) => {
       try {
@@ -165,17 +164,18 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       tasksPerThread: Math.ceil(settings.concurrency / settings.threads),
       workerMemoryMb: settings.workerMemoryMb,
     });
-    // One limit per run is one per endpoint: a run talks to one model server.
-    const endpointLimit = settings.executor.type === 'openai' ? pLimit(settings.endpointConcurrency) : undefined;
-    const explorations = new ExplorationCache(session.dir);
-    const runTask = (request: WorkerRequest): Promise<WorkerReply> => {
-      const cached = cachedExploration(request, explorations);
-      if (cached) {
-        warn(`${request.task.id} reused the exploration of ${cached.createdBy} (angle ${request.task.row.angle})`);
-        return Promise.resolve(finishAttempt(request.task, { kind: 'result', result: { findings: cached.findings } }));
-      }
-      return endpointLimit ? endpointLimit(() => pool.run(request)) : pool.run(request);
-    };
+    const runTask = createTaskRunner({
+      pool,
+      explorations: new ExplorationCache(session.dir),
+      limits: {
+        maxStdoutBytes: settings.maxStdoutBytes,
+        maxArtifactsPerTask: settings.maxArtifactsPerTask,
+        maxArtifactBytes: settings.maxArtifactBytes,
+      },
+      // One limit per run is one per endpoint: a run talks to one model server.
+      endpointConcurrency: settings.executor.type === 'openai' ? settings.endpointConcurrency : undefined,
+      warn,
+    });
     const lane = new InteractiveLane({
       handlers: options.interactiveHandlers ?? handlersFor(session.config.pipeline),
       rows: () => table.rows,
@@ -184,7 +184,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       runExecutor: runTask,
       answers: options.answers ?? new NoAnswers(),
     });
-    const board = new DiscoveryBoard(session.dir, warn);
+    const board = new DiscoveryBoard(session.dir, warn, { maxLineBytes: settings.maxDiscoveryLineBytes });
 
     // Once the session cannot be written, a task that comes back failed may have failed
     // for that reason alone (its discovery file, its artifacts): it goes back to pending.
@@ -213,9 +213,9 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       {
         onFinished: (row, reply) =>
           guarded(() => {
+            for (const note of reply?.notes ?? []) warn(`${row.id}: ${note}`);
             recordKnowledge(session.dir, row, reply, board);
             if (reply?.usage) recordUsage(session.dir, row.id, reply.usage);
-            if (row.role === 'explorer' && row.status === 'completed') explorations.store(row.angle, row.id, row.findings);
           }),
         onWaveReady: (wave) =>
           guarded(() => {
@@ -268,7 +268,10 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     schedule();
     const onWaveDone = () => void checkpoint();
     events.on('wave:done', onWaveDone);
-    events.on('tasks:changed', onWaveDone);
+    // After the task that changed the session is finished (the same turn of the event loop),
+    // so that its result and the rows it added reach tasks.csv together.
+    const onTasksChanged = () => void setImmediate(checkpoint);
+    events.on('tasks:changed', onTasksChanged);
 
     // A signal: no new task; the running ones get the grace, then are killed and go back to pending.
     let graceTimer: NodeJS.Timeout | undefined;
@@ -312,7 +315,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       clearTimeout(graceTimer);
       clearTimeout(timer);
       events.off('wave:done', onWaveDone);
-      events.off('tasks:changed', onWaveDone);
+      events.off('tasks:changed', onTasksChanged);
       await pool.close();
       // Commands of tasks taken back, including any spawned while the pool was closing.
       if (killed && killed.length > 0) await killChildProcessGroups(session.dir);
@@ -339,7 +342,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       const why = writeStopReason(writeProblem, path, shown);
       const stoppedByWrite = outcome.reason === writeStopReason(writeProblem, path, false);
       outcome = {
-        stopped: outcome.stopped === 'signal' ? 'signal' : 'halt',
+        stopped: outcome.stopped === 'signal' ? 'signal' : 'io',
         reason: stoppedByWrite ? why : joinReasons(outcome.reason, why),
       };
     }
@@ -504,15 +507,15 @@ function withSessionDefaults(options: RunOptions, config: SessionConfig, session
   if (merged.prevContextCap === undefined && config.prev_context_cap !== undefined) {
     merged.prevContextCap = config.prev_context_cap;
   }
+  if (merged.maxStdoutBytes === undefined && config.max_stdout_bytes !== undefined) merged.maxStdoutBytes = config.max_stdout_bytes;
+  if (merged.maxArtifactsPerTask === undefined && config.max_artifacts_per_task !== undefined) {
+    merged.maxArtifactsPerTask = config.max_artifacts_per_task;
+  }
+  if (merged.maxArtifactBytes === undefined && config.max_artifact_bytes !== undefined) merged.maxArtifactBytes = config.max_artifact_bytes;
+  if (merged.maxDiscoveryLineBytes === undefined && config.max_discovery_line_bytes !== undefined) {
+    merged.maxDiscoveryLineBytes = config.max_discovery_line_bytes;
+  }
   return merged;
-}
-
-/** An explorer task whose angle was explored before in the session (seed 000, exploration cache). */
-function cachedExploration(request: WorkerRequest, cache: ExplorationCache): { findings: string; createdBy: string } | undefined {
-  const { role, angle } = request.task.row;
-  const cached = role === 'explorer' && angle ? cache.lookup(angle) : undefined;
-  // A task run again (a rerun) explores anew rather than reading back its own result.
-  return cached?.createdBy === request.task.id ? undefined : cached;
 }
 
 function executorFromConfig(executor: NonNullable<SessionConfig['executor']>, sessionDir: string): ExecutorSpec {

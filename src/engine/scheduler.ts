@@ -4,11 +4,14 @@ import { buildDag } from '../graph/dag.js';
 import { buildPrevContext } from '../graph/prev-context.js';
 import { computeWaves } from '../graph/waves.js';
 import type { ExecutorSpec, WorkerReply, WorkerRequest } from '../executors/messages.js';
+import { cleanText } from '../executors/clean-text.js';
+import { describe } from '../executors/module.js';
+import { scrubSecrets } from '../executors/secret-scrubber.js';
 import { kRetryableClasses } from '../executors/types.js';
 import type { HandlerResult, SessionChanges } from '../interactive/types.js';
 import { kTaskIdPattern } from '../schema/row.js';
 import { kBlockedPrefix, kDependencyFailedError, satisfiesDependents } from '../schema/task-state.js';
-import type { RunEmitter, TaskDoneEvent } from './events.js';
+import type { RunEmitter, StopReason, TaskDoneEvent } from './events.js';
 import type { HaltPolicy } from './options.js';
 import { ReadyQueue } from './ready-queue.js';
 
@@ -59,7 +62,7 @@ interface Entry {
   startedAt: number;
 }
 
-export type StopReason = 'halt' | 'stall' | 'edited' | 'signal';
+export type { StopReason };
 
 const kMaxRetryDelayMs = 60_000;
 const kPriorityRank: Record<string, number> = { P0: 0, P1: 1, '': 1, P2: 2 };
@@ -288,7 +291,8 @@ export class Scheduler {
       : this.#runner.runTask(request).then((reply) => ({ reply }));
     run
       .catch((error: unknown): HandlerResult => ({
-        reply: { kind: 'error', errorClass: 'task-failure', error: error instanceof Error ? error.message : String(error) },
+        // An interactive handler that threw: its message is task output like any other.
+        reply: { kind: 'error', errorClass: 'task-failure', error: cleanText(scrubSecrets(describe(error))) },
       }))
       .then(({ reply, changes }) => {
         if (interactive) this.#laneBusy--;

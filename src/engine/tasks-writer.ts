@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { writeFileAtomic } from '../csv/atomic-write.js';
-import { readTasksFile, serializeTasksInChunks, type TasksTable } from '../csv/tasks-file.js';
+import { readTasksFile, serializeTasksInChunks, type ReadOptions, type TasksTable } from '../csv/tasks-file.js';
 
 interface FileIdentity {
   ino: number;
@@ -33,9 +33,9 @@ export class TasksWriter {
    * Reads tasks.csv and returns its table with a writer for it. The file is identified
    * before it is read, so an edit saved during the read counts as someone else's.
    */
-  static read(path: string): { table: TasksTable; writer: TasksWriter } {
+  static read(path: string, options: ReadOptions = {}): { table: TasksTable; writer: TasksWriter } {
     const knownAs = identity(path);
-    const table = readTasksFile(path);
+    const table = readTasksFile(path, options);
     return { table, writer: new TasksWriter(path, table, knownAs) };
   }
 

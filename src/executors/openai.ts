@@ -1,5 +1,5 @@
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import { z } from 'zod';
@@ -7,6 +7,7 @@ import type { UpstreamContext } from '../knowledge/upstream.js';
 import { taskResultSchema, type TaskResult } from '../schema/result.js';
 import { describe } from './module.js';
 import type { AttemptOutcome, Executor, ExecutorRunOptions, TaskInput, TokenUsage } from './types.js';
+import { sessionPathForRead } from '../knowledge/session-path.js';
 
 export interface OpenAiExecutorOptions {
   /** The model name the server knows, e.g. `gpt-4o-mini` or a local model's name. */
@@ -516,11 +517,8 @@ function wisdomDigest(upstream: UpstreamContext): string {
 
 /** A file of the session folder; undefined when it is missing or lies outside the folder. */
 function readInside(session: string, path: string): string | undefined {
-  const full = resolve(session, path);
-  const inside = relative(resolve(session), full);
-  if (inside.startsWith('..') || isAbsolute(inside)) return undefined;
   try {
-    return readFileSync(full, 'utf8');
+    return readFileSync(sessionPathForRead(session, path), 'utf8');
   } catch {
     return undefined;
   }

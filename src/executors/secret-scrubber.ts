@@ -8,6 +8,7 @@
  * Worker threads and the main thread see the same environment (piscina workers inherit
  * `process.env` when they start), so the values are read where the text is.
  */
+import { isMainThread } from 'node:worker_threads';
 
 /** Names of environment variables whose values are secrets. */
 export const kSecretNamePattern = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH/i;
@@ -25,12 +26,20 @@ export function secretValues(env: NodeJS.ProcessEnv = process.env): string[] {
   return [...values].sort((a, b) => b.length - a.length);
 }
 
+let threadScrubber: SecretScrubber | undefined;
+
 export class SecretScrubber {
   readonly #values: readonly string[];
 
-  /** A scrubber for the secrets of the environment as it is now. */
+  /**
+   * A scrubber for the secrets of the environment. A worker thread's environment is fixed
+   * when the thread starts, so there it is read once; the main thread reads it each time
+   * (a library user may change it between runs).
+   */
   static fromEnv(env: NodeJS.ProcessEnv = process.env): SecretScrubber {
-    return new SecretScrubber(secretValues(env));
+    if (env !== process.env || isMainThread) return new SecretScrubber(secretValues(env));
+    threadScrubber ??= new SecretScrubber(secretValues(env));
+    return threadScrubber;
   }
 
   constructor(values: readonly string[]) {

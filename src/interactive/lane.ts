@@ -1,8 +1,9 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TaskRow } from '../csv/tasks-file.js';
 import type { WorkerReply, WorkerRequest } from '../executors/messages.js';
 import type { AnswerSource, HandlerResult, InteractiveContext, InteractiveHandler } from './types.js';
+import { sessionPathForWrite } from '../knowledge/session-path.js';
 
 export interface LaneSetup {
   handlers: ReadonlyMap<string, InteractiveHandler>;
@@ -52,7 +53,6 @@ export class InteractiveLane {
 }
 
 function writeResultFile(sessionDir: string, taskId: string, status: string, record: Record<string, unknown>): void {
-  mkdirSync(join(sessionDir, 'interactive'), { recursive: true });
   const content = { task_id: taskId, status, ...record, timestamp: new Date().toISOString() };
-  writeFileSync(join(sessionDir, 'interactive', `${taskId}-result.json`), `${JSON.stringify(content, null, 2)}\n`);
+  writeFileSync(sessionPathForWrite(sessionDir, join('interactive', `${taskId}-result.json`)), `${JSON.stringify(content, null, 2)}\n`);
 }

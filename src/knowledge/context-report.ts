@@ -3,6 +3,7 @@ import { writeFileAtomic } from '../csv/atomic-write.js';
 import type { TasksTable } from '../csv/tasks-file.js';
 import { readDiscoveries } from './discoveries-board.js';
 import { readUsage } from './usage.js';
+import { sessionPathForWrite } from './session-path.js';
 
 export interface ContextReportInput {
   table: TasksTable;
@@ -82,7 +83,7 @@ export function writeContextReport(sessionDir: string, input: ContextReportInput
     if (count > 20) lines.push(`- … and ${count - 20} more`);
     lines.push('');
   }
-  writeFileAtomic(join(sessionDir, 'context.md'), lines.join('\n'));
+  writeFileAtomic(sessionPathForWrite(sessionDir, 'context.md'), lines.join('\n'));
 }
 
 export function formatDuration(ms: number): string {

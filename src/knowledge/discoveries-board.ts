@@ -1,7 +1,8 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { cutText } from './cut-text.js';
 import { discoveryLineSchema, type DiscoveryInput, type DiscoveryLine } from '../schema/discovery.js';
+import { sessionPathForWrite } from './session-path.js';
 
 /** @default 64 KiB: one discovery line of discoveries.ndjson at most (`max_discovery_line_bytes`). */
 export const kDefaultMaxDiscoveryLineBytes = 64 * 1024;
@@ -63,7 +64,7 @@ export class DiscoveryBoard {
       text += `${json}\n`;
       added++;
     }
-    if (text !== '') appendFileSync(this.#path, text);
+    if (text !== '') appendFileSync(sessionPathForWrite(dirname(this.#path), basename(this.#path)), text);
     return added;
   }
 }

@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { DiscoveryFile } from '../schema/discovery-file.js';
 import { readDiscoveryFile } from './discovery-files.js';
 import { readWisdom } from './wisdom.js';
+import { isInside } from './session-path.js';
 
 export interface DependencyState {
   id: string;
@@ -37,7 +38,8 @@ export function buildUpstream(sessionDir: string, deps: readonly DependencyState
     const discovery = readDiscoveryFile(sessionDir, dep.id);
     const artifacts: string[] = [];
     for (const path of discovery?.artifacts_produced ?? []) {
-      if (existsSync(join(sessionDir, path))) artifacts.push(path);
+      if (!isInside(sessionDir, resolve(sessionDir, path))) warnings.push(`Artifact ${path} of ${dep.id} is outside the session: left out`);
+      else if (existsSync(join(sessionDir, path))) artifacts.push(path);
       else warnings.push(`Artifact ${path} of ${dep.id} is missing`);
     }
     return { ...dep, discovery, artifacts };

@@ -1,13 +1,14 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TokenUsage } from '../executors/types.js';
+import { sessionPathForWrite } from './session-path.js';
 
 const kUsageFile = 'usage.ndjson';
 
 /** Appends the tokens one attempt of a task spent to `usage.ndjson`. */
 export function recordUsage(sessionDir: string, taskId: string, usage: TokenUsage): void {
   const line = { ts: new Date().toISOString(), task: taskId, ...usage };
-  appendFileSync(join(sessionDir, kUsageFile), `${JSON.stringify(line)}\n`);
+  appendFileSync(sessionPathForWrite(sessionDir, kUsageFile), `${JSON.stringify(line)}\n`);
 }
 
 export interface UsageTotals {

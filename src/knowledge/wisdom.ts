@@ -1,5 +1,6 @@
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sessionPathForWrite } from './session-path.js';
 
 /** The append-only wisdom files (seed 000). */
 export const kWisdomKinds = ['learnings', 'decisions', 'conventions', 'issues'] as const;
@@ -8,9 +9,8 @@ export type WisdomKind = (typeof kWisdomKinds)[number];
 /** Appends entries to `wisdom/<kind>.md`, one `- [task] text` line each, newest last. */
 export function appendWisdom(sessionDir: string, taskId: string, kind: WisdomKind, entries: readonly string[]): void {
   if (entries.length === 0) return;
-  mkdirSync(join(sessionDir, 'wisdom'), { recursive: true });
   const lines = entries.map((entry) => `- [${taskId}] ${entry.replace(/\r?\n/g, ' ')}\n`).join('');
-  appendFileSync(join(sessionDir, 'wisdom', `${kind}.md`), lines);
+  appendFileSync(sessionPathForWrite(sessionDir, join('wisdom', `${kind}.md`)), lines);
 }
 
 /** Every `wisdom/*.md` file by name. */

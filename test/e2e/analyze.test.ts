@@ -152,11 +152,8 @@ describe('exploration cache', () => {
     expect(cached).toMatchObject({ angle: 'Cost Model', task_id: 'EXPLORE-001', findings: rows.get('EXPLORE-001')!.findings });
   });
 
-  // KNOWN BUG (reported to the lead; fix belongs in src/engine/run-session.ts): the cache is
-  // only consulted when a task starts, and both explorers sit in wave 1, so with the default
-  // concurrency they start together and both run. The fix coalesces in-flight explorations by
-  // angle key. Turn `test.fails` into `test` once it is in.
-  test.fails('…also when both explorers are in the same wave and could start together', async () => {
+  // Both explorers sit in wave 1 and start together: the second waits for the first.
+  test('…also when both explorers are in the same wave and could start together', async () => {
     const dir = await analyzeSession('quick', '--perspectives', kPerspectives);
     const run = await runCli('run', dir, '--concurrency', '4');
     expect(run.code, run.stderr).toBe(0);

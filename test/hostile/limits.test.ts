@@ -20,15 +20,6 @@ import { expectOthersIntact, hostileSession, kBystanders, runScripts } from './h
 const kModule = relative(process.cwd(), new URL('./fixtures/hostile-module.mjs', import.meta.url).pathname);
 const kMiB = 1024 * 1024;
 
-/**
- * True once src/engine/run-session.ts passes the caps to the workers and the board and
- * reports reply notes as warnings (the wiring listed in RELIABILITY.md). Until then the
- * tests that need it are skipped; the caps hold at their defaults meanwhile.
- */
-const kRunSessionWired = (() => {
-  const source = readFileSync(new URL('../../src/engine/run-session.ts', import.meta.url), 'utf8');
-  return source.includes('maxStdoutBytes') && source.includes('maxDiscoveryLineBytes') && source.includes('.notes');
-})();
 
 describe('caps at their defaults', () => {
   test('artifacts: 20 files and 10 MiB per task; past them artifacts are dropped and findings cut, each said in the findings', async () => {
@@ -189,7 +180,7 @@ describe('caps are configurable', () => {
     expect(sessionConfigSchema.safeParse({ max_artifacts_per_task: 0 }).success).toBe(false);
   });
 
-  test.runIf(kRunSessionWired)('session.json caps reach the workers and the board, and every cap hit is a warning naming the task', async () => {
+  test('session.json caps reach the workers and the board, and every cap hit is a warning naming the task', async () => {
     const dir = hostileSession(
       {
         CHATTY: `head -c 10000 /dev/zero | tr '\\0' c`,
@@ -212,7 +203,7 @@ describe('caps are configurable', () => {
     expectOthersIntact(dir);
   });
 
-  test.runIf(kRunSessionWired)('a prev_context cut at prev_context_cap is a warning naming the task', async () => {
+  test('a prev_context cut at prev_context_cap is a warning naming the task', async () => {
     const dir = genericSession(
       [
         { id: 'SRC', description: 'x'.repeat(3000), role: 'r' },
