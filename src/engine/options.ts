@@ -5,6 +5,7 @@ import type { ExecutorSpec } from '../executors/messages.js';
 import { kDefaultPrevContextCap } from '../graph/prev-context.js';
 import { kDefaultArtifactLimits } from '../knowledge/artifacts.js';
 import { kDefaultMaxDiscoveryLineBytes } from '../knowledge/discoveries-board.js';
+import type { DiscoveryFilePolicy } from '../knowledge/discovery-files.js';
 
 /** When to stop starting tasks because too many failed (like GNU parallel's --halt soon,fail=N). */
 export type HaltPolicy = { count: number } | { percent: number };
@@ -66,6 +67,12 @@ export interface RunOptions {
    */
   endpointConcurrency?: number;
   /**
+   * Which finished tasks get `discoveries/<id>.json`: every one, or only those whose
+   * result holds more than their row (see DiscoveryFilePolicy).
+   * @default 'when-rich' for the generic pipeline, 'always' for brainstorm and analyze
+   */
+  discoveryFiles?: DiscoveryFilePolicy;
+  /**
    * Bytes of a command's stdout kept per attempt. The rest is read and dropped; the kept
    * head is the findings (whole in `artifacts/<id>-output.md`), which end with a note
    * saying how many bytes were dropped. session.json: `max_stdout_bytes`.
@@ -93,8 +100,8 @@ export interface RunOptions {
   maxDiscoveryLineBytes?: number;
 }
 
-export type NormalizedRunOptions = Required<Omit<RunOptions, 'halt' | 'bom' | 'executor'>> &
-  Pick<RunOptions, 'halt' | 'bom'> & { executor: ExecutorSpec };
+export type NormalizedRunOptions = Required<Omit<RunOptions, 'halt' | 'bom' | 'executor' | 'discoveryFiles'>> &
+  Pick<RunOptions, 'halt' | 'bom' | 'discoveryFiles'> & { executor: ExecutorSpec };
 
 const kDefaults = {
   schedule: 'waves',
@@ -177,6 +184,7 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
     maxDiscoveryLineBytes,
     ...(options.halt ? { halt: options.halt } : {}),
     ...(options.bom === undefined ? {} : { bom: options.bom }),
+    ...(options.discoveryFiles === undefined ? {} : { discoveryFiles: options.discoveryFiles }),
   };
 }
 

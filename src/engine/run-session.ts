@@ -16,7 +16,12 @@ import { ExplorationCache } from '../knowledge/exploration-cache.js';
 import { recordUsage } from '../knowledge/usage.js';
 import { writeContextReport } from '../knowledge/context-report.js';
 import { DiscoveryBoard } from '../knowledge/discoveries-board.js';
-import { writeDiscoveryFile } from '../knowledge/discovery-files.js';
+import {
+  wantsDiscoveryFile,
+  writeDiscoveryFile,
+  type DiscoveryFileInput,
+  type DiscoveryFilePolicy,
+} from '../knowledge/discovery-files.js';
 import { sessionPathForRead, sessionPathForWrite } from '../knowledge/session-path.js';
 import { appendWisdom, kWisdomKinds } from '../knowledge/wisdom.js';
 import type { SessionConfig } from '../schema/session.js';
@@ -62,9 +67,9 @@ export interface RunSessionOptions extends RunOptions {
 /** Seconds running tasks get to finish after a stop signal before they are killed. */
 export const kDefaultGraceSeconds = 30;
 
-/** tasks.csv is rewritten at least this far apart while tasks finish (and at every wave end). */
+/** tasks.csv is rewritten at least this far apart while tasks finish (wave ends included). */
 const kMinCheckpointMs = 1000;
-/** …and never more than this share of the time, however big the file. */
+/** …and further apart for a big file: writing it takes at most 1/20 of the time. */
 const kCheckpointShare = 20;
 
 /**
@@ -164,6 +169,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       tasksPerThread: Math.ceil(settings.concurrency / settings.threads),
       workerMemoryMb: settings.workerMemoryMb,
     });
+    const discoveryFiles = settings.discoveryFiles ?? 'always';
     const runTask = createTaskRunner({
       pool,
       explorations: new ExplorationCache(session.dir),
@@ -172,6 +178,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
         maxArtifactsPerTask: settings.maxArtifactsPerTask,
         maxArtifactBytes: settings.maxArtifactBytes,
       },
+      discoveryFiles,
       // One limit per run is one per endpoint: a run talks to one model server.
       endpointConcurrency: settings.executor.type === 'openai' ? settings.endpointConcurrency : undefined,
       warn,
@@ -214,7 +221,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
         onFinished: (row, reply) =>
           guarded(() => {
             for (const note of reply?.notes ?? []) warn(`${row.id}: ${note}`);
-            recordKnowledge(session.dir, row, reply, board);
+            recordKnowledge(session.dir, row, reply, board, discoveryFiles);
             if (reply?.usage) recordUsage(session.dir, row.id, reply.usage);
           }),
         onWaveReady: (wave) =>
@@ -257,16 +264,22 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       }
       return false;
     };
+    const spacing = () => Math.max(kMinCheckpointMs, kCheckpointShare * writer.lastWriteMs);
     let timer: NodeJS.Timeout | undefined;
     const schedule = () => {
       timer = setTimeout(() => {
         checkpoint();
         schedule();
-      }, Math.max(kMinCheckpointMs, kCheckpointShare * writer.lastWriteMs));
+      }, spacing());
       timer.unref();
     };
     schedule();
-    const onWaveDone = () => void checkpoint();
+    // A wave end shows at once, unless tasks.csv was just written: short waves of a big
+    // file would otherwise rewrite it back to back (the timer shows them within `spacing`).
+    const onWaveDone = () => {
+      // An edit is looked for at every wave end all the same, so that none starts over one.
+      if (performance.now() - writer.lastWriteAt >= spacing() || writer.editedByOthers()) checkpoint();
+    };
     events.on('wave:done', onWaveDone);
     // After the task that changed the session is finished (the same turn of the event loop),
     // so that its result and the rows it added reach tasks.csv together.
@@ -476,7 +489,13 @@ function removeStaleTemporaries(sessionDir: string, tasksFileName: string, warn:
 }
 
 /** Knowledge files of a finished task: discoveries, wisdom, and the discovery file when the worker wrote none. */
-function recordKnowledge(sessionDir: string, row: TaskRow, reply: WorkerReply | undefined, board: DiscoveryBoard): void {
+function recordKnowledge(
+  sessionDir: string,
+  row: TaskRow,
+  reply: WorkerReply | undefined,
+  board: DiscoveryBoard,
+  discoveryFiles: DiscoveryFilePolicy,
+): void {
   if (reply?.kind === 'finished') {
     board.add(row.id, reply.discoveries);
     for (const kind of kWisdomKinds) appendWisdom(sessionDir, row.id, kind, reply.wisdom[kind] ?? []);
@@ -486,14 +505,15 @@ function recordKnowledge(sessionDir: string, row: TaskRow, reply: WorkerReply | 
     }
     return;
   }
-  writeDiscoveryFile(sessionDir, {
+  const discovery: DiscoveryFileInput = {
     taskId: row.id,
     role: row.role,
     status: row.status === 'skipped' ? 'skipped' : 'failed',
     findings: '',
     error: row.error,
     artifacts: [],
-  });
+  };
+  if (wantsDiscoveryFile(discoveryFiles, discovery)) writeDiscoveryFile(sessionDir, discovery);
 }
 
 /** Command-line options win; session.json fills what they leave out. */
@@ -512,6 +532,9 @@ function withSessionDefaults(options: RunOptions, config: SessionConfig, session
     merged.maxArtifactsPerTask = config.max_artifacts_per_task;
   }
   if (merged.maxArtifactBytes === undefined && config.max_artifact_bytes !== undefined) merged.maxArtifactBytes = config.max_artifact_bytes;
+  if (merged.discoveryFiles === undefined) {
+    merged.discoveryFiles = config.discovery_files ?? (config.pipeline === 'generic' ? 'when-rich' : 'always');
+  }
   if (merged.maxDiscoveryLineBytes === undefined && config.max_discovery_line_bytes !== undefined) {
     merged.maxDiscoveryLineBytes = config.max_discovery_line_bytes;
   }

@@ -2,12 +2,14 @@ import pLimit from 'p-limit';
 import { finishAttempt } from '../executors/finish-attempt.js';
 import type { TaskLimits, WorkerReply, WorkerRequest } from '../executors/messages.js';
 import type { WorkerPool } from '../executors/worker-pool.js';
+import type { DiscoveryFilePolicy } from '../knowledge/discovery-files.js';
 import { angleKey, type ExplorationCache } from '../knowledge/exploration-cache.js';
 
 export interface TaskRunnerSetup {
   pool: WorkerPool;
   explorations: ExplorationCache;
   limits: TaskLimits;
+  discoveryFiles: DiscoveryFilePolicy;
   /** Requests in flight at once to the model endpoint; undefined when the executor calls none. */
   endpointConcurrency: number | undefined;
   warn: (message: string) => void;
@@ -21,12 +23,12 @@ export interface TaskRunnerSetup {
  * The engine's main thread is the cache's only writer.
  */
 export function createTaskRunner(setup: TaskRunnerSetup): (request: WorkerRequest) => Promise<WorkerReply> {
-  const { pool, explorations, limits, warn } = setup;
+  const { pool, explorations, limits, discoveryFiles, warn } = setup;
   const endpoint = setup.endpointConcurrency === undefined ? undefined : pLimit(setup.endpointConcurrency);
   const exploring = new Map<string, Promise<unknown>>();
 
   const execute = (request: WorkerRequest): Promise<WorkerReply> => {
-    const limited: WorkerRequest = { ...request, limits };
+    const limited: WorkerRequest = { ...request, limits, discoveryFiles };
     return endpoint ? endpoint(() => pool.run(limited)) : pool.run(limited);
   };
 
@@ -35,7 +37,7 @@ export function createTaskRunner(setup: TaskRunnerSetup): (request: WorkerReques
     // A task run again (a rerun) explores anew rather than reading back its own result.
     if (!cached || cached.createdBy === request.task.id) return undefined;
     warn(`${request.task.id} reused the exploration of ${cached.createdBy} (angle ${request.task.row.angle})`);
-    return finishAttempt(request.task, { kind: 'result', result: { findings: cached.findings } }, limits);
+    return finishAttempt(request.task, { kind: 'result', result: { findings: cached.findings } }, limits, discoveryFiles);
   };
 
   return async (request) => {

@@ -18,6 +18,8 @@ export class TasksWriter {
   #written: FileIdentity | undefined;
   /** How long the last write took, so that rewrites of a big file stay a small share of the run. */
   lastWriteMs = 0;
+  /** When the last write ended (performance.now()); 0 before the first. */
+  lastWriteAt = 0;
 
   /**
    * @param knownAs the file as this writer's table was read from it; a file that is no
@@ -63,7 +65,8 @@ export class TasksWriter {
     const replaced = writeFileAtomic(this.#path, serializeTasksInChunks(this.#table), () => !this.editedByOthers());
     if (!replaced) return false;
     this.#written = identity(this.#path);
-    this.lastWriteMs = performance.now() - started;
+    this.lastWriteAt = performance.now();
+    this.lastWriteMs = this.lastWriteAt - started;
     return true;
   }
 }

@@ -1,6 +1,11 @@
 import { kDefaultArtifactLimits, writeTaskArtifacts } from '../knowledge/artifacts.js';
 import { cutText } from '../knowledge/cut-text.js';
-import { writeDiscoveryFile } from '../knowledge/discovery-files.js';
+import {
+  wantsDiscoveryFile,
+  writeDiscoveryFile,
+  type DiscoveryFileInput,
+  type DiscoveryFilePolicy,
+} from '../knowledge/discovery-files.js';
 import { signalFromSeverity } from '../pipelines/brainstorm/severity.js';
 import { taskResultSchema, type TaskResult } from '../schema/result.js';
 import { cleanText } from './clean-text.js';
@@ -30,6 +35,7 @@ export function finishAttempt(
   task: Pick<TaskInput, 'id' | 'session' | 'row'>,
   outcome: AttemptOutcome,
   limits: TaskLimits = {},
+  discoveryFiles: DiscoveryFilePolicy = 'always',
 ): WorkerReply {
   const scrubber = SecretScrubber.fromEnv();
   const clean = (text: string) => cleanText(scrubber.text(text));
@@ -74,7 +80,7 @@ export function finishAttempt(
       return invalid(`cannot be processed (${describe(error).replace(/\s+/g, ' ')})`);
     }
     try {
-      return finishResult(task, result, limits, notes, extras);
+      return finishResult(task, result, limits, notes, extras, discoveryFiles);
     } catch (error) {
       // Its files could not be written (a symlink out of the session, a full disk): the
       // task fails saying so, and the run goes on.
@@ -91,6 +97,7 @@ function finishResult(
   limits: TaskLimits,
   executorNotes: string[],
   extras: { usage?: TokenUsage; notes?: string[] },
+  discoveryFiles: DiscoveryFilePolicy,
 ): WorkerReply {
   if (result.id !== undefined && result.id !== task.id) {
     return { kind: 'error', errorClass: 'invalid-output', error: `Invalid result: id is ${cutText(result.id, 100)}, expected ${task.id}`, ...extras };
@@ -115,7 +122,7 @@ function finishResult(
     notes,
   );
   const error = cutError(result.error ?? (result.status === 'failed' ? 'The task reported failure' : ''));
-  writeDiscoveryFile(task.session, {
+  const discovery: DiscoveryFileInput = {
     taskId: task.id,
     role: task.row.role ?? '',
     status: result.status,
@@ -128,7 +135,8 @@ function finishResult(
     qualityScore: result.quality_score,
     supervisionVerdict: result.supervision_verdict,
     artifacts: written.artifacts,
-  });
+  };
+  if (wantsDiscoveryFile(discoveryFiles, discovery)) writeDiscoveryFile(task.session, discovery);
   return {
     kind: 'finished',
     status: result.status,

@@ -6,6 +6,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { DiscoveryInput } from '../schema/discovery.js';
 import type { TaskResult } from '../schema/result.js';
+import type { DiscoveryFilePolicy } from '../knowledge/discovery-files.js';
 import type { DependencyState } from '../knowledge/upstream.js';
 import type { ErrorClass, TaskInput, TokenUsage } from './types.js';
 
@@ -32,6 +33,8 @@ export interface TaskLimits {
 
 export interface WorkerRequest {
   executor: ExecutorSpec;
+  /** Which finished tasks get a discovery file. @default 'always' */
+  discoveryFiles?: DiscoveryFilePolicy;
   /** Output caps of the run. @default the defaults of TaskLimits */
   limits?: TaskLimits;
   /** The task without its upstream context, which the worker reads from disk. */

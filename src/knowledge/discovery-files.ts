@@ -8,6 +8,15 @@ import { sessionPathForWrite } from './session-path.js';
 const kMaxKeyFindings = 5;
 const kMaxKeyFindingChars = 99;
 
+/**
+ * When a finished task gets `discoveries/<id>.json`. `always`: every finished task.
+ * `when-rich`: only a task whose result holds something its row does not (key findings,
+ * decisions, files, verification, scores, a verdict, artifacts) or that failed — plain
+ * batch results are all in tasks.csv already, and creating a small file per task was most
+ * of a big batch run's cost (BENCHMARKS.md). The default of the generic pipeline.
+ */
+export type DiscoveryFilePolicy = 'always' | 'when-rich';
+
 export interface DiscoveryFileInput {
   taskId: string;
   role: string;
@@ -21,6 +30,21 @@ export interface DiscoveryFileInput {
   qualityScore?: number | null | undefined;
   supervisionVerdict?: DiscoveryFile['supervision_verdict'] | undefined;
   artifacts: readonly string[];
+}
+
+/** Whether the policy asks for this task's discovery file. */
+export function wantsDiscoveryFile(policy: DiscoveryFilePolicy, input: DiscoveryFileInput): boolean {
+  if (policy === 'always' || input.status === 'failed' || input.artifacts.length > 0) return true;
+  if (input.status === 'skipped') return false;
+  const listed = (list: readonly string[] | undefined) => (list?.length ?? 0) > 0;
+  return (
+    listed(input.keyFindings) ||
+    listed(input.decisions) ||
+    listed(input.filesModified) ||
+    input.verification != null ||
+    input.qualityScore != null ||
+    input.supervisionVerdict != null
+  );
 }
 
 /**

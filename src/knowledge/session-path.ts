@@ -25,12 +25,13 @@ export function sessionPathForWrite(sessionDir: string, relativePath: string): s
   if (isAbsolute(relativePath) || !isInside(root, target) || target === root) {
     throw refusal(root, relativePath, 'it does not name a file inside the session folder');
   }
-  const realRoot = realpathSync(root);
   const parts = relative(root, target).split(sep);
   let current = root;
   for (const [index, part] of parts.entries()) {
     current = join(current, part);
     const last = index === parts.length - 1;
+    // A folder checked once stays checked: a run writes thousands of files into a few folders.
+    if (!last && checkedFolders.has(current)) continue;
     let stat = lstatOrUndefined(current);
     if (!stat && !last) {
       try {
@@ -50,10 +51,11 @@ export function sessionPathForWrite(sessionDir: string, relativePath: string): s
       } catch {
         throw refusal(root, relativePath, `${shown} is a symlink that leads nowhere`);
       }
-      if (!isInside(realRoot, real)) {
+      if (!isInside(realpathSync(root), real)) {
         throw refusal(root, relativePath, `${shown} is a symlink to ${real}, outside the session folder`);
       }
     }
+    if (!last) rememberFolder(current);
   }
   return target;
 }
@@ -82,11 +84,17 @@ export function sessionPathForRead(sessionDir: string, relativePath: string): st
 }
 
 function lstatOrUndefined(path: string): Stats | undefined {
-  try {
-    return lstatSync(path);
-  } catch {
-    return undefined;
-  }
+  // Without an exception for a missing file: building one per task was most of the cost.
+  return lstatSync(path, { throwIfNoEntry: false });
+}
+
+/** Folders found safe to write into, per thread; bounded, as a run may name many. */
+const checkedFolders = new Set<string>();
+const kMaxCheckedFolders = 1024;
+
+function rememberFolder(path: string): void {
+  if (checkedFolders.size >= kMaxCheckedFolders) checkedFolders.clear();
+  checkedFolders.add(path);
 }
 
 function refusal(root: string, relativePath: string, why: string, verb = 'Refused to write'): WaveError {

@@ -42,6 +42,7 @@ export const sessionConfigSchema = z
     max_artifact_bytes: z.number().int().min(1024).optional(),
     /** Bytes of one discoveries.ndjson line (default 65536); a larger discovery is dropped with a warning. */
     max_discovery_line_bytes: z.number().int().min(1024).optional(),
+    discovery_files: z.enum(['always', 'when-rich']).optional(),
     /** Most task rows tasks.csv may hold; a file with more is refused, never cut (default 1,000,000). */
     max_rows: z.number().int().positive().optional(),
   })

@@ -12,7 +12,7 @@ import { countRuns, kLogRun } from '../helpers/runs-log.js';
 import { sleep, spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 import { tempSession } from '../helpers/temp-session.js';
 
-const kSessionJson = JSON.stringify({ pipeline: 'generic' });
+const kSessionJson = JSON.stringify({ pipeline: 'generic', discovery_files: 'always' });
 /** Task `slow` waits for the file `release`; the others finish at once. */
 const kCmd =
   `${kLogRun}; if [ "$CSV_WAVE_TASK_ID" = slow ]; then while [ ! -f release ]; do sleep 0.02; done; fi; ` +

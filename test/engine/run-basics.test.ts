@@ -338,6 +338,7 @@ describe('results and knowledge files', () => {
       { id: 'REPORTED', description: resultText({ status: 'failed', findings: 'half done' }), role: 'critic' },
       { id: 'BLOCKED', description: 'x', role: 'synth', deps: 'BROKEN' },
     ]);
+    writeFileSync(join(dir, 'session.json'), '{"pipeline":"generic","discovery_files":"always"}');
     expect((await run(dir, '--cmd', kEchoOrFail)).code).toBe(1);
     const files = readdirSync(join(dir, 'discoveries')).sort();
     expect(files).toEqual(['BLOCKED.json', 'BROKEN.json', 'PLAIN.json', 'REPORTED.json', 'RICH.json']);
@@ -377,6 +378,17 @@ describe('results and knowledge files', () => {
     expect(readRows(dir).get('REPORTED')).toMatchObject({ status: 'failed', findings: 'half done', error: 'The task reported failure' });
   });
 
+
+  test('in a generic session only tasks with more than their row get a discovery file (when-rich)', async () => {
+    const dir = genericSession([
+      { id: 'RICH', description: resultText({ findings: 'f', decisions: ['why'] }), role: 'r' },
+      { id: 'PLAIN', description: 'plain text', role: 'r' },
+      { id: 'BROKEN', description: 'fail', role: 'r' },
+      { id: 'BLOCKED', description: 'x', role: 'r', deps: 'BROKEN' },
+    ]);
+    expect((await run(dir, '--cmd', kEchoOrFail)).code).toBe(1);
+    expect(readdirSync(join(dir, 'discoveries')).sort()).toEqual(['BROKEN.json', 'RICH.json']);
+  });
   test('wisdom entries are appended to wisdom/<kind>.md', async () => {
     const dir = genericSession(
       [

@@ -54,7 +54,7 @@ describe.each([
       { id: 'slow', description: 'waits for the test', role: 'r' },
       { id: 'd', description: 'after a', role: 'r', deps: 'a' },
       { id: 'e', description: 'after slow', role: 'r', deps: 'slow' },
-    ]);
+    ], { 'session.json': JSON.stringify({ pipeline: 'generic', discovery_files: 'always' }) });
     // The commands log outside the session, which the test makes read-only.
     const logs = mkdtempSync(join(tmpdir(), 'csv-wave-logs-'));
     chownTree(dir);
