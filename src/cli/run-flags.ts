@@ -42,7 +42,7 @@ export function addRunFlags(command: Command): Command {
     .option('--answers <file>', 'answers for the discussion gate: a JSON list, used in order')
     .option('--auto', 'answer every discussion gate with Done')
     .option('--concurrency <n>', 'csv-wave tasks at once (default: number of cores)')
-    .option('--threads <n>', 'worker threads (default: min(concurrency, cores))')
+    .option('--threads <n>', 'worker threads (default: 1 for commands and model calls, min(concurrency, cores) for modules)')
     .option('--timeout <seconds>', 'kill an attempt after this long; 0 for none (default 0)')
     .option('--retries <n>', 'extra attempts for rate-limited, transient and timed-out failures (default 2)')
     .option('--retry-delay <seconds>', 'first retry delay, doubled each attempt, with jitter (default 1)')

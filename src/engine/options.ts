@@ -22,7 +22,7 @@ export interface RunOptions {
   /**
    * Worker threads. Tasks that wait (commands, model calls) share threads, so 256 tasks
    * need only a few.
-   * @default min(concurrency, cores)
+   * @default 1 for commands and model calls; min(concurrency, cores) for modules
    */
   threads?: number;
   /**
@@ -138,7 +138,10 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
   }
   const concurrency = options.concurrency ?? availableParallelism();
   expect('concurrency', isPositiveInteger(concurrency), concurrency, 'a positive integer');
-  const threads = options.threads ?? Math.min(concurrency, availableParallelism());
+  // Commands and model calls wait on other processes: one thread runs them all, and a
+  // smaller process forks faster (5,000 commands ran 10% faster on 1 thread than on 2).
+  const waits = options.executor.type !== 'module';
+  const threads = options.threads ?? (waits ? 1 : Math.min(concurrency, availableParallelism()));
   expect('threads', isPositiveInteger(threads), threads, 'a positive integer');
   const schedule = options.schedule ?? kDefaults.schedule;
   expect('schedule', schedule === 'waves' || schedule === 'eager', schedule, '`waves` or `eager`');
