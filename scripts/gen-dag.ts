@@ -20,6 +20,7 @@ import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { kTaskColumns } from '../src/csv/columns.js';
 
 export interface DagOptions {
   /** Number of tasks (rows). */
@@ -31,23 +32,7 @@ export interface DagOptions {
 }
 
 /** The seed columns of DESIGN.md section 2, in order. */
-export const kSeedColumns = [
-  'id',
-  'title',
-  'description',
-  'role',
-  'angle',
-  'gc_round',
-  'deps',
-  'context_from',
-  'exec_mode',
-  'wave',
-  'status',
-  'findings',
-  'gc_signal',
-  'severity_summary',
-  'error',
-] as const;
+export const kSeedColumns = kTaskColumns;
 
 const kAngles = ['Technical', 'Product', 'Risk', 'Innovation', 'Cost'] as const;
 const kVerbs = ['Review', 'Summarise', 'Compare', 'Critique', 'Extend', 'Test', 'Rank'] as const;

@@ -1,10 +1,9 @@
 import type { Command } from 'commander';
-import { readTasksFile, type TasksTable } from '../csv/tasks-file.js';
-import { WaveError } from '../errors.js';
 import { buildDag } from '../graph/dag.js';
 import { computeWaves } from '../graph/waves.js';
 import { splitList } from '../csv/columns.js';
-import { openSession, type Session } from '../engine/session.js';
+import { readSessionTasks } from '../engine/load.js';
+import { openSession } from '../engine/session.js';
 import { countByStatus, countByWave, rowObject, taskLines } from '../engine/status-report.js';
 import { readUsage } from '../knowledge/usage.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
@@ -19,7 +18,7 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       // status reads what is there, even a file that would not validate: it is how a person
       // looks at a session in any state.
       const session = openSession(sessionPath);
-      const table = readTable(session);
+      const table = readSessionTasks(session);
       const counts = countByStatus(table.rows);
       const usage = readUsage(session.dir);
       if (options.json) {
@@ -54,20 +53,4 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       }
       done(ExitCode.Ok);
     });
-}
-
-/** The session's table; a parse error names the file as the user did, like every other command. */
-function readTable(session: Session): TasksTable {
-  try {
-    return readTasksFile(session.tasksPath, { maxRows: session.config.max_rows });
-  } catch (error) {
-    if (error instanceof WaveError) {
-      throw new WaveError(error.code, error.message, {
-        path: session.displayPath,
-        violations: error.violations,
-        cause: error,
-      });
-    }
-    throw error;
-  }
 }

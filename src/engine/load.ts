@@ -15,9 +15,22 @@ export interface LoadedSession {
  */
 export function loadSession(pathArgument: string): LoadedSession {
   const session = openSession(pathArgument);
-  let table: TasksTable;
+  const table = readSessionTasks(session);
+  if (session.config.bom) table.format.bom = true;
+  const report = validateTasks(table, session.config.pipeline);
+  if (report.violations.length > 0) {
+    throw new WaveError('INVALID_TASKS', `${report.violations.length} problem(s) in ${session.displayPath}`, {
+      path: session.displayPath,
+      violations: report.violations,
+    });
+  }
+  return { session, table, plan: report.plan };
+}
+
+/** The session's tasks.csv; a read or parse error names the file as the user did. */
+export function readSessionTasks(session: Session): TasksTable {
   try {
-    table = readTasksFile(session.tasksPath, { maxRows: session.config.max_rows });
+    return readTasksFile(session.tasksPath, { maxRows: session.config.max_rows });
   } catch (error) {
     if (error instanceof WaveError) {
       throw new WaveError(error.code, error.message, {
@@ -28,13 +41,4 @@ export function loadSession(pathArgument: string): LoadedSession {
     }
     throw error;
   }
-  if (session.config.bom) table.format.bom = true;
-  const report = validateTasks(table, session.config.pipeline);
-  if (report.violations.length > 0) {
-    throw new WaveError('INVALID_TASKS', `${report.violations.length} problem(s) in ${session.displayPath}`, {
-      path: session.displayPath,
-      violations: report.violations,
-    });
-  }
-  return { session, table, plan: report.plan };
 }
