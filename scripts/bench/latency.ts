@@ -240,7 +240,7 @@ async function benchmark(options: Options): Promise<void> {
         'start to the last end, the mean number of tasks in flight, and how late the timers fired. The ideal throughput is ' +
         `concurrency ÷ mean latency = ${thousands(idealPerSecond)} tasks/s (${fixed(options.tasks / idealPerSecond)} s for the run); list-scheduling the same ` +
         `durations on ${options.concurrency} slots with no overhead takes ${fixed(noOverheadMs / 1000)} s (${fixed(100 * noOverheadShare, 1)}% of ideal: the last tasks drain ` +
-        `with fewer than ${options.concurrency} in flight). Every run is checked (summary, tasks.csv, journal, discovery files). ${options.runs} runs; medians (min–max).`,
+        `with fewer than ${options.concurrency} in flight). Every run is checked (summary, tasks.csv, journal, no discovery files). ${options.runs} runs; medians (min–max).`,
       '',
     );
     lines.push(...machineLines('scripts/bench/latency.ts', 'bench:latency', loadAtStart, [`- Peak memory: ${rssMethodText(rssMethod)}`]), '');

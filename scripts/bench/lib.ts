@@ -375,8 +375,9 @@ export interface RunCheck {
 
 /**
  * A finished run must have exited 0, and its --json summary, tasks.csv (every row
- * completed), the journal (present, every line whole) and the discovery files (one per
- * task) must all account for every task.
+ * completed) and the journal (present, every line whole) must all account for every task.
+ * The benchmark sessions are generic and their results plain, so no discovery file is
+ * written (`discovery_files: when-rich`); one showing up would mean the policy broke.
  */
 export async function checkRun(measure: Measure, dir: string, tasks: number, what: string): Promise<RunCheck> {
   if (measure.status !== 0) fail(`${what} exited with ${measure.status ?? measure.signal}:\n${measure.stderr.slice(-3000)}`);
@@ -406,7 +407,7 @@ export async function checkRun(measure: Measure, dir: string, tasks: number, wha
   }
   const discoveries = join(dir, 'discoveries');
   const discoveryFiles = existsSync(discoveries) ? readdirSync(discoveries).filter((name) => name.endsWith('.json')).length : 0;
-  if (discoveryFiles !== tasks) fail(`${what}: ${discoveryFiles} discovery file(s), expected ${tasks}`);
+  if (discoveryFiles !== 0) fail(`${what}: ${discoveryFiles} discovery file(s), expected none for plain results`);
   return { summary, journalBytes: Buffer.byteLength(journal), discoveryFiles };
 }
 

@@ -10,7 +10,7 @@
  *      runs are interleaved (ours, theirs, ours, theirs, …) so that drift cancels.
  *   2. In-process tasks: 100,000 no-op module tasks in 10 waves (each task depends on one
  *      of the wave before) at concurrency 64 run at 20,000 tasks/s or more, end to end
- *      (node start-up, validation, journal, discovery files and tasks.csv included), with
+ *      (node start-up, validation, journal and tasks.csv included), with
  *      the run engine's durability as it is: a watcher counts the tasks.csv rewrites and
  *      the journal's size during the run. That run also peaks under 1 GB of memory.
  *   Kept from the first version: 20,000 and 2,000 no-op tasks in one wave at concurrency
@@ -26,7 +26,7 @@
  *
  * Every run gets a fresh session folder (outputs removed afterwards) and is checked: exit
  * code 0, the --json summary and tasks.csv both say every task completed, the journal is
- * there and whole, and there is one discovery file per task (GNU parallel: its joblog has
+ * there and whole, and no discovery file was written for these plain results (GNU parallel: its joblog has
  * one line per row, all with exit value 0, and its output file the expected size).
  * Unless --no-profile, one run of each case is profiled with `node --cpu-prof` (main and
  * worker threads), for the top three remaining costs.
@@ -255,11 +255,11 @@ function renderSection(options: Options, results: Results, loadAtStart: string):
   lines.push('## Run: command and module executors end to end', '');
   lines.push(
     'Each run is a child process of the built CLI (`node dist/cli/bin.js run <session> … --json`); wall time is measured ' +
-      'around it, so it includes node start-up, validation, the journal, the discovery files and the tasks.csv rewrites. ' +
+      'around it, so it includes node start-up, validation, the journal and the tasks.csv rewrites. ' +
       `Sessions: independent tasks (\`scripts/gen-dag.ts\` with mean deps 0: one wave), or ${kWaves} layers in which each task ` +
       `depends on one task of the layer before (\`generateLayeredDag\`: ${kWaves} waves). Every run gets a fresh session folder ` +
       '(outputs removed afterwards) and is checked: exit code 0, the summary and tasks.csv show every task completed, the ' +
-      'journal is there and whole, one discovery file per task. A watcher stats tasks.csv and the journal every 100 ms ' +
+      'journal is there and whole, and no discovery file was written (plain results of a generic session). A watcher stats tasks.csv and the journal every 100 ms ' +
       `during the run. ${options.runs} run(s) per measure, interleaved so that the machine's drift cancels; figures are medians (min–max).`,
     '',
   );

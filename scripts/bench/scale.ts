@@ -16,7 +16,7 @@
  * --profile-size: the size of the profiled plan and run (default: the largest).
  *
  * Every run is checked: exit 0, summary, every tasks.csv row completed, journal whole, one
- * discovery file per task (plan: every wave cell filled, nothing else changed). Ratios of
+ * no discovery file for plain results (plan: every wave cell filled, nothing else changed). Ratios of
  * the runs are taken from the engine's own durationMs (node start-up, a fixed cost that
  * flatters the larger size, excluded), of plans from the wall time; the other is shown too.
  */
@@ -256,7 +256,7 @@ async function benchmark(options: Options): Promise<void> {
         `Run: \`csv-wave run --module noop.mjs --concurrency ${kConcurrency}\` on ${kWaves}-wave sessions (\`generateLayeredDag\`: each task depends on one ` +
         `task of the wave before; seed ${kRunSeed}) of ${options.runSizes.map(thousands).join(', ')} tasks. Each is a child process of the built CLI, in a fresh ` +
         'session folder, checked afterwards (plan: every wave cell filled, nothing else changed; run: summary, every tasks.csv row completed, journal whole, ' +
-        `one discovery file per task). Sizes interleaved round by round; ${options.runs} run(s) per size (${options.bigRuns} at ${thousands(biggest)}); medians (min–max).`,
+        `no discovery file for plain results). Sizes interleaved round by round; ${options.runs} run(s) per size (${options.bigRuns} at ${thousands(biggest)}); medians (min–max).`,
       '',
     );
     lines.push(...machineLines('scripts/bench/scale.ts', 'bench:scale', loadAtStart, [`- Peak memory: maximum resident set size of the CLI process (worker threads included), ${rssMethodText(rssMethod)}`]), '');

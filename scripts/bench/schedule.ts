@@ -224,7 +224,7 @@ async function benchmark(options: Options): Promise<void> {
         `mean ${fixed(totalMs / options.tasks, 1)} ms, max ${Math.max(...durations)} ms). Run at \`--concurrency ${options.concurrency}\` with \`--schedule eager\` and ` +
         `\`--schedule waves\`, ${options.runs} times each, interleaved (the order alternates). The makespan is read from the tasks' own start and end stamps ` +
         '(last end − first start), so node start-up, validation and the final write are not in it; the engine\'s durationMs and the wall time are shown beside it. ' +
-        "Every run is checked (summary, tasks.csv, journal, discovery files), and the stamps show that no task started before its deps ended.",
+        "Every run is checked (summary, tasks.csv, journal, no discovery files), and the stamps show that no task started before its deps ended.",
       '',
     );
     lines.push(...machineLines('scripts/bench/schedule.ts', 'bench:schedule', loadAtStart, [`- Peak memory: ${rssMethodText(rssMethod)}`]), '');
