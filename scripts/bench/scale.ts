@@ -15,7 +15,7 @@
  * at that size (default: --runs; a 1M run takes minutes, and progress is printed every 15 s).
  * --profile-size: the size of the profiled plan and run (default: the largest).
  *
- * Every run is checked: exit 0, summary, every tasks.csv row completed, journal whole, one
+ * Every run is checked: exit 0, summary, every tasks.csv row completed, journal whole,
  * no discovery file for plain results (plan: every wave cell filled, nothing else changed). Ratios of
  * the runs are taken from the engine's own durationMs (node start-up, a fixed cost that
  * flatters the larger size, excluded), of plans from the wall time; the other is shown too.
