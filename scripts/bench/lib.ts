@@ -376,8 +376,8 @@ export interface RunCheck {
 /**
  * A finished run must have exited 0, and its --json summary, tasks.csv (every row
  * completed) and the journal (present, every line whole) must all account for every task.
- * The benchmark sessions are generic and their results plain, so no discovery file is
- * written (`discovery_files: when-rich`); one showing up would mean the policy broke.
+ * The benchmark sessions are generic (`discovery_files: when-rich`): only a task whose
+ * findings went to an artifact gets a discovery file; any other would mean the policy broke.
  */
 export async function checkRun(measure: Measure, dir: string, tasks: number, what: string): Promise<RunCheck> {
   if (measure.status !== 0) fail(`${what} exited with ${measure.status ?? measure.signal}:\n${measure.stderr.slice(-3000)}`);
@@ -407,7 +407,12 @@ export async function checkRun(measure: Measure, dir: string, tasks: number, wha
   }
   const discoveries = join(dir, 'discoveries');
   const discoveryFiles = existsSync(discoveries) ? readdirSync(discoveries).filter((name) => name.endsWith('.json')).length : 0;
-  if (discoveryFiles !== 0) fail(`${what}: ${discoveryFiles} discovery file(s), expected none for plain results`);
+  // A result too long for its cell has an artifact, and with it a discovery file.
+  const artifacts = join(dir, 'artifacts');
+  const withArtifacts = existsSync(artifacts) ? new Set(readdirSync(artifacts).map((name) => name.replace(/-[^-]+\.md$/, ''))).size : 0;
+  if (discoveryFiles !== withArtifacts) {
+    fail(`${what}: ${discoveryFiles} discovery file(s), expected ${withArtifacts} (one per task with an artifact)`);
+  }
   return { summary, journalBytes: Buffer.byteLength(journal), discoveryFiles };
 }
 
