@@ -268,7 +268,7 @@ function renderSection(options: Options, results: Results, loadAtStart: string):
       `- ${parallelVersion() ?? 'GNU parallel not found'}`,
       `- Peak memory: maximum resident set size of the CLI process (worker threads included), ${rssMethodText(results.rssMethod)}`,
       `- Fixed cost: \`csv-wave --version\` (node start-up + loading the CLI) takes ${fixed(median(results.startup.map((m) => m.seconds)))} s; ` +
-        `creating one small file in the scratch folder takes ${spread(results.fileCreateMs, 3)} ms (probed between rounds; a run creates one discoveries/<id>.json per task)`,
+        `creating one small file in the scratch folder takes ${spread(results.fileCreateMs, 3)} ms (probed between rounds; a command whose findings go to an artifact creates two files: the artifact and its discoveries/<id>.json)`,
     ]),
   );
   lines.push('');
@@ -309,8 +309,8 @@ function renderSection(options: Options, results: Results, loadAtStart: string):
   const wavesEnginePerSecond = sizes.waves / median(enginesOf(results.waves));
   const wavesPeakKb = Math.max(...results.waves.map((r) => r.measure.maxRssKb));
   lines.push(
-    `The worker pool has min(concurrency, cores) = ${Math.min(kCommandConcurrency, cores)} threads at concurrency ${kCommandConcurrency} ` +
-      `and ${Math.min(kModuleConcurrency, cores)} at concurrency ${kModuleConcurrency} (the default of \`--threads\`). ` +
+    `The worker pool has the default \`--threads\`: 1 thread for the commands, min(concurrency, cores) = ` +
+      `${Math.min(kModuleConcurrency, cores)} for the modules at concurrency ${kModuleConcurrency}. ` +
       kCommands
         .map((command) => {
           const r = ratio(command.key);
