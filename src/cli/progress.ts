@@ -63,6 +63,11 @@ function attachBar(events: RunEmitter): void {
     waves = waveCount;
     bar.start(total, 0, payload());
   });
+  events.on('tasks:changed', ({ added, waveCount }) => {
+    waves = waveCount;
+    bar.setTotal(bar.getTotal() + added.length);
+    bar.update(done, payload());
+  });
   events.on('wave:start', (event) => {
     wave = event.wave;
     bar.update(done, payload());

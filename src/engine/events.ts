@@ -51,7 +51,7 @@ export type StopReason =
   | 'io';
 
 export interface RunSummary {
-  /** Tasks this run set out to run. */
+  /** Tasks this run set out to run, and those added while it ran. */
   total: number;
   counts: Record<TaskStatus, number>;
   durationMs: number;
@@ -71,7 +71,9 @@ export interface RunEvents {
   'wave:start': [{ wave: number; tasks: number }];
   'wave:done': [WaveDoneEvent];
   /** An interactive task appended tasks or rewired pending ones (the journal records it). */
-  'tasks:changed': [{ added: TaskRow[]; updated: { id: string; deps?: string; context_from?: string }[] }];
+  'tasks:changed': [
+    { added: TaskRow[]; updated: { id: string; deps?: string; context_from?: string }[]; waveCount: number },
+  ];
   'run:done': [RunSummary];
   /** Something a person should know that does not stop the run. */
   warning: [string];

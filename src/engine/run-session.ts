@@ -146,9 +146,11 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     const journal = new Journal(session.dir, writeFailed);
     journal.checkpoint();
     events.on('task:start', (event) => journal.append({ type: 'start', id: event.id, attempt: event.attempt }));
-    events.on('tasks:changed', ({ added, updated }) => {
-      for (const row of added) journal.append({ type: 'add', row: rowCells(row) });
-      for (const update of updated) journal.append({ type: 'update', ...update });
+    let added = 0;
+    events.on('tasks:changed', (change) => {
+      added += change.added.length;
+      for (const row of change.added) journal.append({ type: 'add', row: rowCells(row) });
+      for (const update of change.updated) journal.append({ type: 'update', ...update });
     });
     events.on('task:done', (event) =>
       journal.append({
@@ -374,7 +376,8 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     );
     const exitCode = outcome.stopped === 'edited' ? 3 : outcome.stopped || failedOrBlocked ? 1 : 0;
     const summary: RunSummary = {
-      total: runIds.size,
+      // Tasks added during the run (a GC round, a discussion) ran in it too.
+      total: runIds.size + added,
       counts,
       durationMs,
       stopped: outcome.stopped,

@@ -434,12 +434,14 @@ export class Scheduler {
       if (update.deps !== undefined) row.deps = update.deps;
       if (update.context_from !== undefined) row.context_from = update.context_from;
     }
-    const { waves } = computeWaves(buildDag(this.#rows.map((row) => ({ id: row.id, deps: splitList(row.deps) }))));
+    const { waves, waveCount } = computeWaves(buildDag(this.#rows.map((row) => ({ id: row.id, deps: splitList(row.deps) }))));
     for (const row of this.#rows) row.wave = String(waves.get(row.id));
     for (const entry of this.#entries) entry.wave = waves.get(entry.row.id)!;
     for (const row of changes.add) this.#addEntry(row, this.#rows.length - 1, waves.get(row.id)!);
     this.#unfinished += changes.add.length;
-    this.#events.emit('tasks:changed', { added: changes.add, updated: changes.update });
+    if (changes.add.length + changes.update.length > 0) {
+      this.#events.emit('tasks:changed', { added: changes.add, updated: changes.update, waveCount });
+    }
     this.#rewire();
     for (const held of this.#held.values()) for (const entry of held) entry.queued = false;
     this.#held.clear();
