@@ -76,8 +76,8 @@ const kExplanation = [
   'it. The bound checked per task: executions ≤ 1 + the kills that found it started by the',
   'killed run and its result not yet accepted (journaled); and no run executes a task twice,',
   'or at all once its result was accepted. "Started while an orphan still ran" counts the',
-  'executions that overlapped an orphan of the same task (csv-wave does not yet kill a dead',
-  "run's orphans: see \"Orphans of a killed run\" above).",
+  'executions that overlapped an orphan of the same task: none, as each run ends what the',
+  'killed runs left running before it starts a task (see "Orphans of a killed run" above).',
 ];
 
 const command =

@@ -41,6 +41,33 @@ export async function killChildProcessGroups(sessionDir: string, rounds = 10): P
   return killed;
 }
 
+/**
+ * Kills what commands of an earlier run of this session left running (a run killed with
+ * SIGKILL cannot end its own commands): every process whose environment names the session,
+ * with its process group. The caller holds the session lock, so no live run owns them.
+ * Linux only (/proc); elsewhere the environment of a process cannot be read, and nothing
+ * is killed. Returns how many process groups it ended.
+ */
+export function killLeftoverCommands(sessionDir: string): number {
+  const groups = new Set(sessionCommands(sessionDir).map(({ pgid }) => pgid));
+  let killed = 0;
+  for (const group of groups) {
+    try {
+      process.kill(-group, 'SIGKILL');
+      killed++;
+    } catch {
+      // Ended by itself in between.
+    }
+  }
+  return killed;
+}
+
+/** Processes other than this one whose environment names the session (Linux; none elsewhere). */
+export function sessionCommands(sessionDir: string): ProcessEntry[] {
+  if (!existsSync('/proc/self/environ')) return [];
+  return processTable().filter(({ pid, pgid }) => pid !== process.pid && pgid !== process.pid && runsFor(pid, sessionDir));
+}
+
 /** True when the process's environment says it runs a task of this session (true where it cannot be read). */
 function runsFor(pid: number, sessionDir: string): boolean {
   if (!existsSync('/proc/self/environ')) return true;
@@ -51,7 +78,7 @@ function runsFor(pid: number, sessionDir: string): boolean {
   }
 }
 
-interface ProcessEntry {
+export interface ProcessEntry {
   pid: number;
   ppid: number;
   pgid: number;

@@ -25,7 +25,7 @@ import {
 import { sessionPathForRead, sessionPathForWrite } from '../knowledge/session-path.js';
 import { appendWisdom, kWisdomKinds } from '../knowledge/wisdom.js';
 import type { SessionConfig } from '../schema/session.js';
-import { killChildProcessGroups } from './child-groups.js';
+import { killChildProcessGroups, killLeftoverCommands } from './child-groups.js';
 import { RunEmitter, type RunSummary } from './events.js';
 import { Journal, recoverRows } from './journal.js';
 import { isAlive, SessionLock } from './lock.js';
@@ -90,6 +90,9 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
   const lock = SessionLock.acquire(session.dir, warn);
   try {
     removeStaleTemporaries(session.dir, basename(session.tasksPath), warn);
+    // A resume must not run a task beside its own command, still running from a killed run.
+    const leftovers = killLeftoverCommands(session.dir);
+    if (leftovers > 0) warn(`Ended ${leftovers} command(s) an interrupted run of this session left running`);
     const { table, writer } = TasksWriter.read(session.tasksPath, { maxRows: session.config.max_rows });
     if (settings.bom ?? session.config.bom) table.format.bom = true;
     const { recovered, interrupted } = recoverRows(table.rows, session.dir);

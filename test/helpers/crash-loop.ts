@@ -17,6 +17,7 @@ import { readJournal, replayJournal } from '../../src/engine/journal.js';
 import { readTaggedLog, taggedLogCommands } from './runs-log.js';
 import { sleep, spawnCliWith, waitFor } from './spawn-cli.js';
 import { tempSession } from './temp-session.js';
+import { sessionCommands } from '../../src/engine/child-groups.js';
 
 export interface CrashLoopOptions {
   /** Tasks in the session. */
@@ -137,17 +138,13 @@ function lockHolder(dir: string): number | undefined {
   }
 }
 
-/** Until every execution that started has logged its end (orphans end by themselves). */
-async function waitForOrphans(log: string, limitMs: number): Promise<void> {
+/**
+ * Until no command of the session runs any more: orphans of a killed run end by themselves
+ * or are ended by the next run (it kills what a dead run left behind).
+ */
+async function waitForOrphans(dir: string, log: string, limitMs: number): Promise<void> {
   await waitFor(
-    () => {
-      const open = new Map<string, number>();
-      for (const event of readTaggedLog(log)) {
-        const key = `${event.id} ${event.run}`;
-        open.set(key, (open.get(key) ?? 0) + (event.phase === 'start' ? 1 : -1));
-      }
-      return [...open.values()].every((count) => count <= 0);
-    },
+    () => sessionCommands(dir).length === 0,
     'the commands of killed runs to end',
     limitMs,
   );
@@ -224,7 +221,7 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRep
     }
     kills++;
     lastRunKilled = true;
-    if (options.settleOrphans) await waitForOrphans(log, 30_000);
+    if (options.settleOrphans) await waitForOrphans(dir, log, 30_000);
 
     let state: ReturnType<typeof recoveredState>;
     try {
@@ -262,7 +259,7 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRep
     if (lastRunKilled && !/stale lock/.test(last.stderr)) violations.push('the last resume did not take over the stale lock');
     say(`run ${run}: resumed to the end (exit ${last.code})`);
   }
-  await waitForOrphans(log, 30_000);
+  await waitForOrphans(dir, log, 30_000);
 
   // The end state: every task completed once in tasks.csv, nothing left behind.
   const rows = parseTasks(readFileSync(join(dir, 'tasks.csv'), 'utf8')).rows;
@@ -280,7 +277,11 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRep
   // Executions, by task and by run.
   const events = readTaggedLog(log);
   const byTask = new Map<string, Map<number, number>>(ids.map((id) => [id, new Map()]));
-  const running = new Map<string, number>();
+  // Executions still running, by task and by the run that started them. A run ends what
+  // earlier runs left running before it starts any task, so the first event of a later run
+  // closes every execution of the runs before it that never logged its end.
+  const running = new Map<string, Map<number, number>>();
+  let latestRun = 0;
   let overlaps = 0;
   for (const event of events) {
     const runs = byTask.get(event.id);
@@ -288,12 +289,20 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRep
       violations.push(`an unknown task ${event.id} ran`);
       continue;
     }
+    if (event.run > latestRun) {
+      latestRun = event.run;
+      for (const open of running.values()) for (const run of [...open.keys()]) if (run < latestRun) open.delete(run);
+    }
+    const open = running.get(event.id) ?? new Map<number, number>();
+    running.set(event.id, open);
     if (event.phase === 'end') {
-      running.set(event.id, (running.get(event.id) ?? 1) - 1);
+      const left = (open.get(event.run) ?? 1) - 1;
+      if (left > 0) open.set(event.run, left);
+      else open.delete(event.run);
       continue;
     }
-    if ((running.get(event.id) ?? 0) > 0) overlaps++;
-    running.set(event.id, (running.get(event.id) ?? 0) + 1);
+    if (open.size > 0) overlaps++;
+    open.set(event.run, (open.get(event.run) ?? 0) + 1);
     runs.set(event.run, (runs.get(event.run) ?? 0) + 1);
   }
   const histogram = new Map<number, number>();
