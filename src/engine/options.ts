@@ -58,6 +58,13 @@ export interface RunOptions {
    * @default 1024
    */
   workerMemoryMb?: number;
+  /**
+   * Seconds the running tasks get to finish after a stop by signal (the CLI's first
+   * Ctrl-C). Then they are killed (a command with its whole process group, a module or
+   * model call with its worker thread) and put back to pending, and the run ends.
+   * @default 30
+   */
+  graceSeconds?: number;
   /** Write tasks.csv with a UTF-8 BOM. @default as the file was */
   bom?: boolean;
   /**
@@ -103,6 +110,9 @@ export interface RunOptions {
 export type NormalizedRunOptions = Required<Omit<RunOptions, 'halt' | 'bom' | 'executor' | 'discoveryFiles'>> &
   Pick<RunOptions, 'halt' | 'bom' | 'discoveryFiles'> & { executor: ExecutorSpec };
 
+/** Seconds running tasks get to finish after a stop signal before they are killed. */
+export const kDefaultGraceSeconds = 30;
+
 const kDefaults = {
   schedule: 'waves',
   timeoutSeconds: 0,
@@ -111,6 +121,7 @@ const kDefaults = {
   prevContextCap: kDefaultPrevContextCap,
   workerMemoryMb: 1024,
   endpointConcurrency: 8,
+  graceSeconds: kDefaultGraceSeconds,
   maxStdoutBytes: kDefaultMaxStdoutBytes,
   maxArtifactsPerTask: kDefaultArtifactLimits.maxFiles,
   maxArtifactBytes: kDefaultArtifactLimits.maxBytes,
@@ -155,6 +166,8 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
   expect('prevContextCap', Number.isInteger(prevContextCap) && prevContextCap >= 200, prevContextCap, 'an integer ≥ 200');
   const workerMemoryMb = options.workerMemoryMb ?? kDefaults.workerMemoryMb;
   expect('workerMemoryMb', isPositiveInteger(workerMemoryMb), workerMemoryMb, 'a positive integer');
+  const graceSeconds = options.graceSeconds ?? kDefaults.graceSeconds;
+  expect('graceSeconds', Number.isFinite(graceSeconds) && graceSeconds >= 0, graceSeconds, 'a number of seconds ≥ 0');
   const endpointConcurrency = options.endpointConcurrency ?? kDefaults.endpointConcurrency;
   expect('endpointConcurrency', isPositiveInteger(endpointConcurrency), endpointConcurrency, 'a positive integer');
   const maxStdoutBytes = options.maxStdoutBytes ?? kDefaults.maxStdoutBytes;
@@ -181,6 +194,7 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
     prevContextCap,
     workerMemoryMb,
     endpointConcurrency,
+    graceSeconds,
     maxStdoutBytes,
     maxArtifactsPerTask,
     maxArtifactBytes,

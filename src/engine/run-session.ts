@@ -53,19 +53,9 @@ export interface RunSessionOptions extends RunOptions {
    * `stopped: 'signal'`.
    */
   signal?: AbortSignal;
-  /**
-   * Seconds the running tasks get to finish after `signal` aborted. Then they are killed
-   * (a command with its whole process group, a module or model call with its worker
-   * thread) and put back to pending, and the run ends.
-   * @default 30
-   */
-  graceSeconds?: number;
   /** Aborting it ends the grace at once (the CLI's second Ctrl-C). */
   killSignal?: AbortSignal;
 }
-
-/** Seconds running tasks get to finish after a stop signal before they are killed. */
-export const kDefaultGraceSeconds = 30;
 
 /** tasks.csv is rewritten at least this far apart while tasks finish (wave ends included). */
 const kMinCheckpointMs = 1000;
@@ -81,12 +71,9 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
   const startedAt = performance.now();
   const events = options.events ?? new RunEmitter();
   const warn = (message: string) => events.emit('warning', message);
-  const graceSeconds = options.graceSeconds ?? kDefaultGraceSeconds;
-  if (!Number.isFinite(graceSeconds) || graceSeconds < 0) {
-    throw new WaveError('USAGE', `Expected \`grace\` to be a number of seconds ≥ 0, got \`${String(graceSeconds)}\` (${typeof graceSeconds})`);
-  }
   const session = openSession(path);
   const settings = normalizeRunOptions(withSessionDefaults(options, session.config, session.dir));
+  const graceSeconds = settings.graceSeconds;
   const lock = SessionLock.acquire(session.dir, warn);
   try {
     removeStaleTemporaries(session.dir, basename(session.tasksPath), warn);
