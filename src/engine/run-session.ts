@@ -36,6 +36,7 @@ import { openSession } from './session.js';
 import { countByStatus } from './status-report.js';
 import { skippedForFailure, statusOf } from '../schema/task-state.js';
 import { TasksWriter } from './tasks-writer.js';
+import { Checkpointer } from './checkpointer.js';
 import { validateTasks } from './validate.js';
 
 export interface RunSessionOptions extends RunOptions {
@@ -56,11 +57,6 @@ export interface RunSessionOptions extends RunOptions {
   /** Aborting it ends the grace at once (the CLI's second Ctrl-C). */
   killSignal?: AbortSignal;
 }
-
-/** tasks.csv is rewritten at least this far apart while tasks finish (wave ends included). */
-const kMinCheckpointMs = 1000;
-/** …and further apart for a big file: writing it takes at most 1/20 of the time. */
-const kCheckpointShare = 20;
 
 /**
  * Runs every pending task of a session and resolves with a summary. Holds the session
@@ -237,46 +233,11 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       `${session.displayPath} was changed by someone else during the run, so csv-wave did not overwrite it. ` +
       `Running tasks were let finish; their results are kept in the journal. ` +
       `Run \`csv-wave resume ${path}\` to apply them to the edited file and go on.`;
-    let editedNoted = false;
-    /** Shows the run in tasks.csv; false (and the run stops) if a person's edit or a failing write is in the way. */
-    const checkpoint = (): boolean => {
-      try {
-        journal.flush();
-        if (writer.write()) {
-          journal.checkpoint();
-          return true;
-        }
-      } catch (error) {
-        writeFailed(error);
-        return false;
-      }
-      if (!editedNoted) {
-        editedNoted = true;
-        stopRun('edited', editedReason);
-      }
-      return false;
-    };
-    const spacing = () => Math.max(kMinCheckpointMs, kCheckpointShare * writer.lastWriteMs);
-    let timer: NodeJS.Timeout | undefined;
-    const schedule = () => {
-      timer = setTimeout(() => {
-        checkpoint();
-        schedule();
-      }, spacing());
-      timer.unref();
-    };
-    schedule();
-    // A wave end shows at once, unless tasks.csv was just written: short waves of a big
-    // file would otherwise rewrite it back to back (the timer shows them within `spacing`).
-    const onWaveDone = () => {
-      // An edit is looked for at every wave end all the same, so that none starts over one.
-      if (performance.now() - writer.lastWriteAt >= spacing() || writer.editedByOthers()) checkpoint();
-    };
-    events.on('wave:done', onWaveDone);
-    // After the task that changed the session is finished (the same turn of the event loop),
-    // so that its result and the rows it added reach tasks.csv together.
-    const onTasksChanged = () => void setImmediate(checkpoint);
-    events.on('tasks:changed', onTasksChanged);
+    const checkpointer = new Checkpointer(writer, journal, {
+      edited: () => stopRun('edited', editedReason),
+      failed: writeFailed,
+    });
+    checkpointer.start(events);
 
     // A signal: no new task; the running ones get the grace, then are killed and go back to pending.
     let graceTimer: NodeJS.Timeout | undefined;
@@ -318,9 +279,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       options.signal?.removeEventListener('abort', interrupt);
       options.killSignal?.removeEventListener('abort', interruptNow);
       clearTimeout(graceTimer);
-      clearTimeout(timer);
-      events.off('wave:done', onWaveDone);
-      events.off('tasks:changed', onTasksChanged);
+      checkpointer.stop();
       await pool.close();
       // Commands of tasks taken back, including any spawned while the pool was closing.
       if (killed && killed.length > 0) await killChildProcessGroups(session.dir);
@@ -339,8 +298,8 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     }
     // An edit saved after the last rewrite: the last results stay in the journal, and the
     // run says so instead of ending as if tasks.csv showed them.
-    const shown = outcome.stopped !== 'edited' && checkpoint();
-    if (!shown && editedNoted && outcome.stopped !== 'edited') {
+    const shown = outcome.stopped !== 'edited' && checkpointer.checkpoint();
+    if (!shown && checkpointer.edited && outcome.stopped !== 'edited') {
       outcome = { stopped: 'edited', reason: joinReasons(outcome.reason, editedReason) };
     }
     if (writeProblem !== undefined && outcome.stopped !== 'edited') {
