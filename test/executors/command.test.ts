@@ -9,6 +9,7 @@ import { writeDiscoveryFile } from '../../src/knowledge/discovery-files.js';
 import { buildUpstream } from '../../src/knowledge/upstream.js';
 import { runCli } from '../helpers/cli.js';
 import { genericSession, resultText } from '../helpers/generic-session.js';
+import { isRunning } from '../helpers/spawn-cli.js';
 
 function sessionDir(): string {
   // realpath: the command's `pwd -P` must match, and /tmp may be a symlink.
@@ -42,20 +43,6 @@ function errorOf(outcome: AttemptOutcome): { errorClass: string; error: string }
   expect(outcome.kind).toBe('error');
   if (outcome.kind !== 'error') throw new Error('unreachable');
   return outcome;
-}
-
-/** True once `pid` runs no more code: gone (ESRCH), or a zombie its new parent has not reaped yet. */
-function isDead(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z') === true;
-  } catch {
-    return true;
-  }
 }
 
 async function waitUntil(check: () => boolean, what: string, limitMs = 5000): Promise<void> {
@@ -273,7 +260,7 @@ describe('command timeout', () => {
     for (const name of ['child.pid', 'grandchild.pid']) {
       const pid = Number(readFileSync(join(session, name), 'utf8'));
       expect(pid).toBeGreaterThan(0);
-      await waitUntil(() => isDead(pid), `${name} (${pid}) to die`);
+      await waitUntil(() => !isRunning(pid), `${name} (${pid}) to die`);
     }
     // Had the grandchild survived, the file would be there by now.
     await sleep(2500);

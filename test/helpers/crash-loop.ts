@@ -17,6 +17,7 @@ import { readJournal, replayJournal } from '../../src/engine/journal.js';
 import { readTaggedLog, taggedLogCommands } from './runs-log.js';
 import { sleep, spawnCliWith, waitFor } from './spawn-cli.js';
 import { tempSession } from './temp-session.js';
+import { mulberry32 } from '../../scripts/gen-dag.js';
 import { sessionCommands } from '../../src/engine/child-groups.js';
 
 export interface CrashLoopOptions {
@@ -76,18 +77,6 @@ export interface CrashLoopReport {
 
 /** About how long a run takes from taking the lock to its first tasks. */
 const kStartupMs = 300;
-
-/** mulberry32: a small seeded PRNG, so that a failure can be replayed. */
-export function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 interface CrashSession {
   dir: string;
@@ -162,7 +151,7 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRep
   const waves = options.waves ?? 5;
   const naps = options.naps ?? [0.02, 0.2];
   const say = options.log ?? (() => {});
-  const random = prng(options.seed);
+  const random = mulberry32(options.seed); // seeded, so that a failure can be replayed
   const { dir, ids, naps: napOf } = crashSession(random, options.tasks, waves, naps);
   const log = join(dir, 'runs.log');
   const tag = taggedLogCommands();

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** The built CLI: tests that kill a run, or need a second process, spawn it. */
@@ -64,4 +64,22 @@ export async function waitFor(condition: () => boolean, what: string, limitMs = 
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * True while `pid` runs code: it exists (ours or not) and is not a zombie, killed and
+ * waiting for its new parent to reap it. Where there is no /proc, a process that exists runs.
+ */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return !existsSync('/proc/self');
+  }
 }

@@ -3,22 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { genericSession } from '../helpers/generic-session.js';
-import { sleep, spawnCli, waitFor } from '../helpers/spawn-cli.js';
-
-/** True while the process exists and is not a zombie waiting to be reaped. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
+import { isRunning, sleep, spawnCli, waitFor } from '../helpers/spawn-cli.js';
 
 describe('commands left running by a run killed with SIGKILL', () => {
   test.runIf(existsSync('/proc/self/environ'))('are ended when the session runs again, before any task starts', async () => {
@@ -29,13 +14,13 @@ describe('commands left running by a run killed with SIGKILL', () => {
     run.child.kill('SIGKILL');
     await run.exited;
     const orphan = Number(readFileSync(join(pids, 'LONG.pid'), 'utf8'));
-    expect(alive(orphan)).toBe(true);
+    expect(isRunning(orphan)).toBe(true);
 
     const resumed = await spawnCli('resume', dir, '--cmd', 'echo again').exited;
     expect(resumed.code).toBe(0);
     expect(resumed.stderr).toMatch(/Ended 1 command\(s\) an interrupted run of this session left running/);
-    for (let i = 0; i < 50 && alive(orphan); i++) await sleep(20);
-    expect(alive(orphan)).toBe(false);
+    for (let i = 0; i < 50 && isRunning(orphan); i++) await sleep(20);
+    expect(isRunning(orphan)).toBe(false);
     expect(resumed.stdout).toMatch(/\[DONE\] LONG .*again/);
   });
 });

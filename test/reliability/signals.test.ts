@@ -9,7 +9,7 @@ import { statusOf } from '../../src/schema/task-state.js';
 import { runCli } from '../helpers/cli.js';
 import { fixturePath, genericSession, readRows } from '../helpers/generic-session.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
-import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
+import { isRunning, spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
 // SIGINT and SIGTERM on a spawned CLI (the Ctrl-C of test/engine/resume.test.ts is the
 // gentle case with SIGINT): stop starting tasks, let running ones finish or kill them
@@ -42,21 +42,6 @@ function pidsOf(dir: string, id: string): number[] {
     const file = join(dir, `${id}.${kind}`);
     return existsSync(file) ? [Number(readFileSync(file, 'utf8'))] : [];
   });
-}
-
-/** A process that runs (a zombie, killed and waiting to be reaped, does not). */
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return existsSync('/proc/self') ? false : true;
-  }
 }
 
 let running: { run: SpawnedCli; dir: string } | undefined;
