@@ -6,3 +6,19 @@ export * from './schema/index.js';
 export { loadSession, type LoadedSession } from './engine/load.js';
 export { openSession, type Session } from './engine/session.js';
 export { validateTasks, type TaskPlan, type ValidationReport } from './engine/validate.js';
+export { runSession, type RunSessionOptions } from './engine/run-session.js';
+export {
+  RunEmitter,
+  type RunEvents,
+  type RunSummary,
+  type StopReason,
+  type TaskStartEvent,
+  type TaskRetryEvent,
+  type TaskDoneEvent,
+  type WaveDoneEvent,
+} from './engine/events.js';
+export { kDefaultGraceSeconds, normalizeRunOptions, parseHalt, type HaltPolicy, type RunOptions } from './engine/options.js';
+export type { ExecutorSpec } from './executors/messages.js';
+export type { TaskInput, ErrorClass } from './executors/types.js';
+export type { ModuleTaskContext, TaskModule } from './executors/module.js';
+export type { AnswerSource, InteractiveHandler, SessionChanges } from './interactive/types.js';
