@@ -5,6 +5,7 @@ import { SessionLock } from './lock.js';
 import { openSession, type Session } from './session.js';
 import { TasksWriter } from './tasks-writer.js';
 import { validateTasks } from './validate.js';
+import { fillWaveColumn } from './plan.js';
 
 /**
  * Changes a session's tasks.csv outside a run (revise): under the session lock, after the
@@ -30,7 +31,7 @@ export function editSession<T>(
         violations: report.violations,
       });
     }
-    for (const row of table.rows) row.wave = String(report.plan.waves.get(row.id));
+    fillWaveColumn(table.rows, report.plan.waves);
     if (!writer.write()) {
       throw new WaveError('TASKS_EDITED', `${session.displayPath} was changed while csv-wave read it; nothing was written. Try again.`, {
         path: session.displayPath,

@@ -15,6 +15,7 @@ import type { SessionConfig } from '../schema/session.js';
 import { engineDir } from './journal.js';
 import { SessionLock } from './lock.js';
 import { validateTasks } from './validate.js';
+import { fillWaveColumn } from './plan.js';
 
 export interface InitOptions {
   template: 'brainstorm' | 'analyze';
@@ -108,7 +109,7 @@ export function initSession(dir: string, options: InitOptions): InitResult {
     // The decomposer's own output must always be valid; this names the bug if it is not.
     throw new Error(`init made an invalid session: ${violations.map((v) => v.message).join('; ')}`);
   }
-  for (const row of tasks) row.wave = String(plan.waves.get(row.id));
+  fillWaveColumn(tasks, plan.waves);
   // Replacing a session: not under a run that holds it, and without its state (a journal
   // left by a crash would be applied to the new tasks by the next run).
   const lock = exists ? SessionLock.acquire(dir, options.warn ?? (() => {})) : undefined;

@@ -1,4 +1,4 @@
-import { writeTasksFile } from '../csv/tasks-file.js';
+import { writeTasksFile, type TaskRow } from '../csv/tasks-file.js';
 import type { LoadedSession } from './load.js';
 
 export interface WaveSummary {
@@ -30,14 +30,20 @@ export function summarizePlan(loaded: LoadedSession): PlanSummary {
 
 /** Fills the wave column from the plan; rewrites tasks.csv only when a cell changed. Returns whether it did. */
 export function writeWaveColumn(loaded: LoadedSession): boolean {
+  const changed = fillWaveColumn(loaded.table.rows, loaded.plan.waves);
+  if (changed) writeTasksFile(loaded.session.tasksPath, loaded.table);
+  return changed;
+}
+
+/** Sets every row's wave cell from the computed waves. Returns whether a cell changed. */
+export function fillWaveColumn(rows: readonly TaskRow[], waves: ReadonlyMap<string, number>): boolean {
   let changed = false;
-  for (const row of loaded.table.rows) {
-    const wave = String(loaded.plan.waves.get(row.id));
+  for (const row of rows) {
+    const wave = String(waves.get(row.id));
     if (row.wave !== wave) {
       row.wave = wave;
       changed = true;
     }
   }
-  if (changed) writeTasksFile(loaded.session.tasksPath, loaded.table);
   return changed;
 }

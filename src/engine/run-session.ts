@@ -38,6 +38,7 @@ import { skippedForFailure, statusOf } from '../schema/task-state.js';
 import { TasksWriter } from './tasks-writer.js';
 import { Checkpointer } from './checkpointer.js';
 import { validateTasks } from './validate.js';
+import { fillWaveColumn } from './plan.js';
 
 export interface RunSessionOptions extends RunOptions {
   /** Listen here for task:start, task:done, wave:done, run:done and warnings. */
@@ -90,7 +91,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       });
     }
     const { waves, waveCount } = report.plan;
-    for (const row of table.rows) row.wave = String(waves.get(row.id));
+    fillWaveColumn(table.rows, waves);
     options.prepare?.(table.rows, waves);
 
     if (!writer.write()) {

@@ -14,6 +14,7 @@ import { kBlockedPrefix, kDependencyFailedError, satisfiesDependents } from '../
 import type { RunEmitter, StopReason, TaskDoneEvent } from './events.js';
 import type { HaltPolicy } from './options.js';
 import { ReadyQueue } from './ready-queue.js';
+import { fillWaveColumn } from './plan.js';
 
 /** Runs a prepared request: on the worker pool, or in the interactive lane. */
 export interface TaskRunner {
@@ -435,7 +436,7 @@ export class Scheduler {
       if (update.context_from !== undefined) row.context_from = update.context_from;
     }
     const { waves, waveCount } = computeWaves(buildDag(this.#rows.map((row) => ({ id: row.id, deps: splitList(row.deps) }))));
-    for (const row of this.#rows) row.wave = String(waves.get(row.id));
+    fillWaveColumn(this.#rows, waves);
     for (const entry of this.#entries) entry.wave = waves.get(entry.row.id)!;
     for (const row of changes.add) this.#addEntry(row, this.#rows.length - 1, waves.get(row.id)!);
     this.#unfinished += changes.add.length;
