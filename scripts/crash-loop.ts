@@ -1,7 +1,7 @@
 /**
  * The crash loop: a session of short sleeping tasks (default 500, in 5 waves) run at
- * concurrency 16, the engine killed with SIGKILL at 50 random instants and resumed each
- * time. Afterwards: no result the engine had accepted is lost, tasks.csv parsed after
+ * concurrency 16, the engine killed with SIGKILL 50 times mid-task (each after a seeded
+ * random number of task starts, while a command runs) and resumed each time. Afterwards: no result the engine had accepted is lost, tasks.csv parsed after
  * every kill, and each task ran at most 1 + (kills while it ran) times. Prints the figures
  * and writes them into RELIABILITY.md between `<!-- reliability:crash-loop -->` markers.
  *
@@ -15,7 +15,7 @@
  *
  * --settle waits for the commands a killed run left behind before resuming (by default the
  * next run starts at once, as after a real crash). The core is test/helpers/crash-loop.ts,
- * which `npm test` runs with 5 kills (test/reliability/crash-loop.test.ts).
+ * which `npm test` runs with 150 tasks and 5 kills (test/reliability/crash-loop.test.ts).
  */
 import { parseArgs } from 'node:util';
 import { crashLoop, describeCrashLoop } from '../test/helpers/crash-loop.js';
@@ -68,7 +68,9 @@ if (values.keep) console.log(`session kept in ${report.dir}`);
 /** What the default section says about how executions are counted. */
 const kExplanation = [
   '',
-  'Each kill lands at a random instant after the run took the session lock; the next run',
+  'Each kill lands mid-task: after the run logged a seeded random number of task starts,',
+  'while one of its commands still runs (counted in starts, not milliseconds, so the kills',
+  'land alike on an idle and a loaded machine); the next run',
   '(`resume`) starts at once, as after a real crash, while the commands of the killed run',
   '(in process groups of their own) may still be running as orphans. Every execution logs',
   'its start and end tagged with the run that started it (an environment variable of that',
@@ -90,7 +92,7 @@ if (!values['no-write']) {
   writeReliabilitySection(
     values.section,
     [
-      `## Crash loop: ${options.tasks} tasks, SIGKILL at ${options.kills} random instants`,
+      `## Crash loop: ${options.tasks} tasks, SIGKILL ${options.kills} times mid-task`,
       ...(values.section === 'crash-loop' ? kExplanation : ['', 'The same loop with other settings (see reliability:crash-loop for what is counted).']),
       '',
       `Measured ${new Date().toISOString().slice(0, 10)} with \`${command}\`` +

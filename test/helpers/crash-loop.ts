@@ -1,7 +1,7 @@
 /**
- * The crash loop shared by `scripts/crash-loop.ts` (500 tasks, 50 kills) and the tests
- * (test/engine/kill9.test.ts, test/reliability/crash-loop.test.ts): a session of short
- * sleeping tasks in waves, its run killed with SIGKILL at random instants and resumed
+ * The crash loop shared by `scripts/crash-loop.ts` (500 tasks, 50 kills) and the test
+ * (test/reliability/crash-loop.test.ts): a session of short sleeping tasks in waves, its
+ * run killed with SIGKILL mid-task (after a seeded number of task starts) and resumed
  * each time, then checked.
  *
  * Every execution of a task command logs `<id> <run> start` and `<id> <run> end`, tagged
@@ -14,7 +14,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs
 import { join } from 'node:path';
 import { parseTasks } from '../../src/csv/tasks-file.js';
 import { readJournal, replayJournal } from '../../src/engine/journal.js';
-import { readTaggedLog, taggedLogCommands } from './runs-log.js';
+import { readTaggedLog, taggedLogCommands, type LoggedEvent } from './runs-log.js';
 import { sleep, spawnCliWith, waitFor } from './spawn-cli.js';
 import { tempSession } from './temp-session.js';
 import { mulberry32 } from '../../scripts/gen-dag.js';
@@ -29,7 +29,7 @@ export interface CrashLoopOptions {
   kills: number;
   /** `--concurrency` of every run. */
   concurrency: number;
-  /** Seed of the PRNG that draws the session and the kill instants. */
+  /** Seed of the PRNG that draws the session and the number of task starts before each kill. */
   seed: number;
   /** A task sleeps a random multiple of 10 ms in this range, in seconds. @default [0.02, 0.2] */
   naps?: [number, number];
@@ -75,19 +75,14 @@ export interface CrashLoopReport {
   dir: string;
 }
 
-/** About how long a run takes from taking the lock to its first tasks. */
-const kStartupMs = 300;
-
 interface CrashSession {
   dir: string;
   ids: string[];
-  naps: Map<string, number>;
 }
 
 /** `tasks` tasks in `waves` waves, each after wave 1 depending on 1 to 3 tasks of the wave before; a `nap` column. */
 export function crashSession(random: () => number, tasks: number, waves: number, naps: [number, number]): CrashSession {
   const ids: string[] = [];
-  const napOf = new Map<string, number>();
   const lines = ['id,title,description,role,deps,context_from,exec_mode,nap'];
   const width = String(tasks - 1).length;
   const perWave = Math.ceil(tasks / waves);
@@ -103,10 +98,9 @@ export function crashSession(random: () => number, tasks: number, waves: number,
     const nap = naps[0] + Math.floor(random() * (steps + 1)) * 0.01;
     lines.push(`"${id}","Task ${id}","do ${id}","worker","${[...deps].join(';')}","","csv-wave","${nap.toFixed(2)}"`);
     ids.push(id);
-    napOf.set(id, nap);
   }
   const dir = tempSession(`${lines.join('\n')}\n`, { 'session.json': JSON.stringify({ pipeline: 'generic' }) });
-  return { dir, ids, naps: napOf };
+  return { dir, ids };
 }
 
 /** The session as the next run will see it: tasks.csv (which must parse) with the journal applied. */
@@ -119,25 +113,37 @@ function recoveredState(dir: string): { ids: string[]; completed: Map<string, st
   };
 }
 
-function lockHolder(dir: string): number | undefined {
-  try {
-    return (JSON.parse(readFileSync(join(dir, '.csv-wave', 'lock'), 'utf8')) as { pid: number }).pid;
-  } catch {
-    return undefined;
+/** True once `run` logged at least `k` starts and one of its executions has logged no end yet. */
+function midTask(events: LoggedEvent[], run: number, k: number): boolean {
+  let starts = 0;
+  let open = 0;
+  for (const event of events) {
+    if (event.run !== run) continue;
+    if (event.phase === 'start') {
+      starts++;
+      open++;
+    } else {
+      open--;
+    }
   }
+  return starts >= k && open > 0;
 }
 
 /**
  * Until no command of the session runs any more: orphans of a killed run end by themselves
  * or are ended by the next run (it kills what a dead run left behind).
  */
-async function waitForOrphans(dir: string, log: string, limitMs: number): Promise<void> {
-  await waitFor(
-    () => sessionCommands(dir).length === 0,
-    'the commands of killed runs to end',
-    limitMs,
-  );
-  // A command forked just before its run was killed may not have logged its start yet.
+async function waitForOrphans(dir: string, limitMs: number): Promise<void> {
+  await waitFor(() => sessionCommands(dir).length === 0, 'the commands of killed runs to end', limitMs);
+}
+
+/**
+ * For --settle only (scripts/crash-loop.ts): a command forked just before its run was
+ * killed may not have logged its start yet, nor be visible as a command of the session
+ * (before exec it carries the killed run's environment), and nothing announces it; so
+ * this waits until the log stops growing. The tests resume at once and never use it.
+ */
+async function waitForQuietLog(log: string): Promise<void> {
   const size = () => (existsSync(log) ? statSync(log).size : 0);
   for (let last = -1; size() !== last; ) {
     last = size();
@@ -152,7 +158,7 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRep
   const naps = options.naps ?? [0.02, 0.2];
   const say = options.log ?? (() => {});
   const random = mulberry32(options.seed); // seeded, so that a failure can be replayed
-  const { dir, ids, naps: napOf } = crashSession(random, options.tasks, waves, naps);
+  const { dir, ids } = crashSession(random, options.tasks, waves, naps);
   const log = join(dir, 'runs.log');
   const tag = taggedLogCommands();
   const cmd = `${tag.start}; sleep {nap}; ${tag.end}; echo "done $CSV_WAVE_TASK_ID"`;
@@ -189,14 +195,19 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRep
     void child.exited.then(() => {
       ended = true;
     });
-    // The kill lands in the run, not in Node's start-up: after the run took the session.
-    await waitFor(() => ended || lockHolder(dir) === child.child.pid, 'the run to take the lock');
-    // A random instant, spread so that the kills left cover the work left (a run spends
-    // its first moments after taking the lock reading the session and starting workers).
+    // The kill lands mid-task: after this run logged the start of its k-th execution (k
+    // drawn from the seed, spread so that the kills left cover the work left) and while at
+    // least one of its executions has logged no end, so that a command the engine has not
+    // yet heard back from is cut short. Counting starts rather than milliseconds keeps the
+    // kill in the same place on an idle and on a loaded machine.
     let left = 0;
-    for (const id of ids) if (!accepted.has(id)) left += napOf.get(id)!;
-    const spreadMs = (2 * 1000 * left) / options.concurrency / (options.kills - kills + 1);
-    await sleep(20 + Math.floor(random() * (kStartupMs + spreadMs)));
+    for (const id of ids) if (!accepted.has(id)) left++;
+    const killsLeft = options.kills - kills;
+    const span = Math.max(1, Math.min(left - options.concurrency, Math.floor((2 * left) / (killsLeft + 1))));
+    const k = 1 + Math.floor(random() * span);
+    // The log is read and the run killed with no wait in between: for the execution seen
+    // running to be accepted first, it would have to end and be journaled in that instant.
+    await waitFor(() => ended || midTask(readTaggedLog(log), run, k), `run ${run} to start ${k} executions`, 300_000);
     const signalled = child.child.kill('SIGKILL');
     const exit = await child.exited;
 
@@ -210,7 +221,10 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRep
     }
     kills++;
     lastRunKilled = true;
-    if (options.settleOrphans) await waitForOrphans(dir, log, 30_000);
+    if (options.settleOrphans) {
+      await waitForOrphans(dir, 30_000);
+      await waitForQuietLog(log);
+    }
 
     let state: ReturnType<typeof recoveredState>;
     try {
@@ -248,7 +262,9 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRep
     if (lastRunKilled && !/stale lock/.test(last.stderr)) violations.push('the last resume did not take over the stale lock');
     say(`run ${run}: resumed to the end (exit ${last.code})`);
   }
-  await waitForOrphans(dir, log, 30_000);
+  // The last run ended what killed runs left before it started a task, and waited for its
+  // own commands: nothing of the session should still run (or write to the log).
+  await waitForOrphans(dir, 30_000);
 
   // The end state: every task completed once in tasks.csv, nothing left behind.
   const rows = parseTasks(readFileSync(join(dir, 'tasks.csv'), 'utf8')).rows;
