@@ -191,20 +191,6 @@ export const kGeneratedCases: GeneratedCase[] = [
     },
   },
   {
-    name: 'rows-over-default-cap',
-    code: 2,
-    build: () => {
-      const lines = ['id,description,role'];
-      for (let i = 1; i <= 1_000_001; i++) lines.push(`T${i},d,ideator`);
-      return {
-        tasks: utf8(`${lines.join('\n')}\n`),
-        expected: [
-          'tasks.csv:1000002: Too many rows: the file has more than 1,000,000 tasks (max_rows): raise max_rows in session.json to read it, or split the tasks into several sessions',
-        ],
-      };
-    },
-  },
-  {
     name: 'cell-32767',
     code: 0,
     build: () => ({ tasks: file([row('A', { description: 'x'.repeat(32_767) })]), expected: ['OK: 1 tasks, 1 waves'] }),
