@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseTasks, type TaskRow } from '../../src/csv/tasks-file.js';
 import { RunEmitter } from '../../src/engine/events.js';
 import { readJournal } from '../../src/engine/journal.js';
@@ -9,7 +9,7 @@ import { TasksWriter } from '../../src/engine/tasks-writer.js';
 import { statusOf } from '../../src/schema/task-state.js';
 import { runCli } from '../helpers/cli.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
-import { sleep, spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
+import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 import { tempSession } from '../helpers/temp-session.js';
 
 const kSessionJson = JSON.stringify({ pipeline: 'generic', discovery_files: 'always' });
@@ -37,6 +37,12 @@ function rowsOf(text: string): Map<string, TaskRow> {
   return new Map(parseTasks(text).rows.map((row) => [row.id, row]));
 }
 
+/** True once tasks.csv shows a and b completed and slow in progress: only the timer writes during wave 1. */
+function shownWhileSlowRuns(tasksPath: string): boolean {
+  const rows = rowsOf(readFileSync(tasksPath, 'utf8'));
+  return rows.get('a')!.status === 'completed' && rows.get('b')!.status === 'completed' && rows.get('slow')!.status === 'in_progress';
+}
+
 let running: { run: SpawnedCli; dir: string } | undefined;
 
 afterEach(async () => {
@@ -58,8 +64,8 @@ describe('a person edits tasks.csv during a run', () => {
       const runs = countRuns(dir);
       return runs.has('a') && runs.has('b') && runs.has('slow') && existsSync(join(dir, 'discoveries', 'b.json'));
     }, 'wave 1 to be under way');
-    // Give the run's timer a chance to show a and b in tasks.csv; the test holds either way.
-    await sleep(1200);
+    // The run's timer shows a and b in tasks.csv while wave 1 still runs (slow holds it).
+    await waitFor(() => shownWhileSlowRuns(tasksPath), 'the timer to show a and b in tasks.csv');
 
     // The person's edit: retitle a pending task, save in place as an editor does.
     const shown = readFileSync(tasksPath, 'utf8');
@@ -69,8 +75,8 @@ describe('a person edits tasks.csv during a run', () => {
     writeFileSync(tasksPath, edited);
     const editedBytes = readFileSync(tasksPath);
 
-    // Let the edit be noticed while slow still runs, then let slow finish.
-    await sleep(1500);
+    // The edit is noticed by the timer or at the wave end (the next test proves the
+    // timer); either way the run stops when slow finishes.
     writeFileSync(join(dir, 'release'), '');
     const stopped = await run.exited;
     running = undefined;
@@ -104,6 +110,34 @@ describe('a person edits tasks.csv during a run', () => {
     }
     expect(Object.fromEntries(countRuns(dir))).toEqual({ a: 1, b: 1, slow: 1, later: 1, last: 1 });
     expect(readJournal(dir)).toEqual([]);
+  });
+
+  it('the timer notices an edit while a task runs, before the wave ends, and writes nothing over it', async () => {
+    const dir = session();
+    const tasksPath = join(dir, 'tasks.csv');
+    // Every rewrite attempt of tasks.csv, with its outcome: false is a rewrite refused over an edit.
+    const writes = vi.spyOn(TasksWriter.prototype, 'write');
+    try {
+      const finished = runSession(dir, { executor: { type: 'command', template: kCmd }, concurrency: 4 });
+      await waitFor(() => shownWhileSlowRuns(tasksPath), 'the timer to show a and b in tasks.csv');
+      const edited = readFileSync(tasksPath, 'utf8').replace('"Later"', '"Later, retitled by a person"');
+      writeFileSync(tasksPath, edited);
+      // slow has not been released, so wave 1 has not ended: only the timer can try a rewrite now.
+      await waitFor(
+        () => writes.mock.results.some((result) => result.type === 'return' && result.value === false),
+        'the timer to find the edit',
+      );
+      expect(readFileSync(tasksPath, 'utf8')).toBe(edited);
+      writeFileSync(join(dir, 'release'), '');
+      const summary = await finished;
+      expect(summary.stopped).toBe('edited');
+      expect(summary.exitCode).toBe(3);
+      expect(readFileSync(tasksPath, 'utf8')).toBe(edited);
+      expect(Object.fromEntries(countRuns(dir))).toEqual({ a: 1, b: 1, slow: 1 });
+    } finally {
+      writeFileSync(join(dir, 'release'), '');
+      writes.mockRestore();
+    }
   });
 
   it('an edit that keeps the file size is noticed at the wave end, before the next wave starts', async () => {
