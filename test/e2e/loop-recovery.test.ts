@@ -1,14 +1,15 @@
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { parseTasks, rowCells, serializeTasks, type TaskRow } from '../../src/csv/tasks-file.js';
+import { sessionCommands } from '../../src/engine/child-groups.js';
 import { engineDir, readJournal, replayJournal, type JournalEntry } from '../../src/engine/journal.js';
 import { runCli } from '../helpers/cli.js';
 import { readCsvRecords, readRows } from '../helpers/generic-session.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
 import { kScriptedAgentCmd } from '../helpers/scripted-agent.js';
-import { sleep, spawnCli, waitFor } from '../helpers/spawn-cli.js';
+import { spawnCli, waitFor } from '../helpers/spawn-cli.js';
 
 const kTopic = 'Fewer meetings';
 
@@ -48,13 +49,13 @@ function resetRow(row: TaskRow, status: string): void {
   Object.assign(row, { status, findings: '', gc_signal: '', severity_summary: '', error: '' });
 }
 
-/** Waits until the commands a killed run left behind have all logged themselves. */
+/**
+ * Waits until the commands a killed run left behind have ended (they finish by themselves),
+ * so that the resume starts from a quiet session. The checks below do not depend on it:
+ * a task finished before the kill logged its execution before finishing.
+ */
 async function settle(dir: string): Promise<void> {
-  const size = () => (existsSync(join(dir, 'runs.log')) ? statSync(join(dir, 'runs.log')).size : 0);
-  for (let last = -1; size() !== last; ) {
-    last = size();
-    await sleep(400);
-  }
+  await waitFor(() => sessionCommands(dir).length === 0, 'the commands of the killed run to end');
 }
 
 describe('a GC loop interrupted or run again', () => {
