@@ -14,7 +14,8 @@ let server: FakeOpenAiServer;
 const folders: string[] = [];
 
 beforeAll(async () => {
-  server = await startFakeOpenAiServer({ slowMs: 10_000 });
+  // A slow answer never comes: a timeout or an abort is then the only way a call ends.
+  server = await startFakeOpenAiServer({ slowMs: 'never' });
 });
 afterAll(async () => {
   await server.close();

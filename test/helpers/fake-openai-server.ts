@@ -40,7 +40,7 @@ export type FakeBehaviour =
   | 'always-invalid'
   /** A refusal instead of content. */
   | 'refusal'
-  /** A valid result after `slowMs`; a client that gives up first just goes away. */
+  /** A valid result after `slowMs` (never, with `'never'`); a client that gives up first just goes away. */
   | 'slow'
   /** The socket is destroyed without an answer: a network error. */
   | 'hang-up';
@@ -73,8 +73,12 @@ export interface FakeOpenAiServer {
 }
 
 export interface FakeOpenAiServerOptions {
-  /** How long the `slow` behaviour waits before answering. @default 10000 */
-  slowMs?: number;
+  /**
+   * How long the `slow` behaviour waits before answering; `'never'` holds the request until
+   * the client goes away, so that only its own timeout or abort can end the call.
+   * @default 10000
+   */
+  slowMs?: number | 'never';
   /** Tokens reported per answer. @default {prompt_tokens: 120, completion_tokens: 30} */
   usage?: { prompt_tokens: number; completion_tokens: number };
 }
@@ -167,6 +171,7 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
       case 'refusal':
         return answer(null, { refusal: 'I will not help with that.' });
       case 'slow': {
+        if (slowMs === 'never') return;
         const timer = setTimeout(() => {
           timers.delete(timer);
           if (!res.destroyed) answer(good());
