@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { readTasksFile } from '../../src/csv/tasks-file.js';
 import { runCli } from '../helpers/cli.js';
 import { copySample } from '../helpers/temp-session.js';
 
@@ -85,10 +86,17 @@ describe.each(kCommands)('csv-wave %s', (command) => {
   });
 
   test('--json prints one JSON document, for success and for failure', async () => {
-    const ok = await runCli(command, copySample('brainstorm'), '--json');
+    const sample = copySample('brainstorm');
+    const ok = await runCli(command, sample, '--json');
     expect(ok.code).toBe(0);
     expect(ok.stderr).toBe('');
-    expect(() => JSON.parse(ok.stdout) as unknown).not.toThrow();
+    // The whole of stdout is the document, and it is about this session: validate counts
+    // its tasks, the others name each of them.
+    const answer = JSON.parse(ok.stdout) as Record<string, unknown>;
+    const ids = readTasksFile(join(sample, 'tasks.csv')).rows.map((row) => row.id);
+    expect(ids).toHaveLength(7);
+    if (command === 'validate') expect(answer).toMatchObject({ ok: true, tasks: ids.length, violations: [] });
+    else for (const id of ids) expect(JSON.stringify(answer), id).toContain(id);
 
     const missing = join(mkdtempSync(join(tmpdir(), 'csv-wave-missing-')), 'no-such-session');
     const failed = await runCli(command, missing, '--json');
