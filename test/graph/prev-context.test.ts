@@ -3,7 +3,6 @@ import { describe, expect, test } from 'vitest';
 import {
   buildPrevContext,
   kDefaultPrevContextCap,
-  kNoPreviousContext,
   type ContextSource,
 } from '../../src/graph/prev-context.js';
 
@@ -35,16 +34,18 @@ describe('buildPrevContext', () => {
   });
 
   test.each([[[]], [['C', 'D', 'E', 'F', 'missing']]])('falls back when nothing qualifies: %j', (contextFrom) => {
-    expect(buildPrevContext(contextFrom, lookupIn(tasks))).toBe(kNoPreviousContext);
-    expect(kNoPreviousContext).toBe('No previous context available');
+    // The text DESIGN.md names, spelled out: a change of the constant must show here.
+    expect(buildPrevContext(contextFrom, lookupIn(tasks))).toBe('No previous context available');
   });
 
   test('the default cap is 16,000 characters', () => {
-    const big = { A: { status: 'completed', findings: 'x'.repeat(20_000) } };
-    const text = buildPrevContext(['A'], lookupIn(big));
+    // `[Task A] ` is 9 characters: 15,991 of findings fill the cap exactly, one more is cut.
+    const fits = buildPrevContext(['A'], lookupIn({ A: { status: 'completed', findings: 'x'.repeat(15_991) } }));
+    expect(fits).toBe(`[Task A] ${'x'.repeat(15_991)}`);
+    const over = buildPrevContext(['A'], lookupIn({ A: { status: 'completed', findings: 'x'.repeat(15_992) } }));
+    expect(over).toHaveLength(16_000);
+    expect(over.match(kMarker)?.[2]).toBe('16001');
     expect(kDefaultPrevContextCap).toBe(16_000);
-    expect(text.length).toBeLessThanOrEqual(16_000);
-    expect(text).toMatch(kMarker);
   });
 
   test('exactly at the cap there is no marker', () => {
