@@ -1,7 +1,8 @@
-import { closeSync, existsSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, ftruncateSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isKnownColumn } from '../csv/columns.js';
 import { emptyRow, type TaskRow } from '../csv/tasks-file.js';
+import { IncompleteWrite, writeAll, type WriteFn } from '../csv/write-all.js';
 import { WaveError } from '../errors.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
 
@@ -48,9 +49,14 @@ export class Journal {
   #flushScheduled = false;
   /** Bytes a failed write left unwritten: the next flush writes them first. */
   #unwritten = Buffer.alloc(0);
+  readonly #write: WriteFn | undefined;
 
-  /** @param onError told when a write fails. @default throw (from flush, checkpoint and close) */
-  constructor(sessionDir: string, onError?: (error: WaveError) => void) {
+  /**
+   * @param onError told when a write fails. @default throw (from flush, checkpoint and close)
+   * @param write the write system call (tests inject one that writes less)
+   */
+  constructor(sessionDir: string, onError?: (error: WaveError) => void, write?: WriteFn) {
+    this.#write = write;
     const path = sessionPathForWrite(sessionDir, join('.csv-wave', 'journal.ndjson'));
     try {
       this.#fd = openSync(path, 'a');
@@ -78,12 +84,11 @@ export class Journal {
     if (this.#buffer.length === 0 && this.#unwritten.length === 0) return true;
     const bytes = Buffer.concat([this.#unwritten, Buffer.from(this.#buffer.join(''), 'utf8')]);
     this.#buffer = [];
-    let offset = 0;
     try {
-      while (offset < bytes.length) offset += writeSync(this.#fd, bytes, offset);
+      writeAll(this.#fd, bytes, this.#write);
     } catch (error) {
       // The next flush goes on from the first byte not written, so that no line is torn or doubled.
-      this.#unwritten = bytes.subarray(offset);
+      this.#unwritten = bytes.subarray(error instanceof IncompleteWrite ? error.written : 0);
       this.#onError(new WaveError('IO', `Cannot write the journal: ${(error as Error).message}`, { cause: error }));
       return false;
     }

@@ -94,7 +94,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     fillWaveColumn(table.rows, waves);
     options.prepare?.(table.rows, waves);
 
-    if (!writer.write()) {
+    if (!writeBeforeRun(writer, path)) {
       // Saved between our read and this write: nothing ran yet, and the journal (if any) stays.
       throw new WaveError(
         'TASKS_EDITED',
@@ -338,6 +338,21 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     return summary;
   } finally {
     lock.release();
+  }
+}
+
+/** The first rewrite of tasks.csv (waves filled in, the journal applied); a failure says that nothing ran. */
+function writeBeforeRun(writer: TasksWriter, path: string): boolean {
+  try {
+    return writer.write();
+  } catch (error) {
+    if (!(error instanceof WaveError) || error.code !== 'WRITE_FAILED') throw error;
+    throw new WaveError(
+      'WRITE_FAILED',
+      `${error.message}. Nothing was run; tasks.csv and the journal were left as they were. ` +
+        `Free some space (or make the folder writable) and run \`csv-wave resume ${path}\`.`,
+      { ...(error.path === undefined ? {} : { path: error.path }), cause: error },
+    );
   }
 }
 

@@ -1,6 +1,6 @@
-import { writeFileSync } from 'node:fs';
 import { cutText, cutTextBytes } from './cut-text.js';
 import { sessionPathForWrite } from './session-path.js';
+import { writeWholeFile } from '../csv/write-all.js';
 
 /** The findings cell holds at most this many characters (DESIGN.md section 2). */
 export const kMaxFindingsChars = 500;
@@ -22,7 +22,7 @@ export const kDefaultArtifactLimits: Readonly<ArtifactLimits> = { maxFiles: 20, 
  */
 export function writeArtifact(sessionDir: string, taskId: string, name: string, content: string): string {
   const relative = `artifacts/${taskId}-${name}.md`;
-  writeFileSync(sessionPathForWrite(sessionDir, relative), content);
+  writeWholeFile(sessionPathForWrite(sessionDir, relative), content);
   return relative;
 }
 
