@@ -110,9 +110,11 @@ export class Journal {
     }
   }
 
-  close(): void {
-    this.flush();
+  /** Writes what is buffered and closes the file. False when some entries could not be written (they are lost). */
+  close(): boolean {
+    const written = this.flush();
     closeSync(this.#fd);
+    return written;
   }
 }
 

@@ -303,15 +303,16 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     if (!shown && checkpointer.edited && outcome.stopped !== 'edited') {
       outcome = { stopped: 'edited', reason: joinReasons(outcome.reason, editedReason) };
     }
+    // Written before the reason is told, so that it can say whether the journal holds everything.
+    const journalComplete = journal.close();
     if (writeProblem !== undefined && outcome.stopped !== 'edited') {
-      const why = writeStopReason(writeProblem, path, shown);
+      const why = writeStopReason(writeProblem, path, shown, journalComplete);
       const stoppedByWrite = outcome.reason === writeStopReason(writeProblem, path, false);
       outcome = {
         stopped: outcome.stopped === 'signal' ? 'signal' : 'io',
         reason: stoppedByWrite ? why : joinReasons(outcome.reason, why),
       };
     }
-    journal.close();
 
     const durationMs = performance.now() - startedAt;
     const finalWaves = new Map(table.rows.map((row) => [row.id, Number(row.wave)]));
@@ -361,13 +362,22 @@ function joinReasons(first: string, second: string): string {
 }
 
 /** Why a run whose session folder could not be written stopped, and what to do. */
-function writeStopReason(problem: string, path: string, shownAtLast: boolean): string {
-  return shownAtLast
-    ? `Stopped: csv-wave could not write to the session folder for a while (${problem}); no new task was started after that, ` +
-        `and tasks.csv shows every result. Run \`csv-wave resume ${path}\` to go on.`
-    : `Stopped: csv-wave cannot write to the session folder (${problem}). No new task was started; the results of the tasks ` +
-        `that finished are kept in the journal (.csv-wave/journal.ndjson). Make the folder writable again and run ` +
-        `\`csv-wave resume ${path}\`: it applies them to tasks.csv and goes on.`;
+function writeStopReason(problem: string, path: string, shownAtLast: boolean, journalComplete = true): string {
+  if (shownAtLast) {
+    return (
+      `Stopped: csv-wave could not write to the session folder for a while (${problem}); no new task was started after that, ` +
+      `and tasks.csv shows every result. Run \`csv-wave resume ${path}\` to go on.`
+    );
+  }
+  const kept = journalComplete
+    ? 'the results of the tasks that finished are kept in the journal (.csv-wave/journal.ndjson)'
+    : 'the journal (.csv-wave/journal.ndjson) could not be written either, so the results of the last tasks to finish ' +
+      'were lost: those tasks run again on resume';
+  return (
+    `Stopped: csv-wave cannot write to the session folder (${problem}). No new task was started; ${kept}. ` +
+    `Make the folder writable again (or free some space) and run \`csv-wave resume ${path}\`: it applies the journal ` +
+    `to tasks.csv and goes on.`
+  );
 }
 
 /**

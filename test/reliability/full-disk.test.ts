@@ -97,7 +97,7 @@ describe('a full disk', () => {
     expect(rows.every((row) => row.status === 'completed' && row.findings.startsWith(`done ${row.id} `))).toBe(true);
   });
 
-  it('stops a run whose disk fills up while tasks finish: exit 1, tasks.csv whole, the journal kept, resume completes', async (context) => {
+  it('stops a run whose disk fills up while tasks finish: exit 1, tasks.csv whole with every row, resume completes', async (context) => {
     if (mountPoint === undefined) return context.skip(`cannot mount a tmpfs here (${mountProblem}); CI=true makes this a failure`);
     // Each task prints 450 characters: the file more than doubles while the run goes.
     const dir = sessionOnDisk('during-run', 450);
