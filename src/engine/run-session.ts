@@ -33,6 +33,7 @@ import { normalizeRunOptions, type RunOptions } from './options.js';
 import { Scheduler, type StopReason } from './scheduler.js';
 import { createTaskRunner } from './task-runner.js';
 import { openSession } from './session.js';
+import { checkSessionOwner, claimSession } from './session-owner.js';
 import { countByStatus } from './status-report.js';
 import { skippedForFailure, statusOf } from '../schema/task-state.js';
 import { TasksWriter } from './tasks-writer.js';
@@ -71,8 +72,10 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
   const session = openSession(path);
   const settings = normalizeRunOptions(withSessionDefaults(options, session.config, session.dir));
   const graceSeconds = settings.graceSeconds;
+  checkSessionOwner(session);
   const lock = SessionLock.acquire(session.dir, warn);
   try {
+    claimSession(session);
     removeStaleTemporaries(session.dir, basename(session.tasksPath), warn);
     // A resume must not run a task beside its own command, still running from a killed run.
     const leftovers = killLeftoverCommands(session.dir);
