@@ -2,7 +2,7 @@ import { closeSync, existsSync, ftruncateSync, openSync, readFileSync } from 'no
 import { join } from 'node:path';
 import { isKnownColumn } from '../csv/columns.js';
 import { emptyRow, type TaskRow } from '../csv/tasks-file.js';
-import { IncompleteWrite, writeAll, type WriteFn } from '../csv/write-all.js';
+import { IncompleteWrite, writeAll } from '../csv/write-all.js';
 import { WaveError } from '../errors.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
 
@@ -49,14 +49,9 @@ export class Journal {
   #flushScheduled = false;
   /** Bytes a failed write left unwritten: the next flush writes them first. */
   #unwritten = Buffer.alloc(0);
-  readonly #write: WriteFn | undefined;
 
-  /**
-   * @param onError told when a write fails. @default throw (from flush, checkpoint and close)
-   * @param write the write system call (tests inject one that writes less)
-   */
-  constructor(sessionDir: string, onError?: (error: WaveError) => void, write?: WriteFn) {
-    this.#write = write;
+  /** @param onError told when a write fails. @default throw (from flush, checkpoint and close) */
+  constructor(sessionDir: string, onError?: (error: WaveError) => void) {
     const path = sessionPathForWrite(sessionDir, join('.csv-wave', 'journal.ndjson'));
     try {
       this.#fd = openSync(path, 'a');
@@ -85,7 +80,7 @@ export class Journal {
     const bytes = Buffer.concat([this.#unwritten, Buffer.from(this.#buffer.join(''), 'utf8')]);
     this.#buffer = [];
     try {
-      writeAll(this.#fd, bytes, this.#write);
+      writeAll(this.#fd, bytes);
     } catch (error) {
       // The next flush goes on from the first byte not written, so that no line is torn or doubled.
       this.#unwritten = bytes.subarray(error instanceof IncompleteWrite ? error.written : 0);
