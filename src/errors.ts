@@ -8,6 +8,8 @@ export type WaveErrorCode =
   | 'USAGE'
   /** A file could not be read or written. */
   | 'IO'
+  /** tasks.csv could not be rewritten (a full disk, a read-only folder): the old file and the journal were kept. */
+  | 'WRITE_FAILED'
   /** tasks.csv is not well-formed CSV. */
   | 'CSV_PARSE'
   /** tasks.csv lacks a column every task needs. */

@@ -409,7 +409,8 @@ export async function checkRun(measure: Measure, dir: string, tasks: number, wha
   const discoveryFiles = existsSync(discoveries) ? readdirSync(discoveries).filter((name) => name.endsWith('.json')).length : 0;
   // A result too long for its cell has an artifact, and with it a discovery file.
   const artifacts = join(dir, 'artifacts');
-  const withArtifacts = existsSync(artifacts) ? new Set(readdirSync(artifacts).map((name) => name.replace(/-[^-]+\.md$/, ''))).size : 0;
+  // One folder per task (artifacts/<id>/<name>.md).
+  const withArtifacts = existsSync(artifacts) ? readdirSync(artifacts).length : 0;
   if (discoveryFiles !== withArtifacts) {
     fail(`${what}: ${discoveryFiles} discovery file(s), expected ${withArtifacts} (one per task with an artifact)`);
   }

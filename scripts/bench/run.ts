@@ -170,11 +170,13 @@ async function runParallel(root: string, rssMethod: RssMethod, tasks: number, co
   return measure;
 }
 
-/** csv-wave keeps a 1 KB output as findings cut to the cell plus the whole of it in artifacts/<id>-output.md. */
+/** csv-wave keeps a 1 KB output as findings cut to the cell plus the whole of it in artifacts/<id>/output.md. */
 function checkOutputs(tasks: number): (dir: string) => void {
   return (dir) => {
     const folder = join(dir, 'artifacts');
-    const count = existsSync(folder) ? readdirSync(folder).filter((name) => name.endsWith('-output.md')).length : 0;
+    const count = existsSync(folder)
+      ? readdirSync(folder).filter((id) => existsSync(join(folder, id, 'output.md'))).length
+      : 0;
     if (count !== tasks) fail(`the 1 KB run kept ${count} output artifact(s), expected ${tasks}`);
   };
 }

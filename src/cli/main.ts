@@ -16,6 +16,8 @@ import { kVersion } from '../version.js';
 const kExitCodeByError: Partial<Record<WaveError['code'], number>> = {
   SESSION_LOCKED: ExitCode.Locked,
   TASKS_EDITED: ExitCode.Locked,
+  // Like a run stopped by a session folder it cannot write: the user frees space and resumes.
+  WRITE_FAILED: ExitCode.TasksFailed,
 };
 
 /**

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { WaveError } from '../errors.js';
 import { recoverRows } from '../engine/journal.js';
 import { loadSession } from '../engine/load.js';
+import { checkSessionOwner } from '../engine/session-owner.js';
 import { planRerun, resetTasks, type RerunSelection } from '../engine/rerun.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
 import { runWithReporter } from './run.js';
@@ -42,6 +43,7 @@ export function registerRerun(program: Command, io: CliIo, done: (code: number) 
     }
     if (flags.dryRun) {
       const { session, table, plan } = loadSession(sessionPath);
+      checkSessionOwner(session);
       // The rerun itself starts from tasks.csv brought up to date by the journal: list from there too.
       recoverRows(table.rows, session.dir);
       const rerun = planRerun(table.rows, plan.waves, selection);

@@ -1,30 +1,45 @@
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { createHash, type Hash } from 'node:crypto';
+import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync } from 'node:fs';
 import { WaveError } from '../errors.js';
+import { writeAll, type WriteFn } from './write-all.js';
 
 /**
  * Writes a file by writing a temporary sibling, flushing it to disk and renaming it over
  * the target. rename() is atomic on POSIX file systems, so a reader (or a crash) sees
  * either the old content or the new one. Throws WaveError IO, the old file untouched.
  * The content may come in pieces, written as they come. Returns whether it replaced the file.
+ *
+ * Before the rename the temporary file is read back and checked (its size and a SHA-256 of
+ * its bytes against what was meant to be written): a disk that filled up, or a file system
+ * that lost bytes, fails the write here and the old file stays, instead of a short file
+ * replacing it.
  */
 export function writeFileAtomic(
   path: string,
   content: string | Iterable<string>,
   /** Asked after the new content is on disk, right before the rename; false leaves the old file. */
   mayReplace: () => boolean = () => true,
+  /** The write system call (tests inject one that writes less). */
+  write?: WriteFn,
 ): boolean {
   const temporary = `${path}.${process.pid}.tmp`;
   try {
     // A fresh file, never one planted at the temporary name (a symlink would be written through).
     rmSync(temporary, { force: true });
     const fd = openSync(temporary, 'wx');
+    const meant = createHash('sha256');
+    let size = 0;
     try {
-      if (typeof content === 'string') writeSync(fd, content);
-      else for (const piece of content) writeSync(fd, piece);
+      for (const piece of typeof content === 'string' ? [content] : content) {
+        const bytes = Buffer.from(piece, 'utf8');
+        size += writeAll(fd, bytes, write);
+        meant.update(bytes);
+      }
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
+    verifyWritten(temporary, size, meant);
     if (!mayReplace()) {
       rmSync(temporary, { force: true });
       return false;
@@ -36,4 +51,27 @@ export function writeFileAtomic(
     // A read-only folder or a full disk is the user's to fix, not a bug: a WaveError.
     throw new WaveError('IO', `Cannot write ${path}: ${(error as Error).message}`, { path, cause: error });
   }
+}
+
+/** Bytes read back at a time when checking a written file. */
+const kReadBackChunk = 1 << 20;
+
+/** Throws unless the file holds exactly `size` bytes whose SHA-256 is `meant`'s. */
+function verifyWritten(path: string, size: number, meant: Hash): void {
+  const found = createHash('sha256');
+  const buffer = Buffer.allocUnsafe(kReadBackChunk);
+  let total = 0;
+  const fd = openSync(path, 'r');
+  try {
+    for (;;) {
+      const read = readSync(fd, buffer, 0, buffer.length, null);
+      if (read === 0) break;
+      found.update(buffer.subarray(0, read));
+      total += read;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  if (total !== size) throw new Error(`the file written holds ${total} bytes instead of ${size} (is the disk full?)`);
+  if (found.digest('hex') !== meant.digest('hex')) throw new Error('the file written differs from what was written to it');
 }

@@ -3,6 +3,7 @@ import { WaveError } from '../errors.js';
 import { Journal, recoverRows } from './journal.js';
 import { SessionLock } from './lock.js';
 import { openSession, type Session } from './session.js';
+import { checkSessionOwner, claimSession } from './session-owner.js';
 import { TasksWriter } from './tasks-writer.js';
 import { validateTasks } from './validate.js';
 import { fillWaveColumn } from './plan.js';
@@ -18,8 +19,10 @@ export function editSession<T>(
   warn: (message: string) => void,
 ): T {
   const session = openSession(path);
+  checkSessionOwner(session);
   const lock = SessionLock.acquire(session.dir, warn);
   try {
+    claimSession(session);
     const { table, writer } = TasksWriter.read(session.tasksPath, { maxRows: session.config.max_rows });
     recoverRows(table.rows, session.dir);
     const { write, result } = edit(table, session);

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { kTaskColumns } from '../csv/columns.js';
 import { writeTasksFile, type TaskRow, type TasksTable } from '../csv/tasks-file.js';
@@ -16,6 +16,7 @@ import { engineDir } from './journal.js';
 import { SessionLock } from './lock.js';
 import { validateTasks } from './validate.js';
 import { fillWaveColumn } from './plan.js';
+import { writeWholeFile } from '../csv/write-all.js';
 
 export interface InitOptions {
   template: 'brainstorm' | 'analyze';
@@ -117,7 +118,7 @@ export function initSession(dir: string, options: InitOptions): InitResult {
     if (exists) removeSessionOutputs(dir);
     mkdirSync(dir, { recursive: true });
     writeTasksFile(tasksPath, table);
-    writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`);
+    writeWholeFile(configPath, `${JSON.stringify(config, null, 2)}\n`);
   } finally {
     lock?.release();
   }

@@ -1,7 +1,8 @@
-import { closeSync, existsSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, ftruncateSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isKnownColumn } from '../csv/columns.js';
 import { emptyRow, type TaskRow } from '../csv/tasks-file.js';
+import { IncompleteWrite, writeAll } from '../csv/write-all.js';
 import { WaveError } from '../errors.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
 
@@ -78,12 +79,11 @@ export class Journal {
     if (this.#buffer.length === 0 && this.#unwritten.length === 0) return true;
     const bytes = Buffer.concat([this.#unwritten, Buffer.from(this.#buffer.join(''), 'utf8')]);
     this.#buffer = [];
-    let offset = 0;
     try {
-      while (offset < bytes.length) offset += writeSync(this.#fd, bytes, offset);
+      writeAll(this.#fd, bytes);
     } catch (error) {
       // The next flush goes on from the first byte not written, so that no line is torn or doubled.
-      this.#unwritten = bytes.subarray(offset);
+      this.#unwritten = bytes.subarray(error instanceof IncompleteWrite ? error.written : 0);
       this.#onError(new WaveError('IO', `Cannot write the journal: ${(error as Error).message}`, { cause: error }));
       return false;
     }
@@ -105,9 +105,11 @@ export class Journal {
     }
   }
 
-  close(): void {
-    this.flush();
+  /** Writes what is buffered and closes the file. False when some entries could not be written (they are lost). */
+  close(): boolean {
+    const written = this.flush();
     closeSync(this.#fd);
+    return written;
   }
 }
 

@@ -81,13 +81,13 @@ export interface RunOptions {
   discoveryFiles?: DiscoveryFilePolicy;
   /**
    * Bytes of a command's stdout kept per attempt. The rest is read and dropped; the kept
-   * head is the findings (whole in `artifacts/<id>-output.md`), which end with a note
+   * head is the findings (whole in `artifacts/<id>/output.md`), which end with a note
    * saying how many bytes were dropped. session.json: `max_stdout_bytes`.
    * @default 1048576 (1 MiB)
    */
   maxStdoutBytes?: number;
   /**
-   * Artifact files one task may write, its findings' `<id>-output.md` included; further
+   * Artifact files one task may write, its findings' `<id>/output.md` included; further
    * ones are dropped, and its findings say which. session.json: `max_artifacts_per_task`.
    * @default 20
    */

@@ -33,6 +33,7 @@ import { normalizeRunOptions, type RunOptions } from './options.js';
 import { Scheduler, type StopReason } from './scheduler.js';
 import { createTaskRunner } from './task-runner.js';
 import { openSession } from './session.js';
+import { checkSessionOwner, claimSession } from './session-owner.js';
 import { countByStatus } from './status-report.js';
 import { skippedForFailure, statusOf } from '../schema/task-state.js';
 import { TasksWriter } from './tasks-writer.js';
@@ -71,8 +72,10 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
   const session = openSession(path);
   const settings = normalizeRunOptions(withSessionDefaults(options, session.config, session.dir));
   const graceSeconds = settings.graceSeconds;
+  checkSessionOwner(session);
   const lock = SessionLock.acquire(session.dir, warn);
   try {
+    claimSession(session);
     removeStaleTemporaries(session.dir, basename(session.tasksPath), warn);
     // A resume must not run a task beside its own command, still running from a killed run.
     const leftovers = killLeftoverCommands(session.dir);
@@ -94,7 +97,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     fillWaveColumn(table.rows, waves);
     options.prepare?.(table.rows, waves);
 
-    if (!writer.write()) {
+    if (!writeBeforeRun(writer, path)) {
       // Saved between our read and this write: nothing ran yet, and the journal (if any) stays.
       throw new WaveError(
         'TASKS_EDITED',
@@ -303,15 +306,16 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     if (!shown && checkpointer.edited && outcome.stopped !== 'edited') {
       outcome = { stopped: 'edited', reason: joinReasons(outcome.reason, editedReason) };
     }
+    // Written before the reason is told, so that it can say whether the journal holds everything.
+    const journalComplete = journal.close();
     if (writeProblem !== undefined && outcome.stopped !== 'edited') {
-      const why = writeStopReason(writeProblem, path, shown);
+      const why = writeStopReason(writeProblem, path, shown, journalComplete);
       const stoppedByWrite = outcome.reason === writeStopReason(writeProblem, path, false);
       outcome = {
         stopped: outcome.stopped === 'signal' ? 'signal' : 'io',
         reason: stoppedByWrite ? why : joinReasons(outcome.reason, why),
       };
     }
-    journal.close();
 
     const durationMs = performance.now() - startedAt;
     const finalWaves = new Map(table.rows.map((row) => [row.id, Number(row.wave)]));
@@ -341,18 +345,42 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
   }
 }
 
+/** The first rewrite of tasks.csv (waves filled in, the journal applied); a failure says that nothing ran. */
+function writeBeforeRun(writer: TasksWriter, path: string): boolean {
+  try {
+    return writer.write();
+  } catch (error) {
+    if (!(error instanceof WaveError) || error.code !== 'WRITE_FAILED') throw error;
+    throw new WaveError(
+      'WRITE_FAILED',
+      `${error.message}. Nothing was run; tasks.csv and the journal were left as they were. ` +
+        `Free some space (or make the folder writable) and run \`csv-wave resume ${path}\`.`,
+      { ...(error.path === undefined ? {} : { path: error.path }), cause: error },
+    );
+  }
+}
+
 function joinReasons(first: string, second: string): string {
   return first === '' ? second : `${first}\n${second}`;
 }
 
 /** Why a run whose session folder could not be written stopped, and what to do. */
-function writeStopReason(problem: string, path: string, shownAtLast: boolean): string {
-  return shownAtLast
-    ? `Stopped: csv-wave could not write to the session folder for a while (${problem}); no new task was started after that, ` +
-        `and tasks.csv shows every result. Run \`csv-wave resume ${path}\` to go on.`
-    : `Stopped: csv-wave cannot write to the session folder (${problem}). No new task was started; the results of the tasks ` +
-        `that finished are kept in the journal (.csv-wave/journal.ndjson). Make the folder writable again and run ` +
-        `\`csv-wave resume ${path}\`: it applies them to tasks.csv and goes on.`;
+function writeStopReason(problem: string, path: string, shownAtLast: boolean, journalComplete = true): string {
+  if (shownAtLast) {
+    return (
+      `Stopped: csv-wave could not write to the session folder for a while (${problem}); no new task was started after that, ` +
+      `and tasks.csv shows every result. Run \`csv-wave resume ${path}\` to go on.`
+    );
+  }
+  const kept = journalComplete
+    ? 'the results of the tasks that finished are kept in the journal (.csv-wave/journal.ndjson)'
+    : 'the journal (.csv-wave/journal.ndjson) could not be written either, so the results of the last tasks to finish ' +
+      'were lost: those tasks run again on resume';
+  return (
+    `Stopped: csv-wave cannot write to the session folder (${problem}). No new task was started; ${kept}. ` +
+    `Make the folder writable again (or free some space) and run \`csv-wave resume ${path}\`: it applies the journal ` +
+    `to tasks.csv and goes on.`
+  );
 }
 
 /**

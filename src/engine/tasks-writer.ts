@@ -1,6 +1,8 @@
 import { statSync } from 'node:fs';
 import { writeFileAtomic } from '../csv/atomic-write.js';
+import { WaveError } from '../errors.js';
 import { readTasksFile, serializeTasksInChunks, type ReadOptions, type TasksTable } from '../csv/tasks-file.js';
+import type { WriteFn } from '../csv/write-all.js';
 
 interface FileIdentity {
   ino: number;
@@ -15,6 +17,8 @@ interface FileIdentity {
 export class TasksWriter {
   readonly #path: string;
   readonly #table: TasksTable;
+  /** The write system call (tests inject one that writes less). */
+  readonly #write: WriteFn | undefined;
   #written: FileIdentity | undefined;
   /** How long the last write took, so that rewrites of a big file stay a small share of the run. */
   lastWriteMs = 0;
@@ -25,8 +29,9 @@ export class TasksWriter {
    * @param knownAs the file as this writer's table was read from it; a file that is no
    * longer that one is someone else's edit. Undefined: the first write replaces whatever is there.
    */
-  constructor(path: string, table: TasksTable, knownAs?: FileIdentity) {
+  constructor(path: string, table: TasksTable, knownAs?: FileIdentity, write?: WriteFn) {
     this.#path = path;
+    this.#write = write;
     this.#table = table;
     this.#written = knownAs;
   }
@@ -58,11 +63,19 @@ export class TasksWriter {
    * nothing, if someone else edited the file. The check is repeated right before the
    * rename, so that an edit saved while the new text was serialised and flushed to disk
    * (the slow part, for a big file) is not replaced.
+   *
+   * A write that fails (a full disk, a read-only folder) throws WaveError WRITE_FAILED and
+   * leaves the old file as it was: the caller keeps the journal, which still holds the run.
    */
   write(): boolean {
     if (this.editedByOthers()) return false;
     const started = performance.now();
-    const replaced = writeFileAtomic(this.#path, serializeTasksInChunks(this.#table), () => !this.editedByOthers());
+    let replaced: boolean;
+    try {
+      replaced = writeFileAtomic(this.#path, serializeTasksInChunks(this.#table), () => !this.editedByOthers(), this.#write);
+    } catch (error) {
+      throw new WaveError('WRITE_FAILED', (error as Error).message, { path: this.#path, cause: error });
+    }
     if (!replaced) return false;
     this.#written = identity(this.#path);
     this.lastWriteAt = performance.now();

@@ -1,4 +1,3 @@
-import { appendFileSync } from 'node:fs';
 import { splitList } from '../csv/columns.js';
 import type { TaskRow } from '../csv/tasks-file.js';
 import type { WorkerRequest } from '../executors/messages.js';
@@ -9,6 +8,7 @@ import { nextId } from '../pipelines/task-ids.js';
 import { statusOf } from '../schema/task-state.js';
 import type { GateDecision, HandlerResult, InteractiveContext, InteractiveHandler, SessionChanges } from './types.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
+import { writeWholeFile } from '../csv/write-all.js';
 
 /** The roles of a discussion loop: the discussions and the supplementary analyses between them. */
 const kLoopRoles = new Set(['discussant', 'analyst']);
@@ -61,7 +61,7 @@ export function discussionRound(rows: readonly TaskRow[], discussion: TaskRow): 
 }
 
 function note(sessionDir: string, round: number, text: string): void {
-  appendFileSync(sessionPathForWrite(sessionDir, 'discussion.md'), `### Round ${round} - ${new Date().toISOString()}\n\n${text}\n\n`);
+  writeWholeFile(sessionPathForWrite(sessionDir, 'discussion.md'), `### Round ${round} - ${new Date().toISOString()}\n\n${text}\n\n`, 'a');
 }
 
 /**

@@ -1,9 +1,9 @@
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TaskRow } from '../csv/tasks-file.js';
 import type { WorkerReply, WorkerRequest } from '../executors/messages.js';
 import type { AnswerSource, HandlerResult, InteractiveContext, InteractiveHandler } from './types.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
+import { writeWholeFile } from '../csv/write-all.js';
 
 export interface LaneSetup {
   handlers: ReadonlyMap<string, InteractiveHandler>;
@@ -54,5 +54,5 @@ export class InteractiveLane {
 
 function writeResultFile(sessionDir: string, taskId: string, status: string, record: Record<string, unknown>): void {
   const content = { task_id: taskId, status, ...record, timestamp: new Date().toISOString() };
-  writeFileSync(sessionPathForWrite(sessionDir, join('interactive', `${taskId}-result.json`)), `${JSON.stringify(content, null, 2)}\n`);
+  writeWholeFile(sessionPathForWrite(sessionDir, join('interactive', `${taskId}-result.json`)), `${JSON.stringify(content, null, 2)}\n`);
 }

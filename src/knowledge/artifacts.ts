@@ -1,13 +1,13 @@
-import { writeFileSync } from 'node:fs';
 import { cutText, cutTextBytes } from './cut-text.js';
 import { sessionPathForWrite } from './session-path.js';
+import { writeWholeFile } from '../csv/write-all.js';
 
 /** The findings cell holds at most this many characters (DESIGN.md section 2). */
 export const kMaxFindingsChars = 500;
 
 /** How much one task may write to artifacts/ (RunOptions / session.json). */
 export interface ArtifactLimits {
-  /** Files per task, the findings' own `<id>-output.md` included. */
+  /** Files per task, the findings' own `<id>/output.md` included. */
   maxFiles: number;
   /** Bytes per task, all its files together. */
   maxBytes: number;
@@ -16,13 +16,26 @@ export interface ArtifactLimits {
 /** @default 20 files and 10 MiB per task */
 export const kDefaultArtifactLimits: Readonly<ArtifactLimits> = { maxFiles: 20, maxBytes: 10 * 1024 * 1024 };
 
+/** The name of the file that holds a task's whole findings when they do not fit the cell. */
+const kOutputName = 'output';
+
 /**
- * Writes `artifacts/<id>-<name>.md` and returns its path relative to the session folder.
+ * Where a task's artifact goes, relative to the session folder: `artifacts/<id>/<name>.md`.
+ * A folder per task, because ids and names may both hold `-` and `.`: with one flat folder
+ * task `A`'s artifact `b-output` and task `A-b`'s findings would both be `A-b-output.md`.
+ * Neither an id nor a name holds `/` (both are checked where they enter).
+ */
+export function artifactPath(taskId: string, name: string): string {
+  return `artifacts/${taskId}/${name}.md`;
+}
+
+/**
+ * Writes `artifacts/<id>/<name>.md` and returns its path relative to the session folder.
  * Never through a symlink out of the session (throws WaveError IO, see session-path.ts).
  */
 export function writeArtifact(sessionDir: string, taskId: string, name: string, content: string): string {
-  const relative = `artifacts/${taskId}-${name}.md`;
-  writeFileSync(sessionPathForWrite(sessionDir, relative), content);
+  const relative = artifactPath(taskId, name);
+  writeWholeFile(sessionPathForWrite(sessionDir, relative), content);
   return relative;
 }
 
@@ -45,7 +58,7 @@ function fittedCell(findings: string, notes: readonly string[], artifact: string
 
 /**
  * Writes a task's artifacts within its limits. Findings that fit go to the cell as they
- * are; longer ones are written to `artifacts/<id>-output.md`, and the cell keeps their
+ * are; longer ones are written to `artifacts/<id>/output.md`, and the cell keeps their
  * beginning and a pointer to the file. That file is counted first (findings are the task's
  * main output), then the result's artifacts in order: one that would pass the file count
  * or the byte total is dropped, findings past the byte total are cut, and each of those is
@@ -68,7 +81,7 @@ export function writeTaskArtifacts(
   const written: string[] = [];
   let cell = withNotes(plan.findings, plan.notes);
   if (plan.output) {
-    const artifact = writeArtifact(sessionDir, taskId, 'output', cell);
+    const artifact = writeArtifact(sessionDir, taskId, kOutputName, cell);
     written.push(artifact);
     cell = fittedCell(plan.findings, plan.notes, artifact);
   }
@@ -105,7 +118,18 @@ function planArtifacts(
   }
   const dropped: string[] = [];
   const accepted: { name: string; content: string }[] = [];
+  // A name is one file: a second artifact of that name (in any case: some file systems do
+  // not tell `Notes` from `notes`), or one named like the findings' own file when that is
+  // written, is refused rather than written over the first.
+  const taken = new Set(output ? [kOutputName] : []);
+  const clashing: string[] = [];
   for (const artifact of extra) {
+    const key = artifact.name.toLowerCase();
+    if (taken.has(key)) {
+      clashing.push(artifact.name);
+      continue;
+    }
+    taken.add(key);
     const size = Buffer.byteLength(artifact.content);
     if (filesLeft <= 0 || size > bytesLeft) {
       dropped.push(`${artifact.name} (${size} bytes)`);
@@ -119,6 +143,13 @@ function planArtifacts(
     const shown = dropped.slice(0, 5).join(', ') + (dropped.length > 5 ? ` and ${dropped.length - 5} more` : '');
     allNotes.push(
       `${dropped.length} artifact(s) dropped, past the cap of ${limits.maxFiles} files and ${limits.maxBytes} bytes per task (max_artifacts_per_task, max_artifact_bytes): ${shown}`,
+    );
+  }
+  if (clashing.length > 0) {
+    const shown = clashing.slice(0, 5).join(', ') + (clashing.length > 5 ? ` and ${clashing.length - 5} more` : '');
+    allNotes.push(
+      `${clashing.length} artifact(s) dropped, named like an earlier one of this task` +
+        `${output ? ` or like its findings' own file (${kOutputName})` : ''}: ${shown}`,
     );
   }
   return { output, findings: kept, notes: allNotes, accepted };

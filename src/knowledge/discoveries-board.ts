@@ -1,8 +1,9 @@
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { cutText } from './cut-text.js';
 import { discoveryLineSchema, type DiscoveryInput, type DiscoveryLine } from '../schema/discovery.js';
 import { sessionPathForWrite } from './session-path.js';
+import { writeWholeFile } from '../csv/write-all.js';
 
 /** @default 64 KiB: one discovery line of discoveries.ndjson at most (`max_discovery_line_bytes`). */
 export const kDefaultMaxDiscoveryLineBytes = 64 * 1024;
@@ -64,7 +65,7 @@ export class DiscoveryBoard {
       text += `${json}\n`;
       added++;
     }
-    if (text !== '') appendFileSync(sessionPathForWrite(dirname(this.#path), basename(this.#path)), text);
+    if (text !== '') writeWholeFile(sessionPathForWrite(dirname(this.#path), basename(this.#path)), text, 'a');
     return added;
   }
 }

@@ -1,8 +1,9 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DiscoveryFile } from '../schema/discovery-file.js';
 import { cutText } from './cut-text.js';
 import { sessionPathForWrite } from './session-path.js';
+import { writeWholeFile } from '../csv/write-all.js';
 
 /** key_findings keeps at most 5 items of under 100 characters each (seed 000). */
 const kMaxKeyFindings = 5;
@@ -70,7 +71,7 @@ export function writeDiscoveryFile(sessionDir: string, input: DiscoveryFileInput
     },
     artifacts_produced: [...input.artifacts],
   };
-  writeFileSync(sessionPathForWrite(sessionDir, join('discoveries', `${input.taskId}.json`)), `${JSON.stringify(record, null, 2)}\n`);
+  writeWholeFile(sessionPathForWrite(sessionDir, join('discoveries', `${input.taskId}.json`)), `${JSON.stringify(record, null, 2)}\n`);
 }
 
 /** The parsed discovery file of a task, or null when there is none (or it is unreadable). */

@@ -1,7 +1,8 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../csv/atomic-write.js';
 import { sessionPathForWrite } from './session-path.js';
+import { writeWholeFile } from '../csv/write-all.js';
 
 export interface CacheEntry {
   angle: string;
@@ -74,7 +75,7 @@ export class ExplorationCache {
     // The key is kebab-case ([a-z0-9-]), so the file name cannot climb out; the folder may be a symlink.
     const file = `explore-${key}.json`;
     const record: CachedExploration = { angle, task_id: taskId, findings, timestamp };
-    writeFileSync(sessionPathForWrite(this.#sessionDir, join('explorations', file)), `${JSON.stringify(record, null, 2)}\n`);
+    writeWholeFile(sessionPathForWrite(this.#sessionDir, join('explorations', file)), `${JSON.stringify(record, null, 2)}\n`);
     this.#entries.set(key, { angle: key, file, created_by: taskId, timestamp });
     writeFileAtomic(
       sessionPathForWrite(this.#sessionDir, join('explorations', 'cache-index.json')),

@@ -1,14 +1,15 @@
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TokenUsage } from '../executors/types.js';
 import { sessionPathForWrite } from './session-path.js';
+import { writeWholeFile } from '../csv/write-all.js';
 
 const kUsageFile = 'usage.ndjson';
 
 /** Appends the tokens one attempt of a task spent to `usage.ndjson`. */
 export function recordUsage(sessionDir: string, taskId: string, usage: TokenUsage): void {
   const line = { ts: new Date().toISOString(), task: taskId, ...usage };
-  appendFileSync(sessionPathForWrite(sessionDir, kUsageFile), `${JSON.stringify(line)}\n`);
+  writeWholeFile(sessionPathForWrite(sessionDir, kUsageFile), `${JSON.stringify(line)}\n`, 'a');
 }
 
 export interface UsageTotals {

@@ -1,6 +1,7 @@
-import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sessionPathForWrite } from './session-path.js';
+import { writeWholeFile } from '../csv/write-all.js';
 
 /** The append-only wisdom files (seed 000). */
 export const kWisdomKinds = ['learnings', 'decisions', 'conventions', 'issues'] as const;
@@ -10,7 +11,7 @@ export type WisdomKind = (typeof kWisdomKinds)[number];
 export function appendWisdom(sessionDir: string, taskId: string, kind: WisdomKind, entries: readonly string[]): void {
   if (entries.length === 0) return;
   const lines = entries.map((entry) => `- [${taskId}] ${entry.replace(/\r?\n/g, ' ')}\n`).join('');
-  appendFileSync(sessionPathForWrite(sessionDir, join('wisdom', `${kind}.md`)), lines);
+  writeWholeFile(sessionPathForWrite(sessionDir, join('wisdom', `${kind}.md`)), lines, 'a');
 }
 
 /** Every `wisdom/*.md` file by name. */

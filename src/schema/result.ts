@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { discoveryInputSchema } from './discovery.js';
 
-/** Names an artifact file `artifacts/<task id>-<name>.md`; it must not be able to leave that folder. */
+/** Names an artifact file `artifacts/<task id>/<name>.md`; it must not be able to leave that folder. */
 export const kArtifactNamePattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** What an executor returns for a task (DESIGN.md section 6). Validated once, where it enters. */

@@ -223,20 +223,20 @@ describe('retries and timeouts', () => {
 });
 
 describe('results and knowledge files', () => {
-  test('findings over 500 characters go whole to artifacts/<id>-output.md; the cell keeps ≤500 with a pointer', async () => {
+  test('findings over 500 characters go whole to artifacts/<id>/output.md; the cell keeps ≤500 with a pointer', async () => {
     const long = Array.from({ length: 40 }, (_, i) => `sentence ${i} of a long output.`).join(' ');
     expect(long.length).toBeGreaterThan(1000);
     const dir = genericSession([{ id: 'LONG', description: long, role: 'r' }]);
     expect((await run(dir, '--cmd', kEcho)).code).toBe(0);
-    expect(readFileSync(join(dir, 'artifacts', 'LONG-output.md'), 'utf8')).toBe(long);
+    expect(readFileSync(join(dir, 'artifacts', 'LONG', 'output.md'), 'utf8')).toBe(long);
     const cell = readRows(dir).get('LONG')!.findings;
     expect(cell.length).toBeLessThanOrEqual(500);
     expect(cell).toMatch(/^sentence 0 of a long output\. sentence 1/);
-    expect(cell).toContain('artifacts/LONG-output.md');
+    expect(cell).toContain('artifacts/LONG/output.md');
     expect(long.startsWith(cell.slice(0, cell.indexOf(' [… full output')))).toBe(true);
     const discovery = JSON.parse(readFileSync(join(dir, 'discoveries', 'LONG.json'), 'utf8')) as { findings: string; artifacts_produced: string[] };
     expect(discovery.findings).toBe(cell);
-    expect(discovery.artifacts_produced).toEqual(['artifacts/LONG-output.md']);
+    expect(discovery.artifacts_produced).toEqual(['artifacts/LONG/output.md']);
   });
 
   test('a cut never splits a character outside the BMP (it would come back as U+FFFD)', async () => {
@@ -245,7 +245,7 @@ describe('results and knowledge files', () => {
     const key = '😀'.repeat(60);
     const dir = genericSession([{ id: 'EMOJI', description: resultText({ findings: emoji, key_findings: [key] }), role: 'r' }]);
     expect((await run(dir, '--cmd', kEcho)).code).toBe(0);
-    expect(readFileSync(join(dir, 'artifacts', 'EMOJI-output.md'), 'utf8')).toBe(emoji);
+    expect(readFileSync(join(dir, 'artifacts', 'EMOJI', 'output.md'), 'utf8')).toBe(emoji);
     const cell = readRows(dir).get('EMOJI')!.findings;
     expect(cell.length).toBeLessThanOrEqual(500);
     const kept = cell.slice(0, cell.indexOf(' [… full output'));
@@ -354,7 +354,7 @@ describe('results and knowledge files', () => {
       supervision_verdict: 'pass',
       error: null,
       data: { decisions: ['use a cache'], files_modified: ['src/a.ts'], verification: 'tested' },
-      artifacts_produced: ['artifacts/RICH-report.md'],
+      artifacts_produced: ['artifacts/RICH/report.md'],
     });
     expect(richFile.data.key_findings).toHaveLength(5);
     for (const [i, item] of richFile.data.key_findings.entries()) {
@@ -362,7 +362,7 @@ describe('results and knowledge files', () => {
       expect(item.startsWith(`${i}k`)).toBe(true);
     }
     expect(Number.isNaN(Date.parse(richFile.timestamp))).toBe(false);
-    expect(readFileSync(join(dir, 'artifacts', 'RICH-report.md'), 'utf8')).toBe('# report');
+    expect(readFileSync(join(dir, 'artifacts', 'RICH', 'report.md'), 'utf8')).toBe('# report');
     expect(read('PLAIN')).toMatchObject({
       status: 'completed',
       findings: 'plain text',

@@ -216,16 +216,16 @@ describe('what a command receives', () => {
     });
     const [dep] = stdin.upstream.deps;
     expect(stdin.upstream.deps).toHaveLength(1);
-    expect(dep).toMatchObject({ id: 'A', status: 'completed', artifacts: ['artifacts/A-output.md', 'artifacts/A-notes.md'] });
+    expect(dep).toMatchObject({ id: 'A', status: 'completed', artifacts: ['artifacts/A/output.md', 'artifacts/A/notes.md'] });
     expect(dep!.findings.length).toBeLessThanOrEqual(500);
-    expect(dep!.findings.endsWith('[… full output: artifacts/A-output.md]')).toBe(true);
+    expect(dep!.findings.endsWith('[… full output: artifacts/A/output.md]')).toBe(true);
     expect(dep!.discovery).toMatchObject({
       task_id: 'A',
       type: 'ideator',
       status: 'completed',
       findings: dep!.findings,
       data: { key_findings: ['one key finding'] },
-      artifacts_produced: ['artifacts/A-output.md', 'artifacts/A-notes.md'],
+      artifacts_produced: ['artifacts/A/output.md', 'artifacts/A/notes.md'],
     });
     // E depends on B, which failed: E never ran, so it never read its stdin.
     expect(existsSync(join(dir, 'E-stdin.json'))).toBe(false);
@@ -239,7 +239,7 @@ describe('what a command receives', () => {
       status: 'completed',
       findings: 'f',
       error: null,
-      artifacts: ['artifacts/A-gone.md'],
+      artifacts: ['artifacts/A/gone.md'],
     });
     const upstream = buildUpstream(dir, [
       { id: 'A', status: 'completed', findings: 'f' },
@@ -249,7 +249,7 @@ describe('what a command receives', () => {
       ['A', [], 'A'],
       ['NONE', [], null],
     ]);
-    expect(upstream.warnings).toEqual(['Artifact artifacts/A-gone.md of A is missing']);
+    expect(upstream.warnings).toEqual(['Artifact artifacts/A/gone.md of A is missing']);
     rmSync(dir, { recursive: true });
   });
 });

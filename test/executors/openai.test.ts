@@ -152,10 +152,10 @@ describe('OpenAiExecutor: results', () => {
     ];
     const dir = session(undefined, {
       'discoveries.ndjson': `${board.map((line) => JSON.stringify(line)).join('\n')}\nnot json\n`,
-      'artifacts/IDEA-001-ideas.md': '# Ideas\n\nThe gateway idea in full.',
+      'artifacts/IDEA-001/ideas.md': '# Ideas\n\nThe gateway idea in full.',
     });
     const upstream: UpstreamContext = {
-      deps: [{ id: 'IDEA-001', status: 'completed', findings: 'Generated 2 ideas', discovery: null, artifacts: ['artifacts/IDEA-001-ideas.md'] }],
+      deps: [{ id: 'IDEA-001', status: 'completed', findings: 'Generated 2 ideas', discovery: null, artifacts: ['artifacts/IDEA-001/ideas.md'] }],
       wisdom: { 'learnings.md': '- [IDEA-001] Keep ideas concrete\n' },
       warnings: [],
     };

@@ -32,7 +32,7 @@ describe('caps at their defaults', () => {
     const result = await runCli('run', dir, '--module', kModule);
     expect(result.code).toBe(0);
     const rows = readRows(dir);
-    const artifacts = readdirSync(join(dir, 'artifacts'));
+    const artifactsOf = (id: string) => readdirSync(join(dir, 'artifacts', id)).sort();
 
     const many = rows.get('MANY')!;
     expect(many.status).toBe('completed');
@@ -41,23 +41,23 @@ describe('caps at their defaults', () => {
         '(max_artifacts_per_task, max_artifact_bytes): part-20 (10 bytes), part-21 (10 bytes), part-22 (10 bytes), ' +
         'part-23 (10 bytes), part-24 (10 bytes)]',
     );
-    expect(artifacts.filter((name) => name.startsWith('MANY-')).sort()).toEqual(
-      Array.from({ length: 20 }, (_, i) => `MANY-part-${String(i).padStart(2, '0')}.md`),
+    expect(artifactsOf('MANY')).toEqual(
+      Array.from({ length: 20 }, (_, i) => `part-${String(i).padStart(2, '0')}.md`),
     );
 
     const big = rows.get('BIGART')!;
     expect(big.findings).toContain('[1 artifact(s) dropped, past the cap of 20 files and 10485760 bytes per task');
     expect(big.findings).toContain(': c (4194304 bytes)]');
-    expect(artifacts.filter((name) => name.startsWith('BIGART-')).sort()).toEqual(['BIGART-a.md', 'BIGART-b.md']);
+    expect(artifactsOf('BIGART')).toEqual(['a.md', 'b.md']);
 
     const huge = rows.get('HUGE')!;
     expect(huge.status).toBe('completed');
     expect(huge.findings.length).toBeLessThanOrEqual(500);
-    expect(huge.findings).toMatch(/^f+\n\[findings cut: the first 10481664 of 12582912 bytes kept \(max_artifact_bytes 10485760\)\] \[… full output: artifacts\/HUGE-output\.md\]$/);
-    expect(statSync(join(dir, 'artifacts', 'HUGE-output.md')).size).toBeLessThanOrEqual(10 * kMiB);
+    expect(huge.findings).toMatch(/^f+\n\[findings cut: the first 10481664 of 12582912 bytes kept \(max_artifact_bytes 10485760\)\] \[… full output: artifacts\/HUGE\/output\.md\]$/);
+    expect(statSync(join(dir, 'artifacts', 'HUGE', 'output.md')).size).toBeLessThanOrEqual(10 * kMiB);
     // The discovery file lists only what was written.
     const discovery = JSON.parse(readFileSync(join(dir, 'discoveries', 'BIGART.json'), 'utf8')) as { artifacts_produced: string[] };
-    expect(discovery.artifacts_produced).toEqual(['artifacts/BIGART-a.md', 'artifacts/BIGART-b.md']);
+    expect(discovery.artifacts_produced).toEqual(['artifacts/BIGART/a.md', 'artifacts/BIGART/b.md']);
     expectOthersIntact(dir);
   });
 
@@ -116,18 +116,18 @@ describe('caps travel to the worker in the request', () => {
     const dir = session();
     const stdout = finished(await runAttempt(request(dir, { template: 'head -c 10000 /dev/zero | tr "\\0" s', limits: { maxStdoutBytes: 2048 } })));
     expect(stdout.notes).toEqual(['stdout cut: the first 2048 of 10000 bytes kept, 7952 dropped (max_stdout_bytes)']);
-    expect(readFileSync(join(dir, 'artifacts', 'T-output.md'), 'utf8')).toBe(`${'s'.repeat(2048)}\n[${stdout.notes![0]}]`);
+    expect(readFileSync(join(dir, 'artifacts', 'T', 'output.md'), 'utf8')).toBe(`${'s'.repeat(2048)}\n[${stdout.notes![0]}]`);
 
     const result = resultText({ findings: 'three', artifacts: ['a', 'b', 'c'].map((name) => ({ name, content: name.repeat(100) })) });
     const files = finished(await runAttempt(request(session(), { template: `printf '%s' '${result}'`, limits: { maxArtifactsPerTask: 2 } })));
-    expect(files.artifacts).toEqual(['artifacts/T-a.md', 'artifacts/T-b.md']);
+    expect(files.artifacts).toEqual(['artifacts/T/a.md', 'artifacts/T/b.md']);
     expect(files.findings).toBe('three\n[1 artifact(s) dropped, past the cap of 2 files and 10485760 bytes per task (max_artifacts_per_task, max_artifact_bytes): c (100 bytes)]');
     expect(files.notes).toHaveLength(1);
 
     const bytes = finished(await runAttempt(request(session(), { template: `printf '%s' '${result}'`, limits: { maxArtifactBytes: 1024 * 2 + 50 } })));
     expect(bytes.artifacts).toHaveLength(3);
     const tight = finished(await runAttempt(request(session(), { template: `printf '%s' '${result}'`, limits: { maxArtifactBytes: 250 } })));
-    expect(tight.artifacts).toEqual(['artifacts/T-a.md', 'artifacts/T-b.md']);
+    expect(tight.artifacts).toEqual(['artifacts/T/a.md', 'artifacts/T/b.md']);
     expect(tight.findings).toContain('c (100 bytes)');
   });
 

@@ -97,8 +97,8 @@ describe('too much output', () => {
     expect(big.findings.length).toBeLessThanOrEqual(500);
     expect(big.findings).toMatch(/^hostile line of output\nhostile line of output\n/);
     expect(big.findings).toContain(note);
-    expect(big.findings.endsWith(' [… full output: artifacts/BIG-output.md]')).toBe(true);
-    const artifact = join(dir, 'artifacts', 'BIG-output.md');
+    expect(big.findings.endsWith(' [… full output: artifacts/BIG/output.md]')).toBe(true);
+    const artifact = join(dir, 'artifacts', 'BIG', 'output.md');
     const size = statSync(artifact).size;
     expect(size).toBeGreaterThan(1_000_000);
     expect(size).toBeLessThanOrEqual(1048576 + 1024);
@@ -163,7 +163,7 @@ describe('binary bytes and terminal escapes', () => {
     const random = rows.get('RANDOM')!;
     expect(random.status).toBe('completed');
     expect(random.findings).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
-    const whole = readFileSync(join(dir, 'artifacts', 'RANDOM-output.md'), 'utf8');
+    const whole = readFileSync(join(dir, 'artifacts', 'RANDOM', 'output.md'), 'utf8');
     expect(whole).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
     expect(whole).toContain('\ufffd');
     expectOthersIntact(dir);
@@ -175,7 +175,7 @@ describe('binary bytes and terminal escapes', () => {
     expect(readRows(dir).get('DIRTY')!.findings).toBe('red text with bell and a lone \ufffd half');
     const board = readFileSync(join(dir, 'discoveries.ndjson'), 'utf8');
     expect(JSON.parse(board.trim()).data).toEqual({ text: 'clean' });
-    expect(readFileSync(join(dir, 'artifacts', 'DIRTY-raw.md'), 'utf8')).toBe('kept as written: \u001b[1mbold\u001b[0m');
+    expect(readFileSync(join(dir, 'artifacts', 'DIRTY', 'raw.md'), 'utf8')).toBe('kept as written: \u001b[1mbold\u001b[0m');
     expectOthersIntact(dir);
   });
 });

@@ -118,12 +118,12 @@ describe('secrets from the environment', () => {
     expect(rows.get('REPORTED')!.error).toBe('gave up: ***');
     expect(rows.get('RETRIED')!.findings).toBe('recovered');
     expect(captured.log).toContain('try later ***');
-    expect(readFileSync(join(dir, 'artifacts', 'RICH-notes.md'), 'utf8')).toBe('# notes\nkey: ***\n');
-    expect(readFileSync(join(dir, 'artifacts', 'RICH-output.md'), 'utf8')).toMatch(/ends with \*\*\*$/);
+    expect(readFileSync(join(dir, 'artifacts', 'RICH', 'notes.md'), 'utf8')).toBe('# notes\nkey: ***\n');
+    expect(readFileSync(join(dir, 'artifacts', 'RICH', 'output.md'), 'utf8')).toMatch(/ends with \*\*\*$/);
     expect(readFileSync(join(dir, 'discoveries.ndjson'), 'utf8')).toContain('{"title":"idea ***","***":["***"]}');
     expect(readFileSync(join(dir, 'wisdom', 'learnings.md'), 'utf8')).toBe('- [RICH] learned ***\n');
     expect(readFileSync(join(dir, 'discoveries', 'RICH.json'), 'utf8')).toContain('"key ***"');
-    expect(readFileSync(join(dir, 'artifacts', 'CUTOUT-output.md'), 'utf8')).toContain('y***z');
+    expect(readFileSync(join(dir, 'artifacts', 'CUTOUT', 'output.md'), 'utf8')).toContain('y***z');
     expect(rows.get('CUTERR')!.error).toMatch(/\*\*\*e{1990}$/);
     expect(rows.get('INVALID')!.status).toBe('failed');
     expectNoLeak(dir, captured);
@@ -143,7 +143,7 @@ describe('secrets from the environment', () => {
     expect(rows.get('THROW')!.error).toBe('cannot authenticate with ***');
     expect(rows.get('THROWOBJ')!.error).toBe('Non-Error thrown: {"reason":"bad key","key":"***"}');
     expect(rows.get('RESULT')!.findings).toBe('the key is ***');
-    expect(readFileSync(join(dir, 'artifacts', 'RESULT-leak.md'), 'utf8')).toBe('key=***\n');
+    expect(readFileSync(join(dir, 'artifacts', 'RESULT', 'leak.md'), 'utf8')).toBe('key=***\n');
     expectNoLeak(dir, captured);
     expectOthersIntact(dir);
   });

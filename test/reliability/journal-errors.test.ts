@@ -40,7 +40,7 @@ describe('a journal write that fails', () => {
     journal.append(start('c'));
     failing.writes = 2; // half of the text is written, then the disk is full
     expect(journal.flush()).toBe(false);
-    expect(errors.map((error) => [error.code, error.message])).toEqual([['IO', 'Cannot write the journal: ENOSPC: no space left on device, write']]);
+    expect(errors.map((error) => [error.code, error.message])).toEqual([['IO', 'Cannot write the journal: wrote 38 of 76 bytes: ENOSPC: no space left on device, write']]);
     // Half of b and c is in the file: a line cut short, skipped when read.
     expect(readJournal(dir).length).toBeLessThan(3);
 

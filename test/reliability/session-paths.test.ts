@@ -118,7 +118,7 @@ describe('a session whose artifacts/ is a symlink to a folder outside it', () =>
   // Needs src/knowledge/artifacts.ts to write through sessionPathForWrite (RELIABILITY.md, "Paths").
   it('refuses the write: the task fails with a clear error, the run goes on, nothing is written outside', async () => {
     const outside = outsideFolder();
-    const long = 'x'.repeat(600); // over 500 characters: written whole to artifacts/<id>-output.md
+    const long = 'x'.repeat(600); // over 500 characters: written whole to artifacts/<id>/output.md
     const dir = genericSession([
       { id: 'LONG', description: resultText({ findings: long }), role: 'r' },
       { id: 'NAMED', description: resultText({ findings: 'short', artifacts: [{ name: 'notes', content: 'n' }] }), role: 'r' },

@@ -6,7 +6,7 @@ const task = JSON.parse(readFileSync(0, 'utf8'));
 const total = {};
 let files = 0;
 for (const dep of task.upstream.deps) {
-  const countsFile = dep.artifacts.find((path) => path.endsWith('-counts.md'));
+  const countsFile = dep.artifacts.find((path) => path.endsWith('/counts.md'));
   if (!countsFile) {
     console.error(`${dep.id} left no counts artifact`);
     process.exit(1);

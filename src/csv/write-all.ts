@@ -1,0 +1,53 @@
+import { closeSync, openSync, writeSync } from 'node:fs';
+
+/** The one system call every write of csv-wave goes through; tests pass one that writes less. */
+export type WriteFn = (fd: number, bytes: Uint8Array, offset: number, length: number) => number;
+
+const kWriteSync: WriteFn = (fd, bytes, offset, length) => writeSync(fd, bytes, offset, length);
+
+/** A write that stopped before its last byte: how far it got, and why (the system's error in `cause`). */
+export class IncompleteWrite extends Error {
+  constructor(
+    readonly written: number,
+    readonly total: number,
+    reason: string,
+    cause?: unknown,
+  ) {
+    super(`wrote ${written} of ${total} bytes: ${reason}`, cause === undefined ? undefined : { cause });
+  }
+}
+
+/**
+ * Writes every byte or throws IncompleteWrite. write(2) may write fewer bytes than asked
+ * (a disk that fills up part way says so only by the count it returns), so it is called
+ * again from where it stopped; a call that writes nothing is an error, never a loop.
+ */
+export function writeAll(fd: number, data: string | Uint8Array, write: WriteFn = kWriteSync): number {
+  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  let offset = 0;
+  while (offset < bytes.length) {
+    let written: number;
+    try {
+      written = write(fd, bytes, offset, bytes.length - offset);
+    } catch (error) {
+      throw new IncompleteWrite(offset, bytes.length, (error as Error).message, error);
+    }
+    if (!(written > 0)) throw new IncompleteWrite(offset, bytes.length, 'no progress (is the disk full?)');
+    offset += written;
+  }
+  return bytes.length;
+}
+
+/**
+ * Writes a whole file (`'w'`: replaced; `'a'`: appended to) through writeAll, so that no
+ * short write goes unnoticed. Not atomic: a file a reader must never see half of goes
+ * through writeFileAtomic. Throws the system's error, or IncompleteWrite.
+ */
+export function writeWholeFile(path: string, data: string | Uint8Array, flag: 'w' | 'a' = 'w', write?: WriteFn): void {
+  const fd = openSync(path, flag);
+  try {
+    writeAll(fd, data, write);
+  } finally {
+    closeSync(fd);
+  }
+}

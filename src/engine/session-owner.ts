@@ -1,0 +1,48 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { writeWholeFile } from '../csv/write-all.js';
+import { WaveError } from '../errors.js';
+import { sessionPathForWrite } from '../knowledge/session-path.js';
+import { engineDir } from './journal.js';
+import type { Session } from './session.js';
+
+/** Under `.csv-wave/`: the name of the tasks file whose state the folder holds. */
+const kOwnerFile = 'tasks-file';
+
+/**
+ * The name of the tasks file that owns the folder's session state, if one was recorded.
+ * A folder holds one session: its journal, lock, wave files, artifacts and discoveries
+ * are named after task ids and waves, not after the tasks file, so two tasks files in one
+ * folder would mix their results (the journal of `a.csv` applied to `b.csv`).
+ */
+function recordedOwner(session: Session): string | undefined {
+  const path = join(engineDir(session.dir), kOwnerFile);
+  if (!existsSync(path)) return undefined;
+  const name = readFileSync(path, 'utf8').trim();
+  return name === '' ? undefined : name;
+}
+
+/** Throws WaveError USAGE when the folder's session state belongs to another tasks file. */
+export function checkSessionOwner(session: Session): void {
+  const owner = recordedOwner(session);
+  const mine = basename(session.tasksPath);
+  if (owner === undefined || owner === mine) return;
+  throw new WaveError(
+    'USAGE',
+    `${session.displayPath}: the session in ${session.dir} belongs to ${owner} (its journal, lock, wave files, ` +
+      `artifacts and discoveries), and a folder holds one session. Move ${mine} into a folder of its own ` +
+      `and run it there; nothing was run.`,
+    { path: session.displayPath },
+  );
+}
+
+/**
+ * Records that the folder's state belongs to this tasks file, after checking that it does
+ * not belong to another. Called under the session lock, before the journal is read.
+ * Sessions from before the record existed are claimed by the first tasks file run in them.
+ */
+export function claimSession(session: Session): void {
+  checkSessionOwner(session);
+  if (recordedOwner(session) !== undefined) return;
+  writeWholeFile(sessionPathForWrite(session.dir, join('.csv-wave', kOwnerFile)), `${basename(session.tasksPath)}\n`);
+}

@@ -1,0 +1,92 @@
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readTasksFile } from '../../src/csv/tasks-file.js';
+import { tasksCsv } from '../helpers/generic-session.js';
+import { spawnCli } from '../helpers/spawn-cli.js';
+
+// Two .csv files in one folder: the session's state (journal, lock, wave files, artifacts,
+// discoveries) is the folder's, so it belongs to the tasks file that ran there first, and
+// a second one is refused, never given the first one's results.
+
+/** Each task's description is its shell script. */
+const kCmd = 'sh -c {description}';
+
+function folder(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'csv-wave-two-files-'));
+  writeFileSync(join(dir, 'session.json'), '{"pipeline":"generic"}');
+  for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
+  return dir;
+}
+
+function rowsOf(path: string): Map<string, { status: string; findings: string }> {
+  return new Map(readTasksFile(path).rows.map((row) => [row.id, { status: row.status, findings: row.findings }]));
+}
+
+describe('a second tasks file in a session folder', () => {
+  it('is refused (exit 2, naming the owner) after a kill -9 left the first one\'s journal, which resume applies to the first', async () => {
+    // In a.csv, Y kills its own run (the parent of the shell the template starts) once X's
+    // result is recorded (in the journal, or in a.csv after a checkpoint); the pattern
+    // `from-[a]` does not match its own text in a.csv.
+    const a = tasksCsv([
+      { id: 'X', description: "printf 'from-%s' a", role: 'r' },
+      {
+        id: 'Y',
+        description:
+          "if [ ! -e killed ]; then : > killed; until grep -q 'from-[a]' .csv-wave/journal.ndjson a.csv 2>/dev/null; do :; done; kill -9 $(cut -d' ' -f4 /proc/$PPID/stat); fi; printf y-a",
+        role: 'r',
+        deps: 'X',
+      },
+    ]);
+    const b = tasksCsv([
+      { id: 'X', description: "printf 'from-%s' b", role: 'r' },
+      { id: 'Y', description: 'printf y-b', role: 'r', deps: 'X' },
+    ]);
+    const dir = folder({ 'a.csv': a, 'b.csv': b });
+
+    const killed = await spawnCli('run', join(dir, 'a.csv'), '--cmd', kCmd).exited;
+    expect(killed.signal).toBe('SIGKILL');
+
+    const second = await spawnCli('run', join(dir, 'b.csv'), '--cmd', kCmd).exited;
+    expect(second.stderr).toMatch(/b\.csv: the session in .* belongs to a\.csv .*Move b\.csv into a folder of its own/);
+    expect(second.code).toBe(2);
+    expect(readFileSync(join(dir, 'b.csv'), 'utf8')).toBe(b);
+
+    const resumed = await spawnCli('resume', join(dir, 'a.csv'), '--cmd', kCmd).exited;
+    expect(resumed.code).toBe(0);
+    expect(rowsOf(join(dir, 'a.csv'))).toEqual(
+      new Map([
+        ['X', { status: 'completed', findings: 'from-a' }],
+        ['Y', { status: 'completed', findings: 'y-a' }],
+      ]),
+    );
+    // Moved to a folder of its own, b.csv runs with its own results.
+    const own = folder({ 'b.csv': b });
+    const alone = await spawnCli('run', join(own, 'b.csv'), '--cmd', kCmd).exited;
+    expect(alone.code).toBe(0);
+    expect(rowsOf(join(own, 'b.csv')).get('X')).toEqual({ status: 'completed', findings: 'from-b' });
+  });
+
+  it('is refused by every command that uses the session state (run, resume, rerun, revise), and the folder still runs its own', async () => {
+    const csv = tasksCsv([{ id: 'X', description: 'printf done', role: 'r' }]);
+    const dir = folder({ 'tasks.csv': csv, 'other.csv': csv });
+    expect((await spawnCli('run', dir, '--cmd', kCmd).exited).code).toBe(0);
+    expect(readFileSync(join(dir, '.csv-wave', 'tasks-file'), 'utf8')).toBe('tasks.csv\n');
+
+    const other = join(dir, 'other.csv');
+    for (const argv of [
+      ['run', other, '--cmd', kCmd],
+      ['resume', other, '--cmd', kCmd],
+      ['rerun', other, '--task', 'X', '--cmd', kCmd],
+      ['rerun', other, '--task', 'X', '--dry-run'],
+      ['revise', other, 'X', '--feedback', 'more'],
+    ]) {
+      const result = await spawnCli(...argv).exited;
+      expect({ argv, code: result.code, stderr: result.stderr }).toMatchObject({ code: 2, stderr: expect.stringContaining('belongs to tasks.csv') });
+    }
+    expect(readFileSync(other, 'utf8')).toBe(csv);
+    expect(existsSync(join(dir, '.csv-wave', 'lock'))).toBe(false);
+    expect((await spawnCli('rerun', dir, '--task', 'X', '--cmd', kCmd).exited).code).toBe(0);
+  });
+});

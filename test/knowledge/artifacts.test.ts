@@ -1,0 +1,58 @@
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { kDefaultArtifactLimits, writeTaskArtifacts } from '../../src/knowledge/artifacts.js';
+import { runCli } from '../helpers/cli.js';
+import { genericSession, readRows, resultText } from '../helpers/generic-session.js';
+
+const kEcho = 'printf %s {description}';
+
+describe('artifact paths', () => {
+  test("task A's artifact b-output and task A-b's long findings are two files (artifacts/<id>/<name>.md), each pointed at by its own task", async () => {
+    const longA = `A's own artifact: ${'a'.repeat(600)}`;
+    const longAb = `A-b's findings: ${'b'.repeat(600)}`;
+    const dir = genericSession([
+      { id: 'A', description: resultText({ findings: 'short', artifacts: [{ name: 'b-output', content: longA }] }), role: 'r' },
+      { id: 'A-b', description: longAb, role: 'r' },
+    ]);
+    expect((await runCli('run', dir, '--cmd', kEcho)).code).toBe(0);
+    expect(readFileSync(join(dir, 'artifacts', 'A', 'b-output.md'), 'utf8')).toBe(longA);
+    expect(readFileSync(join(dir, 'artifacts', 'A-b', 'output.md'), 'utf8')).toBe(longAb);
+    expect(readRows(dir).get('A-b')!.findings).toMatch(/ \[… full output: artifacts\/A-b\/output\.md\]$/);
+    const discovery = (id: string) =>
+      (JSON.parse(readFileSync(join(dir, 'discoveries', `${id}.json`), 'utf8')) as { artifacts_produced: string[] }).artifacts_produced;
+    expect(discovery('A')).toEqual(['artifacts/A/b-output.md']);
+    expect(discovery('A-b')).toEqual(['artifacts/A-b/output.md']);
+  });
+
+  test("an artifact named like another of the task (in any case) or like its findings' file is refused, not written over it, and said in a note", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'csv-wave-artifacts-'));
+    const findings = 'f'.repeat(600);
+    const written = writeTaskArtifacts(
+      dir,
+      'T',
+      findings,
+      [
+        { name: 'output', content: 'would replace the findings' },
+        { name: 'notes', content: 'first notes' },
+        { name: 'Notes', content: 'second notes' },
+      ],
+      kDefaultArtifactLimits,
+    );
+    expect(written.artifacts).toEqual(['artifacts/T/output.md', 'artifacts/T/notes.md']);
+    expect(readdirSync(join(dir, 'artifacts', 'T')).sort()).toEqual(['notes.md', 'output.md']);
+    expect(readFileSync(join(dir, 'artifacts', 'T', 'output.md'), 'utf8')).toMatch(/^f{600}\n\[2 artifact\(s\) dropped/);
+    expect(readFileSync(join(dir, 'artifacts', 'T', 'notes.md'), 'utf8')).toBe('first notes');
+    expect(written.notes).toEqual([
+      "2 artifact(s) dropped, named like an earlier one of this task or like its findings' own file (output): output, Notes",
+    ]);
+  });
+
+  test("findings that fit the cell leave the name output to the task's own artifact", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'csv-wave-artifacts-'));
+    const written = writeTaskArtifacts(dir, 'T', 'short', [{ name: 'output', content: 'mine' }], kDefaultArtifactLimits);
+    expect(written).toEqual({ cell: 'short', artifacts: ['artifacts/T/output.md'], notes: [] });
+    expect(readFileSync(join(dir, 'artifacts', 'T', 'output.md'), 'utf8')).toBe('mine');
+  });
+});
