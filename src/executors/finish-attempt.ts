@@ -8,6 +8,7 @@ import {
 } from '../knowledge/discovery-files.js';
 import { signalFromSeverity } from '../pipelines/brainstorm/severity.js';
 import { taskResultSchema, type TaskResult } from '../schema/result.js';
+import { kMaxTimerMs } from '../schema/timer-range.js';
 import { cleanText } from './clean-text.js';
 import type { FailedAttemptReply, TaskLimits, WorkerReply } from './messages.js';
 import { describe } from './module.js';
@@ -46,7 +47,7 @@ export function finishAttempt(
       kind: 'error',
       errorClass: outcome.errorClass,
       error: cutError(clean(outcome.error)),
-      ...(outcome.retryAfterMs === undefined ? {} : { retryAfterMs: outcome.retryAfterMs }),
+      ...retryAfter(outcome.retryAfterMs),
       ...extras,
     };
   }
@@ -168,4 +169,14 @@ function cutError(error: string): string {
   let tail = error.slice(-(kMaxErrorChars - 600));
   if (/^[\udc00-\udfff]/.test(tail)) tail = tail.slice(1);
   return `${head} […${error.length - head.length - tail.length} characters cut…] ${tail}`;
+}
+
+/**
+ * A retry delay a module or a server asked for, as a timer can wait it: a negative or
+ * non-number one is dropped (the engine's backoff applies), and one past the timers'
+ * ceiling waits the ceiling instead of firing at once.
+ */
+function retryAfter(ms: number | undefined): { retryAfterMs?: number } {
+  if (ms === undefined || !Number.isFinite(ms) || ms < 0) return {};
+  return { retryAfterMs: Math.min(Math.round(ms), kMaxTimerMs) };
 }
