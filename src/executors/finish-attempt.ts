@@ -10,6 +10,7 @@ import { signalFromSeverity } from '../pipelines/brainstorm/severity.js';
 import { taskResultSchema, type TaskResult } from '../schema/result.js';
 import { kMaxTimerMs } from '../schema/timer-range.js';
 import { cleanText } from './clean-text.js';
+import { nestsDeeperThan, tooDeepText } from './json-depth.js';
 import type { FailedAttemptReply, TaskLimits, WorkerReply } from './messages.js';
 import { describe } from './module.js';
 import { mapStrings, SecretScrubber } from './secret-scrubber.js';
@@ -63,6 +64,7 @@ export function finishAttempt(
     let plain: unknown;
     try {
       const json = JSON.stringify(outcome.result);
+      if (json !== undefined && nestsDeeperThan(json)) return invalid(tooDeepText());
       plain = json === undefined ? outcome.result : JSON.parse(json);
     } catch (error) {
       return invalid(`not JSON data (${describe(error).replace(/\s+/g, ' ')})`);

@@ -1,4 +1,5 @@
 import { cleanText } from './clean-text.js';
+import { nestsDeeperThan, tooDeepText } from './json-depth.js';
 import type { AttemptOutcome } from './types.js';
 
 /** How much of a command's stdout was kept, when it was longer than its cap. */
@@ -97,6 +98,7 @@ function lastLineResult(tail: string): object | undefined {
 
 function tryParse(text: string): { object?: object; error?: string } {
   if (!text.startsWith('{')) return {};
+  if (nestsDeeperThan(text)) return { error: tooDeepText() };
   try {
     const value: unknown = JSON.parse(text);
     return value !== null && typeof value === 'object' && !Array.isArray(value) ? { object: value } : {};
