@@ -40,7 +40,8 @@ export function finishAttempt(
   discoveryFiles: DiscoveryFilePolicy = 'always',
 ): WorkerReply {
   const scrubber = SecretScrubber.fromEnv();
-  const clean = (text: string) => cleanText(scrubber.text(text));
+  // Cleaned first: a secret that control characters split is whole once they are gone.
+  const clean = (text: string) => scrubber.text(cleanText(text));
   const notes = (outcome.notes ?? []).map(clean);
   const extras = { ...(outcome.usage ? { usage: outcome.usage } : {}), ...(notes.length > 0 ? { notes } : {}) };
   if (outcome.kind === 'error') {

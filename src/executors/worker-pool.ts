@@ -82,7 +82,7 @@ export class WorkerPool {
         return { kind: 'error', errorClass: 'timeout', error: `Timed out after ${seconds}s; its worker thread was ended` };
       }
       // What a dying thread said is the task's text too: scrubbed like every other error.
-      return { kind: 'error', errorClass: 'worker-crash', error: cleanText(scrubSecrets(`Worker thread died: ${describe(error)}`)) };
+      return { kind: 'error', errorClass: 'worker-crash', error: scrubSecrets(cleanText(`Worker thread died: ${describe(error)}`)) };
     } finally {
       clearTimeout(timer);
       started?.port1.close();
@@ -121,7 +121,7 @@ export function readReply(text: unknown): WorkerReply {
     reply = JSON.parse(String(text));
   } catch (error) {
     // V8 quotes the text around the error: scrubbed like every other text of a task.
-    why = ` (${cleanText(scrubSecrets(describe(error)))})`;
+    why = ` (${scrubSecrets(cleanText(describe(error)))})`;
   }
   const kind = (reply as { kind?: unknown } | null | undefined)?.kind;
   if (kind === 'finished' || kind === 'error') return reply as WorkerReply;

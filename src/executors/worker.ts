@@ -39,12 +39,12 @@ export async function replyText(request: WorkerRequest): Promise<string> {
   try {
     reply = await runAttempt(request);
   } catch (error) {
-    reply = { kind: 'error', errorClass: 'worker-crash', error: cleanText(scrubSecrets(`Worker error: ${describe(error)}`)) };
+    reply = { kind: 'error', errorClass: 'worker-crash', error: scrubSecrets(cleanText(`Worker error: ${describe(error)}`)) };
   }
   try {
     return JSON.stringify(reply);
   } catch (error) {
-    const why = cleanText(scrubSecrets(describe(error)));
+    const why = scrubSecrets(cleanText(describe(error)));
     return JSON.stringify({ kind: 'error', errorClass: 'invalid-output', error: `Invalid output: the reply cannot be sent (${why})` });
   }
 }
