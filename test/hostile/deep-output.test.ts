@@ -8,6 +8,8 @@ import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { kMaxJsonDepth, nestsDeeperThan } from '../../src/executors/json-depth.js';
+import type { ExecutorSpec, WorkerRequest } from '../../src/executors/messages.js';
+import { replyText } from '../../src/executors/worker.js';
 import { readReply } from '../../src/executors/worker-pool.js';
 import { runCli } from '../helpers/cli.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
@@ -93,5 +95,18 @@ describe('a reply the main thread cannot read fails its task', () => {
   test('a reply that reads is passed on unchanged', () => {
     const reply = { kind: 'error', errorClass: 'timeout', error: 'Timed out after 1s', retryAfterMs: 5 } as const;
     expect(readReply(JSON.stringify(reply))).toEqual(reply);
+  });
+
+  test('an attempt that throws in the worker replies with an error as text, which reads back', async () => {
+    const request: WorkerRequest = {
+      // No executor of this type exists: the attempt throws before any executor runs.
+      executor: { type: 'none' } as unknown as ExecutorSpec,
+      task: { id: 'A', wave: 1, attempt: 1, session: genericSession([{ id: 'A', description: 'a', role: 'r' }]), row: { id: 'A' }, prev_context: '' },
+      deps: [],
+      timeoutMs: 0,
+    };
+    const text = await replyText(request);
+    expect(typeof text).toBe('string');
+    expect(readReply(text)).toMatchObject({ kind: 'error', errorClass: 'worker-crash', error: expect.stringMatching(/^Worker error: /) });
   });
 });
