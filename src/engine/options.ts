@@ -4,6 +4,7 @@ import { kDefaultMaxStdoutBytes } from '../executors/command.js';
 import type { ExecutorSpec } from '../executors/messages.js';
 import { kDefaultPrevContextCap } from '../graph/prev-context.js';
 import { kDefaultArtifactLimits } from '../knowledge/artifacts.js';
+import { kMaxTimerSeconds } from '../schema/timer-range.js';
 import { kDefaultMaxDiscoveryLineBytes } from '../knowledge/discoveries-board.js';
 import type { DiscoveryFilePolicy } from '../knowledge/discovery-files.js';
 
@@ -32,7 +33,8 @@ export interface RunOptions {
    */
   schedule?: 'waves' | 'eager';
   /**
-   * Seconds before an attempt is killed; 0 for no limit.
+   * Seconds before an attempt is killed; 0 for no limit. At most 2073600 (24 days): Node's
+   * timers cannot wait longer.
    * @default 0
    */
   timeoutSeconds?: number;
@@ -61,7 +63,8 @@ export interface RunOptions {
   /**
    * Seconds the running tasks get to finish after a stop by signal (the CLI's first
    * Ctrl-C). Then they are killed (a command with its whole process group, a module or
-   * model call with its worker thread) and put back to pending, and the run ends.
+   * model call with its worker thread) and put back to pending, and the run ends. At most
+   * 2073600 (24 days).
    * @default 30
    */
   graceSeconds?: number;
@@ -137,6 +140,9 @@ function expect(name: string, valid: boolean, value: unknown, what: string): voi
 const isPositiveInteger = (value: number) => Number.isInteger(value) && value > 0;
 const isNonNegativeInteger = (value: number) => Number.isInteger(value) && value >= 0;
 /** Byte caps start at 1 KiB: a smaller one is a unit mistake (megabytes meant), not a wish. */
+/** Seconds a timer can wait (see kMaxTimerSeconds); 0 is allowed (no limit, or no grace). */
+const isTimerSeconds = (value: number) => Number.isFinite(value) && value >= 0 && value <= kMaxTimerSeconds;
+const kTimerSecondsText = `a number of seconds from 0 to ${kMaxTimerSeconds} (24 days)`;
 const isByteCap = (value: number) => Number.isInteger(value) && value >= 1024;
 
 /** Fills the defaults and checks every option, with p-queue style messages. */
@@ -157,7 +163,7 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
   const schedule = options.schedule ?? kDefaults.schedule;
   expect('schedule', schedule === 'waves' || schedule === 'eager', schedule, '`waves` or `eager`');
   const timeoutSeconds = options.timeoutSeconds ?? kDefaults.timeoutSeconds;
-  expect('timeout', Number.isFinite(timeoutSeconds) && timeoutSeconds >= 0, timeoutSeconds, 'a number of seconds ≥ 0');
+  expect('timeout', isTimerSeconds(timeoutSeconds), timeoutSeconds, kTimerSecondsText);
   const retries = options.retries ?? kDefaults.retries;
   expect('retries', isNonNegativeInteger(retries), retries, 'an integer ≥ 0');
   const retryBaseMs = options.retryBaseMs ?? kDefaults.retryBaseMs;
@@ -167,7 +173,7 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
   const workerMemoryMb = options.workerMemoryMb ?? kDefaults.workerMemoryMb;
   expect('workerMemoryMb', isPositiveInteger(workerMemoryMb), workerMemoryMb, 'a positive integer');
   const graceSeconds = options.graceSeconds ?? kDefaults.graceSeconds;
-  expect('graceSeconds', Number.isFinite(graceSeconds) && graceSeconds >= 0, graceSeconds, 'a number of seconds ≥ 0');
+  expect('grace', isTimerSeconds(graceSeconds), graceSeconds, kTimerSecondsText);
   const endpointConcurrency = options.endpointConcurrency ?? kDefaults.endpointConcurrency;
   expect('endpointConcurrency', isPositiveInteger(endpointConcurrency), endpointConcurrency, 'a positive integer');
   const maxStdoutBytes = options.maxStdoutBytes ?? kDefaults.maxStdoutBytes;

@@ -293,7 +293,7 @@ export class Scheduler {
     run
       .catch((error: unknown): HandlerResult => ({
         // An interactive handler that threw: its message is task output like any other.
-        reply: { kind: 'error', errorClass: 'task-failure', error: cleanText(scrubSecrets(describe(error))) },
+        reply: { kind: 'error', errorClass: 'task-failure', error: scrubSecrets(cleanText(describe(error))) },
       }))
       .then(({ reply, changes }) => {
         if (interactive) this.#laneBusy--;

@@ -8,7 +8,9 @@ import {
 } from '../knowledge/discovery-files.js';
 import { signalFromSeverity } from '../pipelines/brainstorm/severity.js';
 import { taskResultSchema, type TaskResult } from '../schema/result.js';
+import { kMaxTimerMs } from '../schema/timer-range.js';
 import { cleanText } from './clean-text.js';
+import { nestsDeeperThan, tooDeepText } from './json-depth.js';
 import type { FailedAttemptReply, TaskLimits, WorkerReply } from './messages.js';
 import { describe } from './module.js';
 import { mapStrings, SecretScrubber } from './secret-scrubber.js';
@@ -38,7 +40,8 @@ export function finishAttempt(
   discoveryFiles: DiscoveryFilePolicy = 'always',
 ): WorkerReply {
   const scrubber = SecretScrubber.fromEnv();
-  const clean = (text: string) => cleanText(scrubber.text(text));
+  // Cleaned first: a secret that control characters split is whole once they are gone.
+  const clean = (text: string) => scrubber.text(cleanText(text));
   const notes = (outcome.notes ?? []).map(clean);
   const extras = { ...(outcome.usage ? { usage: outcome.usage } : {}), ...(notes.length > 0 ? { notes } : {}) };
   if (outcome.kind === 'error') {
@@ -46,7 +49,7 @@ export function finishAttempt(
       kind: 'error',
       errorClass: outcome.errorClass,
       error: cutError(clean(outcome.error)),
-      ...(outcome.retryAfterMs === undefined ? {} : { retryAfterMs: outcome.retryAfterMs }),
+      ...retryAfter(outcome.retryAfterMs),
       ...extras,
     };
   }
@@ -62,6 +65,7 @@ export function finishAttempt(
     let plain: unknown;
     try {
       const json = JSON.stringify(outcome.result);
+      if (json !== undefined && nestsDeeperThan(json)) return invalid(tooDeepText());
       plain = json === undefined ? outcome.result : JSON.parse(json);
     } catch (error) {
       return invalid(`not JSON data (${describe(error).replace(/\s+/g, ' ')})`);
@@ -168,4 +172,14 @@ function cutError(error: string): string {
   let tail = error.slice(-(kMaxErrorChars - 600));
   if (/^[\udc00-\udfff]/.test(tail)) tail = tail.slice(1);
   return `${head} […${error.length - head.length - tail.length} characters cut…] ${tail}`;
+}
+
+/**
+ * A retry delay a module or a server asked for, as a timer can wait it: a negative or
+ * non-number one is dropped (the engine's backoff applies), and one past the timers'
+ * ceiling waits the ceiling instead of firing at once.
+ */
+function retryAfter(ms: number | undefined): { retryAfterMs?: number } {
+  if (ms === undefined || !Number.isFinite(ms) || ms < 0) return {};
+  return { retryAfterMs: Math.min(Math.round(ms), kMaxTimerMs) };
 }

@@ -1,7 +1,8 @@
 /**
  * The messages that cross the worker-thread boundary, typed in one place (piscina
  * `src/types.ts` style). Everything here is structured-clone safe
- * (`WorkerRequest.started`, a MessagePort, is transferred).
+ * (`WorkerRequest.started`, a MessagePort, is transferred). A WorkerReply crosses back as
+ * JSON text (worker.ts `replyText`), which always arrives.
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { DiscoveryInput } from '../schema/discovery.js';

@@ -1,4 +1,6 @@
 import { cleanText } from './clean-text.js';
+import { nestsDeeperThan, tooDeepText } from './json-depth.js';
+import { scrubSecrets } from './secret-scrubber.js';
 import type { AttemptOutcome } from './types.js';
 
 /** How much of a command's stdout was kept, when it was longer than its cap. */
@@ -17,7 +19,7 @@ export interface StdoutCut {
 /**
  * Reads a command's stdout (DESIGN.md section 6): the whole of it, or else its last
  * non-empty line, if that is a JSON object, is the result; otherwise the trimmed text is
- * the findings. ANSI escapes and control characters are removed first.
+ * the findings. ANSI escapes and control characters are removed first, then secrets.
  *
  * Output that was meant as a JSON result but does not parse fails as `invalid-output`,
  * naming the JSON error, instead of becoming findings: stdout that starts like an object
@@ -30,7 +32,9 @@ export interface StdoutCut {
  * last complete line is the result.
  */
 export function parseTaskOutput(stdout: string, cut?: StdoutCut): AttemptOutcome {
-  const trimmed = cleanText(stdout).trim();
+  // Scrubbed before it is parsed: V8's JSON errors quote the text around the error, which
+  // may hold a piece of a secret that the scrubber could not recognise afterwards.
+  const trimmed = scrubSecrets(cleanText(stdout)).trim();
   const notes = cut ? [cutNote(cut)] : [];
   const withNotes = (outcome: AttemptOutcome): AttemptOutcome => (notes.length > 0 ? { ...outcome, notes } : outcome);
 
@@ -97,6 +101,7 @@ function lastLineResult(tail: string): object | undefined {
 
 function tryParse(text: string): { object?: object; error?: string } {
   if (!text.startsWith('{')) return {};
+  if (nestsDeeperThan(text)) return { error: tooDeepText() };
   try {
     const value: unknown = JSON.parse(text);
     return value !== null && typeof value === 'object' && !Array.isArray(value) ? { object: value } : {};

@@ -3,12 +3,14 @@
  * values of environment variables whose names look secret (`KEY`, `TOKEN`, `SECRET`,
  * `PASSWORD`, `PASSWD`, `CREDENTIAL`, `AUTH`, any case) and that are at least 8 characters
  * long are replaced by `***` in every text a task produces, before it is written anywhere:
- * tasks.csv, the journal, discoveries, artifacts, wisdom, logs and error messages.
+ * tasks.csv, the journal, discoveries, artifacts, wisdom, logs and error messages; also
+ * where control characters or ANSI escapes split them (see `SecretScrubber.text`).
  *
  * Worker threads and the main thread see the same environment (piscina workers inherit
  * `process.env` when they start), so the values are read where the text is.
  */
 import { isMainThread } from 'node:worker_threads';
+import { cleanText } from './clean-text.js';
 
 /** Names of environment variables whose values are secrets. */
 export const kSecretNamePattern = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH/i;
@@ -46,8 +48,23 @@ export class SecretScrubber {
     this.#values = values;
   }
 
-  /** `text` with every secret replaced by `***`. */
+  /**
+   * `text` with every secret replaced by `***`. A secret split by a control character or an
+   * ANSI escape (`sk-live-AB` + `\x01` + `CD`) is whole again once they are removed, by
+   * cleanText or by the terminal that shows the text: so the text is cleaned first, then
+   * scrubbed, whenever that finds a secret. Text without such a hidden secret keeps its
+   * control characters (an artifact is written as the task produced it).
+   */
   text(text: string): string {
+    if (this.#values.length === 0) return text;
+    const scrubbed = this.#replace(text);
+    const cleaned = cleanText(scrubbed);
+    if (cleaned === scrubbed) return scrubbed;
+    const cleanedScrubbed = this.#replace(cleaned);
+    return cleanedScrubbed === cleaned ? scrubbed : cleanedScrubbed;
+  }
+
+  #replace(text: string): string {
     let out = text;
     for (const value of this.#values) if (out.includes(value)) out = out.split(value).join(kRedacted);
     return out;

@@ -15,6 +15,9 @@ export interface WorkerPoolOptions {
   workerMemoryMb: number;
 }
 
+/** The worker's export the pools call: it replies with JSON text. */
+const kWorkerEntry = 'replyText';
+
 /** Extra time a module task gets past its timeout before its thread is ended (it may be spinning). */
 const kBackstopGraceMs = 2000;
 
@@ -27,14 +30,16 @@ const kBackstopGraceMs = 2000;
  */
 export class WorkerPool {
   readonly #options: WorkerPoolOptions;
-  readonly #pool: Piscina<WorkerRequest, WorkerReply>;
+  /** Replies come back as JSON text (see worker.ts `replyText`). */
+  readonly #pool: Piscina<WorkerRequest, string>;
   /** Started on the first isolated request: most runs never need it. */
-  #isolated: Piscina<WorkerRequest, WorkerReply> | undefined;
+  #isolated: Piscina<WorkerRequest, string> | undefined;
 
   constructor(options: WorkerPoolOptions) {
     this.#options = options;
     this.#pool = new Piscina({
       filename: workerFile(),
+      name: kWorkerEntry,
       minThreads: 1,
       maxThreads: options.threads,
       concurrentTasksPerWorker: options.tasksPerThread,
@@ -58,9 +63,10 @@ export class WorkerPool {
     });
     const pool = request.isolated ? this.#isolatedPool() : this.#pool;
     try {
-      return started
+      const text = started
         ? await pool.run({ ...request, started: started.port2 }, { signal: backstop!.signal, transferList: [started.port2] })
         : await pool.run(request);
+      return readReply(text);
     } catch (error) {
       if (backstop?.signal.aborted) {
         const seconds = request.timeoutMs / 1000;
@@ -76,7 +82,7 @@ export class WorkerPool {
         return { kind: 'error', errorClass: 'timeout', error: `Timed out after ${seconds}s; its worker thread was ended` };
       }
       // What a dying thread said is the task's text too: scrubbed like every other error.
-      return { kind: 'error', errorClass: 'worker-crash', error: cleanText(scrubSecrets(`Worker thread died: ${describe(error)}`)) };
+      return { kind: 'error', errorClass: 'worker-crash', error: scrubSecrets(cleanText(`Worker thread died: ${describe(error)}`)) };
     } finally {
       clearTimeout(timer);
       started?.port1.close();
@@ -87,9 +93,10 @@ export class WorkerPool {
     await Promise.all([this.#pool.destroy(), this.#isolated?.destroy()]);
   }
 
-  #isolatedPool(): Piscina<WorkerRequest, WorkerReply> {
+  #isolatedPool(): Piscina<WorkerRequest, string> {
     this.#isolated ??= new Piscina({
       filename: workerFile(),
+      name: kWorkerEntry,
       // Not 0: piscina (5.3) replaces a dead thread only up to minThreads, so with 0 the
       // tasks queued behind a task that killed the last thread would wait forever.
       minThreads: 1,
@@ -100,6 +107,25 @@ export class WorkerPool {
     });
     return this.#isolated;
   }
+}
+
+/**
+ * A reply read back from its JSON text. Any reply that cannot be read fails its task
+ * (instead of leaving it running for ever); it is not retried, as the same output would
+ * give the same reply.
+ */
+export function readReply(text: unknown): WorkerReply {
+  let reply: unknown;
+  let why = '';
+  try {
+    reply = JSON.parse(String(text));
+  } catch (error) {
+    // V8 quotes the text around the error: scrubbed like every other text of a task.
+    why = ` (${scrubSecrets(cleanText(describe(error)))})`;
+  }
+  const kind = (reply as { kind?: unknown } | null | undefined)?.kind;
+  if (kind === 'finished' || kind === 'error') return reply as WorkerReply;
+  return { kind: 'error', errorClass: 'invalid-output', error: `Invalid output: the task's reply from its worker thread could not be read${why}` };
 }
 
 /** The compiled worker entry. Under a TypeScript test runner this file is .ts; the worker is in dist/. */

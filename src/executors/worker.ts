@@ -3,9 +3,12 @@
  * the result and writes its files, off the main thread.
  */
 import { buildUpstream } from '../knowledge/upstream.js';
+import { cleanText } from './clean-text.js';
 import { createExecutor } from './create-executor.js';
 import { finishAttempt } from './finish-attempt.js';
 import type { ExecutorSpec, WorkerReply, WorkerRequest } from './messages.js';
+import { describe } from './module.js';
+import { scrubSecrets } from './secret-scrubber.js';
 import type { Executor, TaskInput } from './types.js';
 
 /** One executor per spec per thread, so that a module is imported once. */
@@ -21,6 +24,29 @@ function executorFor(spec: ExecutorSpec): Executor {
     executors.set(key, executor);
   }
   return executor;
+}
+
+/**
+ * What the pool calls: the attempt's reply as JSON text. A reply that crosses the thread
+ * boundary as an object is structured-cloned, and one the main thread cannot rebuild (too
+ * deep for its stack) is dropped by piscina without a word: its task would wait forever.
+ * Text always arrives; reading it is the pool's job (`readReply`), and a reply that does
+ * not read fails its task there. An attempt that throws becomes an error reply here, for
+ * the same reason (a thrown value is cloned too).
+ */
+export async function replyText(request: WorkerRequest): Promise<string> {
+  let reply: WorkerReply;
+  try {
+    reply = await runAttempt(request);
+  } catch (error) {
+    reply = { kind: 'error', errorClass: 'worker-crash', error: scrubSecrets(cleanText(`Worker error: ${describe(error)}`)) };
+  }
+  try {
+    return JSON.stringify(reply);
+  } catch (error) {
+    const why = scrubSecrets(cleanText(describe(error)));
+    return JSON.stringify({ kind: 'error', errorClass: 'invalid-output', error: `Invalid output: the reply cannot be sent (${why})` });
+  }
 }
 
 export default async function runAttempt(request: WorkerRequest): Promise<WorkerReply> {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { kMaxTimerSeconds } from './timer-range.js';
 
 /** The pipelines csv-wave knows (DESIGN.md section 1). */
 export const kPipelines = [
@@ -31,7 +32,8 @@ export const sessionConfigSchema = z
       .strict()
       .optional(),
     concurrency: z.number().int().positive().optional(),
-    timeout: z.number().positive().optional(),
+    /** Seconds before an attempt is killed; at most kMaxTimerSeconds (24 days), which Node's timers can wait. */
+    timeout: z.number().positive().max(kMaxTimerSeconds, `Too big: at most ${kMaxTimerSeconds} seconds (24 days)`).optional(),
     retries: z.number().int().min(0).optional(),
     schedule: z.enum(['waves', 'eager']).optional(),
     /** Bytes of a command's stdout kept per attempt (default 1048576); the findings say what was dropped. */

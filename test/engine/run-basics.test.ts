@@ -89,7 +89,7 @@ describe('exit codes and statuses', () => {
     [['--concurrency', 'many'], 'Expected `--concurrency` to be a number, got `many`'],
     [['--halt', 'nonsense'], 'Expected `--halt` to be fail=N or fail=N%, got `nonsense`'],
     [['--halt', 'fail=0'], 'Expected `halt` to be fail=N (N ≥ 1) or fail=N% (0 < N ≤ 100), got `0` (number)'],
-    [['--timeout', '-1'], 'Expected `timeout` to be a number of seconds ≥ 0, got `-1` (number)'],
+    [['--timeout', '-1'], 'Expected `timeout` to be a number of seconds from 0 to 2073600 (24 days), got `-1` (number)'],
     [['--retries', '1.5'], 'Expected `retries` to be an integer ≥ 0, got `1.5` (number)'],
   ])('2 for a bad flag %j, with a clear message', async (flags, message) => {
     const dir = genericSession([{ id: 'A', description: 'a', role: 'r' }]);

@@ -17,6 +17,7 @@ import { expectOthersIntact, hostileSession, kBystanders, kScriptOrOk } from './
 
 const kKey = 'csvw-sk-live-0123456789abcdefABCDEF';
 const kModulePath = new URL('./fixtures/hostile-module.mjs', import.meta.url).pathname;
+const kSplitModulePath = new URL('./fixtures/split-secret-module.mjs', import.meta.url).pathname;
 
 /** Every file under `dir`, recursively, with its text. */
 function allFiles(dir: string): Map<string, string> {
@@ -144,6 +145,107 @@ describe('secrets from the environment', () => {
     expect(rows.get('THROWOBJ')!.error).toBe('Non-Error thrown: {"reason":"bad key","key":"***"}');
     expect(rows.get('RESULT')!.findings).toBe('the key is ***');
     expect(readFileSync(join(dir, 'artifacts', 'RESULT', 'leak.md'), 'utf8')).toBe('key=***\n');
+    expectNoLeak(dir, captured);
+    expectOthersIntact(dir);
+  });
+});
+
+/** Every file under the session's artifacts/ folder, recursively, with its text. */
+function artifactTexts(dir: string): string[] {
+  return [...allFiles(join(dir, 'artifacts')).values()];
+}
+
+/**
+ * Issue 9, defect 5: a secret split by a control character or an ANSI escape used to be
+ * scrubbed before they were removed, which joined it again. Every destination is checked
+ * by expectNoLeak (any 8 characters of the key, in every file and every line of output).
+ */
+describe('secrets split by control characters or ANSI escapes', () => {
+  let saved: string | undefined;
+  beforeEach(() => {
+    saved = process.env['MY_API_KEY'];
+    process.env['MY_API_KEY'] = kKey;
+  });
+  afterEach(() => {
+    if (saved === undefined) delete process.env['MY_API_KEY'];
+    else process.env['MY_API_KEY'] = saved;
+  });
+
+  test('the scrubber finds a secret that control characters or escapes split', () => {
+    const split = (between: string) => `${kKey.slice(0, 12)}${between}${kKey.slice(12)}`;
+    for (const between of ['\x01', '\x7f', '\x9b', '\x1b[0m', '\x1b[38;5;196m', '\x1b]0;title\x07', '\x1b]8;;http://x\x1b\\', '\x1bc']) {
+      expect(scrubSecrets(`a ${split(between)} b`), JSON.stringify(between)).toBe('a *** b');
+    }
+    // Text without a hidden secret keeps its escapes (artifacts are written as produced).
+    expect(scrubSecrets(`\x1b[1mbold\x1b[0m ${kKey}`)).toBe('\x1b[1mbold\x1b[0m ***');
+  });
+
+  test('a command that splits the key in stdout, stderr, every result field, an artifact, and invalid JSON', async () => {
+    // A and B: the key's halves, from the environment (the scripts are in the session folder).
+    const halves = `A=$(printf %s "$MY_API_KEY" | cut -c1-12); B=$(printf %s "$MY_API_KEY" | cut -c13-); `;
+    const result = {
+      findings: `${'long findings '.repeat(50)} ends with $A\\u0001$B`,
+      gc_signal: 'REVISION_NEEDED $A\\u001b[0m$B',
+      severity_summary: 'CRITICAL=1 $A\\u0007$B',
+      discoveries: [{ type: 'idea', data: { title: 'idea $A\\u001b[31m$B', '$A\\u0002$B': ['$A\\u0003$B'] } }],
+      wisdom: { learnings: ['learned $A\\u0004$B'], decisions: ['decided $A\\u001b]0;t\\u0007$B'] },
+      artifacts: [{ name: 'notes', content: '# notes\\nkey: $A\\u001b[0m$B\\n' }],
+      key_findings: ['key $A\\u0005$B'],
+      error: 'half done: $A\\u0006$B',
+    };
+    const dir = hostileSession({
+      CTRL: `${halves}printf 'the key is %s\\001%s\\n' "$A" "$B"`,
+      ANSI: `${halves}printf 'the key is %s\\033[1;31m%s\\033[0m\\n' "$A" "$B"`,
+      STDERR: `${halves}printf 'cannot log in with %s\\033]0;title\\007%s\\n' "$A" "$B" >&2; exit 3`,
+      RETRIED: `${halves}if [ "$CSV_WAVE_ATTEMPT" = 1 ]; then printf 'try later %s\\002%s\\n' "$A" "$B" >&2; exit 75; fi; echo recovered`,
+      // An unquoted heredoc: the shell puts the halves in.
+      RICH: `${halves}cat <<EOF\n${JSON.stringify(result)}\nEOF`,
+      // V8's JSON error quotes the text around the error, a piece of the key with it.
+      V8KEY: `printf '{"%s": x}' "$MY_API_KEY"`,
+      V8VALUE: `printf '{"findings": "x", "note": "%s", x}' "$MY_API_KEY"`,
+    });
+    const captured = await runCapturing(dir, { type: 'command', template: kScriptOrOk });
+    expect(captured.summary.exitCode).toBe(1);
+    const rows = readRows(dir);
+    expect(rows.get('CTRL')!.findings).toBe('the key is ***');
+    expect(rows.get('ANSI')!.findings).toBe('the key is ***');
+    expect(rows.get('STDERR')!.error).toBe('Command exited with code 3: cannot log in with ***');
+    expect(rows.get('RETRIED')!.findings).toBe('recovered');
+    expect(captured.log).toContain('try later ***');
+    expect(rows.get('RICH')).toMatchObject({ gc_signal: 'REVISION_NEEDED ***', severity_summary: 'CRITICAL=1 ***', error: 'half done: ***' });
+    expect(readFileSync(join(dir, 'discoveries.ndjson'), 'utf8')).toContain('{"title":"idea ***","***":["***"]}');
+    expect(readFileSync(join(dir, 'wisdom', 'learnings.md'), 'utf8')).toBe('- [RICH] learned ***\n');
+    expect(readFileSync(join(dir, 'wisdom', 'decisions.md'), 'utf8')).toBe('- [RICH] decided ***\n');
+    expect(readFileSync(join(dir, 'discoveries', 'RICH.json'), 'utf8')).toContain('"key ***"');
+    const artifacts = artifactTexts(dir);
+    expect(artifacts).toContain('# notes\nkey: ***\n');
+    expect(artifacts.some((text) => text.endsWith('ends with ***'))).toBe(true);
+    for (const id of ['V8KEY', 'V8VALUE']) {
+      const error = rows.get(id)!.error;
+      expect(error).toMatch(/^Invalid output: stdout starts like a JSON result but is not valid JSON/);
+      // Not even the few characters of the key a whole-key scrubber cannot recognise.
+      for (let i = 0; i + 4 <= kKey.length; i++) expect(error, id).not.toContain(kKey.slice(i, i + 4));
+    }
+    expect(readFileSync(join(dir, 'context.md'), 'utf8')).toContain('***');
+    expectNoLeak(dir, captured);
+    expectOthersIntact(dir);
+  });
+
+  test('a module that splits the key in a thrown error, its result, a discovery key, wisdom and an artifact', async () => {
+    const dir = genericSession([
+      { id: 'THROW', description: 'split-throw', role: 'r' },
+      { id: 'RESULT', description: 'split-result', role: 'r' },
+      ...kBystanders,
+    ]);
+    const captured = await runCapturing(dir, { type: 'module', path: kSplitModulePath });
+    expect(captured.summary.exitCode).toBe(1);
+    const rows = readRows(dir);
+    expect(rows.get('THROW')!.error).toBe('cannot authenticate with ***');
+    expect(rows.get('RESULT')!.findings).toBe('the key is ***');
+    expect(readFileSync(join(dir, 'discoveries.ndjson'), 'utf8')).toContain('"data":{"***":"***"}');
+    expect(readFileSync(join(dir, 'wisdom', 'issues.md'), 'utf8')).toContain('- [RESULT] leaked ***\n');
+    // The artifact hid the key behind an escape: it is written cleaned, escapes and all.
+    expect(artifactTexts(dir)).toContain('key=***\n');
     expectNoLeak(dir, captured);
     expectOthersIntact(dir);
   });
