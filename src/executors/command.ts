@@ -45,19 +45,14 @@ export class CommandExecutor implements Executor {
     const command = renderCommand(this.#template, { ...task.row, prev_context: task.prev_context });
     const maxStdout = options.maxStdoutBytes ?? this.#maxStdout;
     return new Promise((resolve) => {
-      const child = spawn('/bin/sh', ['-c', command], {
-        cwd: task.session,
-        detached: true,
-        stdio: ['pipe', 'pipe', 'pipe'],
-        env: {
-          ...process.env,
-          CSV_WAVE_SESSION: task.session,
-          CSV_WAVE_TASK_ID: task.id,
-          CSV_WAVE_WAVE: String(task.wave),
-          CSV_WAVE_ROLE: task.row.role ?? '',
-          CSV_WAVE_ATTEMPT: String(task.attempt),
-        },
-      });
+      let child: ReturnType<typeof spawnShell>;
+      try {
+        child = spawnShell(command, task);
+      } catch (error) {
+        // Some start failures are thrown rather than emitted: they fail the task, not its worker thread.
+        resolve({ kind: 'error', errorClass: 'task-failure', error: startFailure(error, command) });
+        return;
+      }
       // stdout is read to its end however long it is (a command blocked on a full pipe would
       // never exit), but only its head and its end are kept: memory stays bounded.
       const stdout = new BoundedOutput(maxStdout);
@@ -135,6 +130,49 @@ export class CommandExecutor implements Executor {
       }
     });
   }
+}
+
+function spawnShell(command: string, task: TaskInput) {
+  return spawn('/bin/sh', ['-c', command], {
+    cwd: task.session,
+    detached: true,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      CSV_WAVE_SESSION: task.session,
+      CSV_WAVE_TASK_ID: task.id,
+      CSV_WAVE_WAVE: String(task.wave),
+      CSV_WAVE_ROLE: task.row.role ?? '',
+      CSV_WAVE_ATTEMPT: String(task.attempt),
+    },
+  });
+}
+
+/**
+ * Why the shell could not start. E2BIG: the kernel refuses a command line this long (Linux
+ * takes at most 128 KiB in one argument, and the whole command is one); the same cells
+ * fit on stdin, which has no such limit.
+ */
+function startFailure(error: unknown, command: string): string {
+  if ((error as NodeJS.ErrnoException).code !== 'E2BIG') return `Cannot start /bin/sh: ${(error as Error).message}`;
+  const bytes = Buffer.byteLength(command);
+  const why =
+    bytes > kMaxArgumentBytes
+      ? `more than the system takes in one command line (128 KiB on Linux)`
+      : `which with the environment (${environmentBytes()} bytes) is more than the system takes (about 2 MiB on Linux)`;
+  return (
+    `Command too long to start (E2BIG): after its {placeholders} were filled in it is ${bytes} bytes, ${why}. ` +
+    `Pass big cells on stdin instead: the command gets the task there as JSON (for example \`jq -r .row.description\`)`
+  );
+}
+
+/** MAX_ARG_STRLEN of Linux: the longest single argument, here the whole command. */
+const kMaxArgumentBytes = 128 * 1024;
+
+function environmentBytes(): number {
+  let bytes = 0;
+  for (const [name, value] of Object.entries(process.env)) bytes += Buffer.byteLength(`${name}=${value ?? ''}`) + 1;
+  return bytes;
 }
 
 /** The end of stderr for an error message, scrubbed of secrets before it is cut. */

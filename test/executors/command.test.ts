@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,8 +9,11 @@ import type { AttemptOutcome, TaskInput } from '../../src/executors/types.js';
 import { writeDiscoveryFile } from '../../src/knowledge/discovery-files.js';
 import { buildUpstream } from '../../src/knowledge/upstream.js';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, resultText } from '../helpers/generic-session.js';
+import { genericSession, readRows, resultText } from '../helpers/generic-session.js';
 import { isRunning } from '../helpers/spawn-cli.js';
+
+/** The limits these tests hit are Linux's (128 KiB in one argument). */
+const kLinux = process.platform === 'linux';
 
 function sessionDir(): string {
   // realpath: the command's `pwd -P` must match, and /tmp may be a symlink.
@@ -125,6 +129,44 @@ describe('command failures', () => {
     const { errorClass, error } = errorOf(outcome);
     expect(errorClass).toBe('task-failure');
     expect(error).toContain('killed by SIGTERM');
+  });
+
+  test.runIf(kLinux)('a command line too long for the kernel (E2BIG) fails the task, saying how long it was and to use stdin', async () => {
+    const description = 'x'.repeat(200_000);
+    const { outcome } = await runCommand('printf %s {description} | wc -c', { task: { row: { id: 'T1', description, role: 'r' } } });
+    const { errorClass, error } = errorOf(outcome);
+    expect(errorClass).toBe('task-failure');
+    expect(error).toContain('E2BIG');
+    // The rendered command: the template around the quoted cell.
+    expect(error).toContain(`${Buffer.byteLength(`printf %s '${description}' | wc -c`)} bytes`);
+    expect(error).toMatch(/Pass big cells on stdin instead/);
+    expect(error).not.toContain('xxxx');
+  });
+
+  test.runIf(kLinux)('a short command with an environment too big for the kernel (E2BIG) says the environment is the reason', async () => {
+    // Variables of 100,000 bytes (each under the 128 KiB of one string) until they pass ARG_MAX.
+    const argMax = Number(execFileSync('getconf', ['ARG_MAX'], { encoding: 'utf8' }));
+    const names = Array.from({ length: Math.ceil(argMax / 100_000) + 1 }, (_, index) => `CSV_WAVE_TEST_BIG_${index}`);
+    for (const name of names) process.env[name] = 'y'.repeat(100_000);
+    try {
+      const { outcome } = await runCommand('true');
+      const { errorClass, error } = errorOf(outcome);
+      expect(errorClass).toBe('task-failure');
+      expect(error).toMatch(/E2BIG.* it is 4 bytes, which with the environment \(\d+ bytes\) is more than the system takes/);
+    } finally {
+      for (const name of names) delete process.env[name];
+    }
+  });
+
+  test.runIf(kLinux)('through a run, an E2BIG command line is one failed attempt with --retries 0 (not a retried worker crash)', async () => {
+    // Five cells of 30,000 characters: each fits in a spreadsheet cell, together they pass 128 KiB.
+    const cells = Object.fromEntries([1, 2, 3, 4, 5].map((n) => [`part${n}`, 'x'.repeat(30_000)]));
+    const dir = genericSession([{ id: 'BIG', description: 'big', role: 'r', ...cells }]);
+    const result = await runCli('run', dir, '--cmd', 'printf %s {part1}{part2}{part3}{part4}{part5} | wc -c', '--retries', '0');
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/\[FAIL\] BIG .*E2BIG/);
+    expect(result.stdout + result.stderr).not.toMatch(/RETRY|worker/i);
+    expect(readRows(dir).get('BIG')).toMatchObject({ status: 'failed', error: expect.stringContaining('Pass big cells on stdin instead') });
   });
 
   test('a command that never reads a large stdin is not an error', async () => {
