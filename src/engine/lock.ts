@@ -75,8 +75,8 @@ export class SessionLock {
    */
   release(): void {
     heldHere.delete(this.#content);
-    if (readRaw(this.#path) !== this.#content) return;
     try {
+      if (readRaw(this.#path) !== this.#content) return;
       rmSync(this.#path, { force: true });
     } catch (error) {
       this.#warn(`Cannot remove the lock ${this.#path} (${(error as Error).message}); the next run takes it over`);
@@ -204,12 +204,17 @@ function lockError(path: string, error: unknown): WaveError {
   return new WaveError('IO', `Cannot take the session lock ${path}: ${(error as Error).message}`, { path, cause: error });
 }
 
-/** The lock file's exact text; undefined when there is none (or it cannot be read). */
+/** The lock file's exact text; undefined when there is none. */
 function readRaw(path: string): string | undefined {
   try {
     return readFileSync(path, 'utf8');
-  } catch {
-    return undefined;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    // Not a file, or not ours to read: nothing to take over, and nothing to guess.
+    throw new WaveError('IO', `Cannot read the session lock ${path}: ${(error as Error).message}; remove it if no run holds it`, {
+      path,
+      cause: error,
+    });
   }
 }
 

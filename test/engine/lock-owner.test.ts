@@ -139,4 +139,13 @@ describe.runIf(kLinux)('who owns a lock: boot, pid namespace and start time (a c
     expect(readdirSync(join(dir, '.csv-wave'))).toEqual(['lock']);
     lock.release();
   });
+
+  it('a lock that is not a file cannot be read: an IO error naming it, not a takeover', () => {
+    const dir = sessionDir();
+    mkdirSync(lockPath(dir));
+    expect(() => SessionLock.acquire(dir, () => {})).toThrow(
+      expect.objectContaining({ code: 'IO', message: expect.stringContaining(`Cannot read the session lock ${lockPath(dir)}`) }),
+    );
+    expect(existsSync(lockPath(dir))).toBe(true);
+  });
 });

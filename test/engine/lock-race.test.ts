@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const kContenders = 8;
-const kRounds = 300;
+const kRounds = 200;
 const kFixture = fileURLToPath(new URL('../fixtures/lock-contender.mjs', import.meta.url));
 const kLockModule = fileURLToPath(new URL('../../src/engine/lock.ts', import.meta.url));
 
