@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
@@ -12,8 +13,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
  */
 export function childProcessGroups(sessionDir: string): number[] {
   const groups: number[] = [];
+  const session = realPath(sessionDir);
   for (const { pid, ppid, pgid } of processTable()) {
-    if (ppid === process.pid && pgid === pid && runsFor(pid, sessionDir)) groups.push(pid);
+    if (ppid === process.pid && pgid === pid && runsFor(pid, session)) groups.push(pid);
   }
   return groups;
 }
@@ -65,16 +67,35 @@ export function killLeftoverCommands(sessionDir: string): number {
 /** Processes other than this one whose environment names the session (Linux; none elsewhere). */
 export function sessionCommands(sessionDir: string): ProcessEntry[] {
   if (!existsSync('/proc/self/environ')) return [];
-  return processTable().filter(({ pid, pgid }) => pid !== process.pid && pgid !== process.pid && runsFor(pid, sessionDir));
+  const session = realPath(sessionDir);
+  return processTable().filter(({ pid, pgid }) => pid !== process.pid && pgid !== process.pid && runsFor(pid, session));
 }
 
-/** True when the process's environment says it runs a task of this session (true where it cannot be read). */
-function runsFor(pid: number, sessionDir: string): boolean {
+const kSessionVariable = 'CSV_WAVE_SESSION=';
+
+/**
+ * True when the process's environment says it runs a task of this session (true where it
+ * cannot be read). `session` is a real path; the variable holds the path the run that
+ * started the command was given, which may go through a symlink: compared as real paths.
+ */
+function runsFor(pid: number, session: string): boolean {
   if (!existsSync('/proc/self/environ')) return true;
+  let environment: string;
   try {
-    return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`CSV_WAVE_SESSION=${sessionDir}`);
+    environment = readFileSync(`/proc/${pid}/environ`, 'utf8');
   } catch {
     return false; // gone, or not ours to read
+  }
+  const entry = environment.split('\0').find((variable) => variable.startsWith(kSessionVariable));
+  return entry !== undefined && realPath(entry.slice(kSessionVariable.length)) === session;
+}
+
+/** The path with every symlink resolved; as given, made absolute, when it no longer exists. */
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
   }
 }
 

@@ -1,76 +1,167 @@
+import { createHash } from 'node:crypto';
 import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { WaveError } from '../errors.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
+import { ownIdentity, startTicksOf, type ProcessIdentity } from './process-identity.js';
 
 /** What link() fails with where a file system has no hard links (some network and FUSE mounts). */
 const kNoHardLinks = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+/**
+ * Tries at taking the lock. Each try that fails saw a lock change under it (released, or
+ * taken over by another run); that many in a row means other runs are racing for it.
+ */
+const kAttempts = 10;
+/** Claims on claims: a takeover whose claimant died, whose own takeover's claimant died, … */
+const kMaxClaimDepth = 3;
 
-interface LockContent {
+interface LockContent extends ProcessIdentity {
   pid: number;
   hostname: string;
   started: string;
 }
 
+/** Whether the run a lock names may still be going, as far as this process can tell. */
+type OwnerState = 'running' | 'gone' | 'other-host' | 'other-namespace';
+
+/** The exact content of the locks this process holds: a lock naming this pid but not here is a dead namesake's. */
+const heldHere = new Set<string>();
+
 /**
- * One run per session: `.csv-wave/lock` holds the owner's pid. A lock whose process is
- * gone (a crash, kill -9) is stale and taken over at once, with a warning. A pid check is
- * exact on one machine, where time-based staleness would make a resume right after a
- * crash wait for the lock to age. A lock taken on another machine is never presumed stale.
+ * One run per session: `.csv-wave/lock` holds the owner's pid, host, boot, pid namespace
+ * and start time. A lock whose process is gone (a crash, kill -9) is stale and taken over
+ * at once, with a warning. A pid check is exact on one machine, where time-based staleness
+ * would make a resume right after a crash wait for the lock to age; the start time and the
+ * boot tell a live process that got the dead owner's pid (a container's run is pid 1 every
+ * time) from the owner. A lock taken on another machine, or in another pid namespace, is
+ * never presumed stale: its pid cannot be checked from here.
  */
 export class SessionLock {
   readonly #path: string;
+  readonly #content: string;
   readonly #warn: (message: string) => void;
 
-  private constructor(path: string, warn: (message: string) => void) {
+  private constructor(path: string, content: string, warn: (message: string) => void) {
     this.#path = path;
+    this.#content = content;
     this.#warn = warn;
+    heldHere.add(content);
   }
 
   static acquire(sessionDir: string, warn: (message: string) => void): SessionLock {
     const path = sessionPathForWrite(sessionDir, join('.csv-wave', 'lock'));
-    for (let attempt = 0; attempt < 2; attempt++) {
-      if (createLock(path)) return new SessionLock(path, warn);
-      const holder = readLock(path);
-      if (holder && holder.hostname !== hostname()) {
-        // A pid means nothing on another machine (a session on a shared drive): never guess it is dead.
-        throw new WaveError(
-          'SESSION_LOCKED',
-          `Session is locked by a run on ${holder.hostname} (pid ${holder.pid}, since ${holder.started}): ` +
-            `if no run is going there any more, delete ${path} and try again`,
-          { path },
-        );
+    const content = ownContent();
+    let warned = false;
+    for (let attempt = 0; attempt < kAttempts; attempt++) {
+      if (createLock(path, content)) return new SessionLock(path, content, warn);
+      const raw = readRaw(path);
+      if (raw === undefined) continue; // released or taken over in between: try again
+      const holder = parseLock(raw);
+      const state = ownerState(raw, holder);
+      if (state !== 'gone') throw lockedError(path, holder!, state);
+      if (!warned) {
+        warn(`Taking over a stale lock${holder ? ` of pid ${holder.pid}, which is no longer running` : ''}`);
+        warned = true;
       }
-      if (holder && isAlive(holder.pid)) {
-        throw new WaveError(
-          'SESSION_LOCKED',
-          `Session is locked by another run (pid ${holder.pid}, since ${holder.started}): wait for it to end, or stop it`,
-          { path },
-        );
-      }
-      warn(`Taking over a stale lock${holder ? ` of pid ${holder.pid}, which is no longer running` : ''}`);
-      try {
-        rmSync(path, { force: true });
-      } catch (error) {
-        throw new WaveError('IO', `Cannot take over the stale lock ${path}: ${(error as Error).message}`, { path, cause: error });
-      }
+      removeIfStill(path, raw, content, 0);
     }
     throw new WaveError('SESSION_LOCKED', 'Could not take the session lock: another run took it first', { path });
   }
 
   /**
    * Never throws: a lock that cannot be removed (the folder became read-only) is left
-   * behind, and the next run takes it over, its pid being gone.
+   * behind, and the next run takes it over, its owner being gone.
    */
   release(): void {
-    const holder = readLock(this.#path);
-    if (holder?.pid !== process.pid) return;
+    heldHere.delete(this.#content);
     try {
+      if (readRaw(this.#path) !== this.#content) return;
       rmSync(this.#path, { force: true });
     } catch (error) {
       this.#warn(`Cannot remove the lock ${this.#path} (${(error as Error).message}); the next run takes it over`);
     }
+  }
+}
+
+function ownContent(): string {
+  return JSON.stringify({
+    pid: process.pid,
+    hostname: hostname(),
+    started: new Date().toISOString(),
+    ...ownIdentity(),
+  } satisfies LockContent);
+}
+
+function ownerState(raw: string, holder: LockContent | undefined): OwnerState {
+  if (!holder) return 'gone'; // torn by a crash while it was written (only where there are no hard links)
+  if (holder.hostname !== hostname()) return 'other-host';
+  const own = ownIdentity();
+  // Every process of an earlier boot is gone.
+  if (holder.bootId !== undefined && own.bootId !== undefined && holder.bootId !== own.bootId) return 'gone';
+  if (holder.pidNamespace !== undefined && own.pidNamespace !== undefined && holder.pidNamespace !== own.pidNamespace) {
+    return 'other-namespace';
+  }
+  // This pid is this process, which knows which locks it holds.
+  if (holder.pid === process.pid) return heldHere.has(raw) ? 'running' : 'gone';
+  if (!isAlive(holder.pid)) return 'gone';
+  // Alive, but started at another time: a later process that got the owner's pid.
+  const startTicks = holder.startTicks === undefined ? undefined : startTicksOf(holder.pid);
+  if (startTicks !== undefined && startTicks !== holder.startTicks) return 'gone';
+  return 'running';
+}
+
+function lockedError(path: string, holder: LockContent, state: Exclude<OwnerState, 'gone'>): WaveError {
+  const since = `pid ${holder.pid}, since ${holder.started}`;
+  switch (state) {
+    case 'other-host':
+      // A pid means nothing on another machine (a session on a shared drive): never guess it is dead.
+      return new WaveError(
+        'SESSION_LOCKED',
+        `Session is locked by a run on ${holder.hostname} (${since}): ` +
+          `if no run is going there any more, delete ${path} and try again`,
+        { path },
+      );
+    case 'other-namespace':
+      return new WaveError(
+        'SESSION_LOCKED',
+        `Session is locked by a run in another pid namespace on this machine (a container; ${since} there, ${holder.pidNamespace}), ` +
+          `which cannot be checked from here: if no run is going there any more, delete ${path} and try again`,
+        { path },
+      );
+    case 'running':
+      return new WaveError(
+        'SESSION_LOCKED',
+        `Session is locked by another run (${since}): wait for it to end, or stop it`,
+        { path },
+      );
+  }
+}
+
+/**
+ * Deletes the stale lock at `path` if it still holds `stale`, and only then. Deleting it by
+ * name is not enough: of two runs that read the same stale lock, the slower one would delete
+ * the lock the faster one had just taken, and both would run. So a takeover first claims
+ * that stale content: the claim is a file named after the content and created exclusively,
+ * so only one process takes over one stale lock, and it compares before it deletes. No one
+ * else deletes a lock whose owner is gone, so the lock cannot change between the compare and
+ * the delete. A claim whose claimant died in the middle is itself taken over the same way.
+ */
+function removeIfStill(path: string, stale: string, content: string, depth: number): void {
+  const claim = `${path}.takeover-${createHash('sha256').update(stale).digest('hex').slice(0, 16)}`;
+  if (!createLock(claim, content)) {
+    const claimant = readRaw(claim);
+    // Another process is taking it over; the next try sees the outcome.
+    if (claimant === undefined || depth >= kMaxClaimDepth || ownerState(claimant, parseLock(claimant)) !== 'gone') return;
+    removeIfStill(claim, claimant, content, depth + 1);
+    return;
+  }
+  try {
+    if (readRaw(path) === stale) rmSync(path, { force: true });
+  } catch (error) {
+    throw new WaveError('IO', `Cannot take over the stale lock ${path}: ${(error as Error).message}`, { path, cause: error });
+  } finally {
+    rmSync(claim, { force: true });
   }
 }
 
@@ -79,9 +170,8 @@ export class SessionLock {
  * file that is then hard-linked to the lock's name, which fails if the lock exists. A lock
  * created empty and written after would look stale, for an instant, to a second run.
  */
-function createLock(path: string): boolean {
+function createLock(path: string, content: string): boolean {
   const temporary = `${path}.${process.pid}.tmp`;
-  const content = JSON.stringify({ pid: process.pid, hostname: hostname(), started: new Date().toISOString() } satisfies LockContent);
   try {
     writeFileSync(temporary, content);
   } catch (error) {
@@ -114,10 +204,27 @@ function lockError(path: string, error: unknown): WaveError {
   return new WaveError('IO', `Cannot take the session lock ${path}: ${(error as Error).message}`, { path, cause: error });
 }
 
-
-function readLock(path: string): LockContent | undefined {
+/** The lock file's exact text; undefined when there is none. */
+function readRaw(path: string): string | undefined {
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as LockContent;
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    // Not a file, or not ours to read: nothing to take over, and nothing to guess.
+    throw new WaveError('IO', `Cannot read the session lock ${path}: ${(error as Error).message}; remove it if no run holds it`, {
+      path,
+      cause: error,
+    });
+  }
+}
+
+function parseLock(raw: string): LockContent | undefined {
+  try {
+    const value = JSON.parse(raw) as unknown;
+    if (typeof value !== 'object' || value === null) return undefined;
+    const { pid, hostname: host } = value as Partial<LockContent>;
+    if (!Number.isSafeInteger(pid) || typeof host !== 'string') return undefined;
+    return value as LockContent;
   } catch {
     return undefined;
   }

@@ -285,8 +285,12 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       clearTimeout(graceTimer);
       checkpointer.stop();
       await pool.close();
-      // Commands of tasks taken back, including any spawned while the pool was closing.
-      if (killed && killed.length > 0) await killChildProcessGroups(session.dir);
+      // Commands of tasks taken back, including any spawned while the pool was closing, and
+      // what they started outside their process groups (setsid): no task of the run is left.
+      if (killed && killed.length > 0) {
+        await killChildProcessGroups(session.dir);
+        killLeftoverCommands(session.dir);
+      }
     }
     if (outcome.stopped === 'signal' && killed && killed.length > 0) {
       outcome = {

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { utf8Prefix, cutTextBytes } from '../knowledge/cut-text.js';
+import { kCanFindEscaped, killEscapedProcesses } from './escaped-processes.js';
 import { parseTaskOutput } from './output.js';
 import { SecretScrubber } from './secret-scrubber.js';
 import { renderCommand } from './template.js';
@@ -24,13 +25,20 @@ const kStderrTail = 2000;
  * secret across the cut is hidden whole rather than leaving its first or last characters.
  */
 const kSecretMargin = 8192;
+/**
+ * After a command exits and what it left running is killed, its pipes close at once; one
+ * still open this long after is held by a process csv-wave could not find.
+ */
+const kHeldPipesMs = 2000;
 /** A command that exits with this (EX_TEMPFAIL of sysexits.h) asks to be retried. */
 export const kTempFailExitCode = 75;
 
 /**
  * Runs a task as `/bin/sh -c <rendered template>` in the session folder, the task as JSON
  * on stdin. The shell starts in a process group of its own, so a timeout kills everything
- * the command started, grandchildren included.
+ * the command started, grandchildren included; processes that left the group (setsid) are
+ * found by the command's `CSV_WAVE_*` environment, which they inherit. The result is taken
+ * when the shell exits: what it left running is killed then, and does not hold the task.
  */
 export class CommandExecutor implements Executor {
   readonly #template: string;
@@ -45,25 +53,25 @@ export class CommandExecutor implements Executor {
     const command = renderCommand(this.#template, { ...task.row, prev_context: task.prev_context });
     const maxStdout = options.maxStdoutBytes ?? this.#maxStdout;
     return new Promise((resolve) => {
-      const child = spawn('/bin/sh', ['-c', command], {
-        cwd: task.session,
-        detached: true,
-        stdio: ['pipe', 'pipe', 'pipe'],
-        env: {
-          ...process.env,
-          CSV_WAVE_SESSION: task.session,
-          CSV_WAVE_TASK_ID: task.id,
-          CSV_WAVE_WAVE: String(task.wave),
-          CSV_WAVE_ROLE: task.row.role ?? '',
-          CSV_WAVE_ATTEMPT: String(task.attempt),
-        },
-      });
+      let child: ReturnType<typeof spawnShell>;
+      try {
+        child = spawnShell(command, task);
+      } catch (error) {
+        // Some start failures are thrown rather than emitted: they fail the task, not its worker thread.
+        resolve({ kind: 'error', errorClass: 'task-failure', error: startFailure(error, command) });
+        return;
+      }
       // stdout is read to its end however long it is (a command blocked on a full pipe would
       // never exit), but only its head and its end are kept: memory stays bounded.
       const stdout = new BoundedOutput(maxStdout);
       let stderr = '';
       let stderrCut = false;
       let killedFor: 'timeout' | 'abort' | undefined;
+      let exited = false;
+      let pipesHeld = false;
+      let escaped = 0;
+      let heldPipesTimer: NodeJS.Timeout | undefined;
+      const marker = [`CSV_WAVE_SESSION=${task.session}`, `CSV_WAVE_TASK_ID=${task.id}`, `CSV_WAVE_ATTEMPT=${task.attempt}`];
 
       const killGroup = () => {
         try {
@@ -72,13 +80,21 @@ export class CommandExecutor implements Executor {
           // The group is already gone.
         }
       };
-      // A process that left the group (setsid, a daemon) may hold the pipes open; the
-      // task must still end now, so the pipes are closed on this side too.
-      const stop = (why: 'timeout' | 'abort') => {
-        killedFor = why;
+      const killAll = () => {
         killGroup();
+        if (child.pid !== undefined) escaped += killEscapedProcesses(child.pid, marker);
+      };
+      const closePipes = () => {
         child.stdout.destroy();
         child.stderr.destroy();
+      };
+      // A process that could not be found may hold the pipes open; the task must still
+      // end now, so the pipes are closed on this side too.
+      const stop = (why: 'timeout' | 'abort') => {
+        if (exited) return; // the result is on its way
+        killedFor = why;
+        killAll();
+        closePipes();
       };
       const timer = options.timeoutMs > 0 ? setTimeout(() => stop('timeout'), options.timeoutMs) : undefined;
       const onAbort = () => stop('abort');
@@ -101,9 +117,21 @@ export class CommandExecutor implements Executor {
       child.on('error', (error) => {
         finish({ kind: 'error', errorClass: 'task-failure', error: `Cannot start /bin/sh: ${error.message}` });
       });
+      child.on('exit', () => {
+        if (killedFor) return;
+        exited = true;
+        if (timer) clearTimeout(timer);
+        // The result is the shell's: what it left running goes now, so that a grandchild
+        // holding stdout does not hold the task, nor runs on beside the next one.
+        killAll();
+        heldPipesTimer = setTimeout(() => {
+          pipesHeld = true;
+          closePipes();
+        }, kHeldPipesMs);
+      });
       child.on('close', (code, signal) => {
         if (killedFor === 'timeout') {
-          finish({ kind: 'error', errorClass: 'timeout', error: `Timed out after ${options.timeoutMs / 1000}s; the command and its children were killed` });
+          finish({ kind: 'error', errorClass: 'timeout', error: `Timed out after ${options.timeoutMs / 1000}s; ${whatWasKilled(escaped)}` });
           return;
         }
         if (killedFor === 'abort') {
@@ -116,11 +144,12 @@ export class CommandExecutor implements Executor {
           finish({
             kind: 'error',
             errorClass: code === kTempFailExitCode ? 'transient' : 'task-failure',
-            error: tail === '' ? `Command ${how}` : `Command ${how}: ${tail}`,
+            error: (tail === '' ? `Command ${how}` : `Command ${how}: ${tail}`) + (pipesHeld ? ` (${kHeldPipesNote})` : ''),
           });
           return;
         }
-        finish(stdout.parse());
+        const outcome = stdout.parse();
+        finish(pipesHeld ? { ...outcome, notes: [...(outcome.notes ?? []), kHeldPipesNote] } : outcome);
       });
 
       let finished = false;
@@ -128,6 +157,7 @@ export class CommandExecutor implements Executor {
         if (finished) return;
         finished = true;
         if (timer) clearTimeout(timer);
+        clearTimeout(heldPipesTimer);
         options.signal.removeEventListener('abort', onAbort);
         // Whatever the command left running in its group goes with it.
         killGroup();
@@ -135,6 +165,64 @@ export class CommandExecutor implements Executor {
       }
     });
   }
+}
+
+const kHeldPipesNote =
+  `the command exited, but a process it started still held its output open ${kHeldPipesMs / 1000}s later: ` +
+  `it had left the command's process group and cleared its CSV_WAVE_* environment, so csv-wave could not find it ` +
+  `to end it; it may still run, and what it printed after that was not read`;
+
+/** What a timeout ended, said honestly: a process that left the group is ended only where it can be found. */
+function whatWasKilled(escaped: number): string {
+  let text = 'the command and its children were killed';
+  if (escaped > 0) text += `, ${escaped} of them outside its process group (setsid), found by their CSV_WAVE_* environment`;
+  if (!kCanFindEscaped) {
+    text += '; processes it started outside its process group (setsid, daemons) cannot be found on this system and may still run';
+  }
+  return text;
+}
+
+function spawnShell(command: string, task: TaskInput) {
+  return spawn('/bin/sh', ['-c', command], {
+    cwd: task.session,
+    detached: true,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      CSV_WAVE_SESSION: task.session,
+      CSV_WAVE_TASK_ID: task.id,
+      CSV_WAVE_WAVE: String(task.wave),
+      CSV_WAVE_ROLE: task.row.role ?? '',
+      CSV_WAVE_ATTEMPT: String(task.attempt),
+    },
+  });
+}
+
+/**
+ * Why the shell could not start. E2BIG: the kernel refuses a command line this long (Linux
+ * takes at most 128 KiB in one argument, and the whole command is one); the same cells
+ * fit on stdin, which has no such limit.
+ */
+function startFailure(error: unknown, command: string): string {
+  if ((error as NodeJS.ErrnoException).code !== 'E2BIG') return `Cannot start /bin/sh: ${(error as Error).message}`;
+  const bytes = Buffer.byteLength(command);
+  const why =
+    bytes > kMaxArgumentBytes
+      ? `more than the system takes in one command line (128 KiB on Linux)`
+      : `which with the environment (${environmentBytes()} bytes) is more than the system takes (about 2 MiB on Linux)`;
+  return (
+    `Command too long to start (E2BIG): after its {placeholders} were filled in it is ${bytes} bytes, ${why}. ` +
+    `Pass big cells on stdin instead: the command gets the task there as JSON (for example \`jq -r .row.description\`)`
+  );
+}
+
+/** MAX_ARG_STRLEN of Linux: the longest single argument, here the whole command. */
+const kMaxArgumentBytes = 128 * 1024;
+
+function environmentBytes(): number {
+  let bytes = 0;
+  for (const [name, value] of Object.entries(process.env)) bytes += Buffer.byteLength(`${name}=${value ?? ''}`) + 1;
+  return bytes;
 }
 
 /** The end of stderr for an error message, scrubbed of secrets before it is cut. */

@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -8,8 +9,11 @@ import type { AttemptOutcome, TaskInput } from '../../src/executors/types.js';
 import { writeDiscoveryFile } from '../../src/knowledge/discovery-files.js';
 import { buildUpstream } from '../../src/knowledge/upstream.js';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, resultText } from '../helpers/generic-session.js';
+import { genericSession, readRows, resultText } from '../helpers/generic-session.js';
 import { isRunning } from '../helpers/spawn-cli.js';
+
+/** The limits these tests hit are Linux's (128 KiB in one argument). */
+const kLinux = process.platform === 'linux';
 
 function sessionDir(): string {
   // realpath: the command's `pwd -P` must match, and /tmp may be a symlink.
@@ -129,6 +133,44 @@ describe('command failures', () => {
     const { errorClass, error } = errorOf(outcome);
     expect(errorClass).toBe('task-failure');
     expect(error).toContain('killed by SIGTERM');
+  });
+
+  test.runIf(kLinux)('a command line too long for the kernel (E2BIG) fails the task, saying how long it was and to use stdin', async () => {
+    const description = 'x'.repeat(200_000);
+    const { outcome } = await runCommand('printf %s {description} | wc -c', { task: { row: { id: 'T1', description, role: 'r' } } });
+    const { errorClass, error } = errorOf(outcome);
+    expect(errorClass).toBe('task-failure');
+    expect(error).toContain('E2BIG');
+    // The rendered command: the template around the quoted cell.
+    expect(error).toContain(`${Buffer.byteLength(`printf %s '${description}' | wc -c`)} bytes`);
+    expect(error).toMatch(/Pass big cells on stdin instead/);
+    expect(error).not.toContain('xxxx');
+  });
+
+  test.runIf(kLinux)('a short command with an environment too big for the kernel (E2BIG) says the environment is the reason', async () => {
+    // Variables of 100,000 bytes (each under the 128 KiB of one string) until they pass ARG_MAX.
+    const argMax = Number(execFileSync('getconf', ['ARG_MAX'], { encoding: 'utf8' }));
+    const names = Array.from({ length: Math.ceil(argMax / 100_000) + 1 }, (_, index) => `CSV_WAVE_TEST_BIG_${index}`);
+    for (const name of names) process.env[name] = 'y'.repeat(100_000);
+    try {
+      const { outcome } = await runCommand('true');
+      const { errorClass, error } = errorOf(outcome);
+      expect(errorClass).toBe('task-failure');
+      expect(error).toMatch(/E2BIG.* it is 4 bytes, which with the environment \(\d+ bytes\) is more than the system takes/);
+    } finally {
+      for (const name of names) delete process.env[name];
+    }
+  });
+
+  test.runIf(kLinux)('through a run, an E2BIG command line is one failed attempt with --retries 0 (not a retried worker crash)', async () => {
+    // Five cells of 30,000 characters: each fits in a spreadsheet cell, together they pass 128 KiB.
+    const cells = Object.fromEntries([1, 2, 3, 4, 5].map((n) => [`part${n}`, 'x'.repeat(30_000)]));
+    const dir = genericSession([{ id: 'BIG', description: 'big', role: 'r', ...cells }]);
+    const result = await runCli('run', dir, '--cmd', 'printf %s {part1}{part2}{part3}{part4}{part5} | wc -c', '--retries', '0');
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/\[FAIL\] BIG .*E2BIG/);
+    expect(result.stdout + result.stderr).not.toMatch(/RETRY|worker/i);
+    expect(readRows(dir).get('BIG')).toMatchObject({ status: 'failed', error: expect.stringContaining('Pass big cells on stdin instead') });
   });
 
   test('a command that never reads a large stdin is not an error', async () => {
@@ -272,25 +314,108 @@ describe('command timeout', () => {
     }
   });
 
-  test.runIf(existsSync('/usr/bin/setsid') || existsSync('/bin/setsid'))(
-    'the timeout holds even when a process that left the group keeps stdout open',
-    async () => {
-      const { outcome, session } = await runCommand(`setsid sh -c 'echo $$ > escaped.pid; exec sleep 20' & echo started; wait`, {
-        timeoutMs: 1000,
-      });
-      try {
-        expect(errorOf(outcome).errorClass).toBe('timeout');
-      } finally {
-        await waitUntil(() => existsSync(join(session, 'escaped.pid')), 'escaped.pid');
-        process.kill(Number(readFileSync(join(session, 'escaped.pid'), 'utf8')), 'SIGKILL');
-      }
-    },
-    // Without the fix the attempt lasted as long as the escaped sleep.
-    10_000,
-  );
-
   test('a command that finishes before its timeout is not touched', async () => {
     const { outcome } = await runCommand('sleep 0.05; echo in time', { timeoutMs: 60_000 });
     expect(outcome).toEqual({ kind: 'result', result: { status: 'completed', findings: 'in time' } });
   });
+});
+
+const kSetsid = existsSync('/usr/bin/setsid') && existsSync('/proc/self/environ');
+let taskCount = 0;
+
+/** A task id no other test uses: the processes of its command are found by it. */
+function uniqueTask(): Partial<TaskInput> {
+  const id = `LEFT${process.pid}x${++taskCount}`;
+  return { id, row: { id, title: 't', description: 'd', role: 'r', deps: '', context_from: '' } };
+}
+
+/** Live processes whose environment names this task. */
+function processesOf(taskId: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        return readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(`CSV_WAVE_TASK_ID=${taskId}`);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number)
+    .filter(isRunning);
+}
+
+/** Starts a process that leaves the command's group (setsid) and records its pid in NAME, then waits for the file. */
+function escapee(name: string, redirect = ''): string {
+  return `setsid sh -c 'echo $$ > ${name}; exec sleep 60' ${redirect} & while [ ! -s ${name} ]; do sleep 0.01; done`;
+}
+
+function pidIn(session: string, name: string): number {
+  return Number(readFileSync(join(session, name), 'utf8'));
+}
+
+describe.runIf(kSetsid)('what a command leaves running', () => {
+  test('an abort ends the processes that left the group (setsid) too', async () => {
+    const task = uniqueTask();
+    const controller = new AbortController();
+    const session = sessionDir();
+    const running = new CommandExecutor({ template: `${escapee('escaped.pid')}; echo started; sleep 60` }).run(taskInput(session, task), {
+      signal: controller.signal,
+      timeoutMs: 0,
+    });
+    await waitUntil(() => existsSync(join(session, 'escaped.pid')) && pidIn(session, 'escaped.pid') > 0, 'the escaped process to start');
+    controller.abort();
+    expect(errorOf(await running).errorClass).toBe('transient');
+    await waitUntil(() => !isRunning(pidIn(session, 'escaped.pid')), 'the escaped process to end');
+    expect(processesOf(task.id!)).toEqual([]);
+  });
+
+  test('a timeout ends the processes that left the group (setsid) too, and says so', async () => {
+    const task = uniqueTask();
+    const { outcome, session } = await runCommand(`${escapee('escaped.pid')}; echo started; wait`, { timeoutMs: 3000, task });
+    const { errorClass, error } = errorOf(outcome);
+    expect(errorClass).toBe('timeout');
+    expect(error).toMatch(/^Timed out after 3s; the command and its children were killed/);
+    if (existsSync(join(session, 'escaped.pid'))) {
+      expect(error).toContain('1 of them outside its process group (setsid), found by their CSV_WAVE_* environment');
+      await waitUntil(() => !isRunning(pidIn(session, 'escaped.pid')), 'the escaped process to end');
+    }
+    expect(processesOf(task.id!)).toEqual([]);
+  });
+
+  test('the result is taken when the command exits: a background process holding stdout is ended, not waited for', async () => {
+    const task = uniqueTask();
+    const { outcome, session } = await runCommand(
+      `sh -c 'echo $$ > background.pid; exec sleep 60' & while [ ! -s background.pid ]; do sleep 0.01; done; echo done`,
+      { task },
+    );
+    expect(outcome).toEqual({ kind: 'result', result: { status: 'completed', findings: 'done' } });
+    await waitUntil(() => !isRunning(pidIn(session, 'background.pid')), 'the background process to end');
+    expect(processesOf(task.id!)).toEqual([]);
+  }, 30_000);
+
+  test.each([
+    ['its output sent elsewhere', '>/dev/null 2>&1 </dev/null'],
+    ['holding stdout open', ''],
+  ])('a process that left the group (setsid), %s, is ended when the command exits', async (_, redirect) => {
+    const task = uniqueTask();
+    const { outcome, session } = await runCommand(`${escapee('escaped.pid', redirect)}; echo done`, { task });
+    expect(outcome).toEqual({ kind: 'result', result: { status: 'completed', findings: 'done' } });
+    await waitUntil(() => !isRunning(pidIn(session, 'escaped.pid')), 'the escaped process to end');
+    expect(processesOf(task.id!)).toEqual([]);
+  }, 30_000);
+
+  test('one that also cleared its environment cannot be found: the task still ends, and says so', async () => {
+    const { outcome, session } = await runCommand(
+      `env -i /usr/bin/setsid /bin/sh -c 'echo $$ > hidden.pid; exec /usr/bin/sleep 60' & while [ ! -s hidden.pid ]; do sleep 0.01; done; echo done`,
+      { task: uniqueTask() },
+    );
+    const hidden = pidIn(session, 'hidden.pid');
+    try {
+      expect(outcome).toMatchObject({ kind: 'result', result: { status: 'completed', findings: 'done' } });
+      expect(outcome.notes).toEqual([expect.stringMatching(/still held its output open .*could not find it to end it; it may still run/)]);
+      expect(isRunning(hidden)).toBe(true);
+    } finally {
+      process.kill(hidden, 'SIGKILL');
+    }
+  }, 30_000);
 });
