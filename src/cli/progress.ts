@@ -89,12 +89,15 @@ function attachBar(events: RunEmitter): void {
   });
 }
 
+/** What ran, not what was scheduled: `Ran 6 of 50 task(s)`, and the attempts when some were retried. */
+function ranText({ ran, total, attempts }: RunSummary): string {
+  const tasks = ran === total ? `Ran ${ran} task(s)` : `Ran ${ran} of ${total} task(s)`;
+  return attempts > ran ? `${tasks} (${attempts} attempts)` : tasks;
+}
+
 export function summaryLine(summary: RunSummary): string {
   const { counts } = summary;
-  const head =
-    summary.total === 0
-      ? 'Nothing to run: every task is finished'
-      : `Ran ${summary.total} task(s) in ${formatDuration(summary.durationMs)}`;
+  const head = summary.total === 0 ? 'Nothing to run: every task is finished' : `${ranText(summary)} in ${formatDuration(summary.durationMs)}`;
   const tally = `completed ${counts.completed}, failed ${counts.failed}, skipped ${counts.skipped}, pending ${counts.pending}`;
   return `${head} (session: ${tally})${summary.reason === '' ? '' : `\n${summary.reason}`}`;
 }
