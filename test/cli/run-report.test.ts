@@ -65,6 +65,34 @@ describe('the run summary counts what ran', () => {
   });
 });
 
+describe('the failures of the run are listed at the end', () => {
+  it('each failed task with its error, above the summary line', async () => {
+    const dir = genericSession([
+      { id: 'ok1', description: 'ok', role: 'r' },
+      { id: 'bad1', description: 'fails', role: 'r' },
+      { id: 'bad2', description: 'fails', role: 'r' },
+      { id: 'after', description: 'after bad1', role: 'r', deps: 'bad1' },
+    ]);
+    const cmd = 'case "$CSV_WAVE_TASK_ID" in bad*) echo "no luck for $CSV_WAVE_TASK_ID" >&2; exit 3;; esac; echo ok';
+    const result = await runCli('run', dir, '--cmd', cmd, '--concurrency', '1', '--retries', '0');
+    expect(result.code, result.stderr).toBe(1);
+    const lines = result.stdout.trimEnd().split('\n');
+    const start = lines.indexOf('Failed in this run (2):');
+    expect(start, result.stdout).toBeGreaterThan(-1);
+    expect(lines[start + 1]).toMatch(/^ {2}bad1: .*exit.* 3.*no luck for bad1/i);
+    expect(lines[start + 2]).toMatch(/^ {2}bad2: .*exit.* 3.*no luck for bad2/i);
+    expect(lines[start + 3]).toMatch(/^Ran 3 of 4 task\(s\) in \S+ \(session: completed 1, failed 2, skipped 1, pending 0\)$/);
+    expect(start + 3).toBe(lines.length - 1);
+  });
+
+  it('a run without failures lists none', async () => {
+    const dir = genericSession([{ id: 'ok1', description: 'ok', role: 'r' }]);
+    const result = await runCli('run', dir, '--cmd', 'echo ok');
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).not.toContain('Failed in this run');
+  });
+});
+
 describe('wave lines come in wave order', () => {
   it('brainstorm: a wave skipped by the GC round that converged is started and done after the wave before it', async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'csv-wave-report-')), 'bs');
