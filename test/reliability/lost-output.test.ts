@@ -1,11 +1,12 @@
-import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readJournal } from '../../src/engine/journal.js';
+import { statusOf } from '../../src/schema/task-state.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
-import { kBinPath, spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
+import { isRunning, kBinPath, spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
 // Losing stdout (a reader that stops reading, a full disk) must not lose the run: every
 // task runs and is recorded, the lock goes, the exit code is the run's own, and no stack
@@ -106,5 +107,74 @@ describe('stdout lost during a run', () => {
     expect(stderr).toContain('warning: stdout failed (ENOSPC): the run goes on without printing there');
     expectNoStack(stderr);
     expectEverythingRecorded(dir);
+  });
+});
+
+/**
+ * Runs argv on a pseudo-terminal of its own (python's pty module: Node has none built in),
+ * relays what it draws to stdout, hangs the terminal up when a line arrives on stdin (as
+ * closing a terminal window does: SIGHUP, then EIO on every write), and prints
+ * `{"code": N}` on stderr when the program has exited (-N: ended by signal N).
+ */
+const kPtyScript = `
+import json, os, pty, select, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+while True:
+    ready, _, _ = select.select([fd, sys.stdin], [], [])
+    if sys.stdin in ready:
+        sys.stdin.readline()
+        os.close(fd)
+        break
+    try:
+        data = os.read(fd, 65536)
+    except OSError:
+        data = b''
+    if not data:
+        break
+    sys.stdout.buffer.write(data)
+    sys.stdout.flush()
+_, status = os.waitpid(pid, 0)
+sys.stderr.write(json.dumps({"code": os.waitstatus_to_exitcode(status)}) + "\\n")
+`;
+
+const kHasPty = spawnSync('python3', ['-c', 'import pty'], { stdio: 'ignore' }).status === 0;
+
+describe('the terminal closes during a run', () => {
+  it.skipIf(!kHasPty)('a hang-up stops the run like SIGTERM: running commands are stopped after the grace, everything is written, the lock goes; exit 129', async () => {
+    const dir = genericSession([
+      { id: 'a', description: 'waits', role: 'r' },
+      { id: 'b', description: 'waits', role: 'r' },
+      { id: 'c', description: 'after a', role: 'r', deps: 'a' },
+    ]);
+    const cmd = `${kLogRun}; echo $$ > "$CSV_WAVE_TASK_ID.pid"; while [ ! -f release ]; do sleep 0.02; done; echo "ran $CSV_WAVE_TASK_ID"`;
+    const helper = spawn('python3', ['-c', kPtyScript, process.execPath, kBinPath, 'run', dir, '--cmd', cmd, '--concurrency', '2', '--grace', '0.5'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let drawn = '';
+    let report = '';
+    helper.stdout.setEncoding('utf8').on('data', (text: string) => (drawn += text));
+    helper.stderr.setEncoding('utf8').on('data', (text: string) => (report += text));
+    const ended = new Promise<void>((resolve) => helper.on('close', () => resolve()));
+    try {
+      const pidOf = (id: string) => (existsSync(join(dir, `${id}.pid`)) ? Number(readFileSync(join(dir, `${id}.pid`), 'utf8')) : 0);
+      await waitFor(() => pidOf('a') > 0 && pidOf('b') > 0, 'a and b to start');
+      // It ran on a terminal: the live bar was drawn.
+      await waitFor(() => drawn.includes('running'), 'the live bar');
+      const commands = [pidOf('a'), pidOf('b')];
+      helper.stdin.write('hang up\n');
+      await ended;
+      expect(JSON.parse(report.trim().split('\n').at(-1)!), report).toEqual({ code: 129 });
+      const rows = readRows(dir);
+      for (const id of ['a', 'b']) expect(rows.get(id), id).toMatchObject({ status: 'pending', findings: '', error: '' });
+      expect(statusOf(rows.get('c')!)).toBe('pending');
+      expect(readJournal(dir)).toEqual([]);
+      expect(existsSync(join(dir, '.csv-wave', 'lock'))).toBe(false);
+      await waitFor(() => !commands.some(isRunning), 'the stopped commands to be gone', 5000);
+    } finally {
+      writeFileSync(join(dir, 'release'), '');
+      helper.kill('SIGKILL');
+    }
   });
 });
