@@ -1,3 +1,5 @@
+import { writeOutput } from './process-output.js';
+
 /** Where a command writes; tests pass their own to capture output. */
 export interface CliIo {
   stdout: (text: string) => void;
@@ -5,8 +7,8 @@ export interface CliIo {
 }
 
 export const processIo: CliIo = {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
+  stdout: (text) => writeOutput('stdout', text),
+  stderr: (text) => writeOutput('stderr', text),
 };
 
 /** Exit codes of every command (DESIGN.md section 3). */

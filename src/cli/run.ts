@@ -7,6 +7,7 @@ import type { AnswerSource } from '../interactive/types.js';
 import { kDefaultGraceSeconds } from '../engine/options.js';
 import { runSession, type RunSessionOptions } from '../engine/run-session.js';
 import { printJson, processIo, type CliIo } from './io.js';
+import { onOutputLost, type OutputName } from './process-output.js';
 import { attachReporter } from './progress.js';
 import { addRunFlags, runOptionsFromFlags, type RunFlags } from './run-flags.js';
 
@@ -42,6 +43,7 @@ export async function runWithReporter(
   attachReporter(events, io, flags.json ? 'json' : tty ? 'tty' : 'lines');
   const grace = graceSeconds(flags);
   const interrupted = io === processIo ? onSignals(io, grace ?? kDefaultGraceSeconds) : undefined;
+  const stopWatchingOutput = io === processIo ? onOutputLost((name, code) => events.emit('warning', lostOutputNote(name, code))) : undefined;
   try {
     const options: RunSessionOptions = { ...runOptionsFromFlags(flags), ...extra, events, answers: answerSource(flags, io) };
     if (grace !== undefined) options.graceSeconds = grace;
@@ -51,12 +53,18 @@ export async function runWithReporter(
     }
     const summary = await runSession(sessionPath, options);
     if (flags.json) printJson(io, summary);
-    // As a shell reports a process a signal ended: 130 after Ctrl-C, 143 after SIGTERM.
+    // As a shell reports a process a signal ended: 130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP.
     const received = interrupted?.received();
     return summary.stopped === 'signal' && received ? 128 + osConstants.signals[received] : summary.exitCode;
   } finally {
     interrupted?.dispose();
+    stopWatchingOutput?.();
   }
+}
+
+/** Said on the other stream (if it still works) when stdout or stderr fails during a run. */
+function lostOutputNote(name: OutputName, code: string): string {
+  return `${name} failed (${code}): the run goes on without printing there; every result still goes to tasks.csv`;
 }
 
 /** The discussion gate asks the answers file, or answers Done (--auto), or asks a person at a terminal. */
@@ -67,8 +75,11 @@ function answerSource(flags: RunFlags, io: CliIo): AnswerSource {
   return io === processIo && process.stdin.isTTY === true ? new TerminalAnswers() : new NoAnswers();
 }
 
+/** Signals that stop a run gently; SIGHUP is the terminal closing, which must not lose the run. */
+const kStopSignals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
 /**
- * The first Ctrl-C (or SIGTERM) stops the run gently: no new task starts, and running ones
+ * The first Ctrl-C (or SIGTERM, or SIGHUP) stops the run gently: no new task starts, and running ones
  * get the grace to finish and be recorded; then they are killed (a command with its whole
  * process group) and put back to pending, so that nothing is left running unwatched. A
  * second signal ends the grace at once. A third ends csv-wave at once (the default action,
@@ -97,10 +108,8 @@ function onSignals(
     kill.abort();
   };
   const dispose = () => {
-    process.off('SIGINT', handler);
-    process.off('SIGTERM', handler);
+    for (const name of kStopSignals) process.off(name, handler);
   };
-  process.on('SIGINT', handler);
-  process.on('SIGTERM', handler);
+  for (const name of kStopSignals) process.on(name, handler);
   return { signal: stop.signal, killSignal: kill.signal, received: () => received, dispose };
 }

@@ -53,6 +53,10 @@ export type StopReason =
 export interface RunSummary {
   /** Tasks this run set out to run, and those added while it ran. */
   total: number;
+  /** Tasks that started at least once in this run (a halt, a stop or a skip leaves the others). */
+  ran: number;
+  /** Attempts started in this run: a retried task counts each of its attempts. */
+  attempts: number;
   counts: Record<TaskStatus, number>;
   durationMs: number;
   /** Why the run stopped early, if it did. */

@@ -136,6 +136,13 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     const journal = new Journal(session.dir, writeFailed);
     journal.checkpoint();
     events.on('task:start', (event) => journal.append({ type: 'start', id: event.id, attempt: event.attempt }));
+    // What ran, for the summary: a halt or a stop leaves scheduled tasks that never started.
+    const started = new Set<string>();
+    let attempts = 0;
+    events.on('task:start', (event) => {
+      started.add(event.id);
+      attempts++;
+    });
     let added = 0;
     events.on('tasks:changed', (change) => {
       added += change.added.length;
@@ -336,6 +343,8 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     const summary: RunSummary = {
       // Tasks added during the run (a GC round, a discussion) ran in it too.
       total: runIds.size + added,
+      ran: started.size,
+      attempts,
       counts,
       durationMs,
       stopped: outcome.stopped,

@@ -94,6 +94,13 @@ export class Scheduler {
   /** Waves with a task that started (not only skipped): the waves that get a wave file. */
   readonly #wavesThatRan = new Set<number>();
   #waveOrder: number[] = [];
+  /** Tasks of this run in each wave, finished or not, and every such wave in order: for the wave lines. */
+  readonly #sizeByWave = new Map<number, number>();
+  #allWaves: number[] = [];
+  /** Index in #allWaves of the first wave not reported done yet. */
+  #nextWaveToReport = 0;
+  #lastWaveStarted = 0;
+  #lastWaveDone = 0;
   #currentWave = 0;
   #running = 0;
   #laneBusy = 0;
@@ -178,6 +185,11 @@ export class Scheduler {
       }
     }
     this.#waveOrder = [...this.#unfinishedByWave.keys()].sort((a, b) => a - b);
+    this.#sizeByWave.clear();
+    for (const entry of this.#entries) this.#sizeByWave.set(entry.wave, (this.#sizeByWave.get(entry.wave) ?? 0) + 1);
+    this.#allWaves = [...this.#sizeByWave.keys()].sort((a, b) => a - b);
+    const next = this.#allWaves.findIndex((wave) => wave > this.#lastWaveDone);
+    this.#nextWaveToReport = next === -1 ? this.#allWaves.length : next;
   }
 
   /** The error a dependent of this finished task is skipped with, or undefined if it may run. */
@@ -255,7 +267,7 @@ export class Scheduler {
     if (next === undefined || next === this.#currentWave) return;
     this.#currentWave = next;
     if (this.#options.schedule !== 'waves') return;
-    this.#events.emit('wave:start', { wave: next, tasks: this.#unfinishedByWave.get(next) ?? 0 });
+    this.#reportWaves();
     this.#hooks.onWaveReady(next);
     for (const entry of this.#held.get(next) ?? []) this.#queue(entry);
     this.#held.delete(next);
@@ -414,7 +426,8 @@ export class Scheduler {
     }
     const left = this.#unfinishedByWave.get(entry.wave)! - 1;
     this.#unfinishedByWave.set(entry.wave, left);
-    if (left === 0) this.#waveDone(entry.wave);
+    if (left === 0 && entry.wave === this.#currentWave) this.#advanceWave();
+    this.#reportWaves();
     this.#checkHalt();
   }
 
@@ -482,6 +495,28 @@ export class Scheduler {
     return cycles.length > 0 ? `it would make a cycle of ${cycles[0]!.join(';')}` : undefined;
   }
 
+  /**
+   * Emits the wave lines in wave order, whatever order tasks finish in: wave N is done once
+   * it and every wave before it have no unfinished task, so a later wave whose tasks were
+   * all skipped early (a failure, a GC round that converged) waits for the waves before it.
+   * Under `waves` each wave is started first: when the gate reaches it, or when it is
+   * passed over because nothing of it is left to run.
+   */
+  #reportWaves(): void {
+    for (let wave = this.#allWaves[this.#nextWaveToReport]; wave !== undefined; wave = this.#allWaves[this.#nextWaveToReport]) {
+      const unfinished = this.#unfinishedByWave.get(wave) ?? 0;
+      if (unfinished > 0 && wave > this.#currentWave) return;
+      if (this.#options.schedule === 'waves' && wave > this.#lastWaveStarted) {
+        this.#lastWaveStarted = wave;
+        this.#events.emit('wave:start', { wave, tasks: this.#sizeByWave.get(wave) ?? 0 });
+      }
+      if (unfinished > 0) return;
+      this.#lastWaveDone = wave;
+      this.#nextWaveToReport++;
+      this.#waveDone(wave);
+    }
+  }
+
   #waveDone(wave: number): void {
     let completed = 0;
     let failed = 0;
@@ -493,7 +528,6 @@ export class Scheduler {
       else if (entry.row.status === 'skipped') skipped++;
     }
     this.#events.emit('wave:done', { wave, completed, failed, skipped });
-    if (wave === this.#currentWave) this.#advanceWave();
   }
 
   #checkHalt(): void {

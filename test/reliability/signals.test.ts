@@ -64,7 +64,7 @@ async function startRun(...flags: string[]): Promise<{ run: SpawnedCli; dir: str
   return { run, dir };
 }
 
-describe('SIGTERM and SIGINT', () => {
+describe('SIGTERM, SIGINT and SIGHUP', () => {
   it('SIGTERM: no new task starts, running ones finish within the grace; exit 143; resume goes on', async () => {
     const { run, dir } = await startRun();
     run.child.kill('SIGTERM');
@@ -134,6 +134,26 @@ describe('SIGTERM and SIGINT', () => {
     writeFileSync(join(dir, 'release'), '');
     expect((await runCli('resume', dir, '--cmd', kCmd)).code).toBe(0);
     expect(Object.fromEntries(countRuns(dir))).toEqual({ a: 2, b: 2, c: 1, d: 1 });
+  });
+
+  it('SIGHUP (the terminal closed) stops the run like SIGTERM: running tasks finish and are recorded, the lock goes; exit 129', async () => {
+    const { run, dir } = await startRun(); // a and b have started, c has finished
+    run.child.kill('SIGHUP');
+    await waitFor(() => run.stderrSoFar().includes('SIGHUP: stopping'), 'the run to notice');
+    writeFileSync(join(dir, 'release'), '');
+    const stopped = await run.exited;
+    running = undefined;
+    expect(stopped.signal).toBeNull();
+    expect(stopped.code, stopped.stderr).toBe(129);
+    expect(stopped.stdout).toMatch(/Interrupted: no new task was started/);
+    const byId = rows(dir);
+    for (const id of ['a', 'b', 'c']) expect(byId.get(id), id).toMatchObject({ status: 'completed', findings: `ran ${id}` });
+    expect(statusOf(byId.get('d')!)).toBe('pending');
+    expect(readJournal(dir)).toEqual([]);
+    expect(existsSync(join(dir, '.csv-wave', 'lock'))).toBe(false);
+
+    expect((await runCli('resume', dir, '--cmd', kCmd)).code).toBe(0);
+    expect(Object.fromEntries(countRuns(dir))).toEqual({ a: 1, b: 1, c: 1, d: 1 });
   });
 
   it('--grace must be a number of seconds ≥ 0', async () => {

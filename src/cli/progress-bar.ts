@@ -1,0 +1,86 @@
+import cliProgress from 'cli-progress';
+import type { RunEmitter } from '../engine/events.js';
+import { formatDuration } from '../knowledge/context-report.js';
+import { endOfRunText, oneLine, type FailedTask } from './summary-text.js';
+
+/** Where the live bar draws: stderr on a terminal, or a fake terminal in tests. */
+export type TerminalStream = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+
+/**
+ * The live bar of a run on a terminal: wave k/W, done/total, running, failed, elapsed, ETA.
+ * Failures and warnings are printed above it as they happen (the bar alone only counts
+ * them), and the end-of-run text replaces it.
+ */
+export function attachBar(events: RunEmitter, terminal: TerminalStream, failures: readonly FailedTask[]): void {
+  const bar = new cliProgress.SingleBar(
+    {
+      format: 'wave {wave}/{waves} [{bar}] {value}/{total} done | {running} running | {failed} failed | {elapsed} | ETA {remaining}',
+      hideCursor: true,
+      // Erased when stopped, so that a line printed above it does not leave a stale copy behind.
+      clearOnComplete: true,
+      stream: terminal,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  const started = Date.now();
+  let live = false;
+  let total = 0;
+  let running = 0;
+  let done = 0;
+  let wave = 0;
+  let waves = 0;
+  const payload = () => {
+    const elapsedMs = Date.now() - started;
+    return { wave, waves, running, failed: failures.length, elapsed: formatDuration(elapsedMs), remaining: eta(done, total, elapsedMs) };
+  };
+  const show = () => {
+    if (live) bar.update(done, payload());
+  };
+  /** Prints whole lines above the bar: the bar is taken down, the lines written, the bar drawn again below. */
+  const printAbove = (text: string) => {
+    if (live) bar.stop();
+    terminal.write(text);
+    if (live) bar.start(total, done, payload());
+  };
+
+  events.on('warning', (message) => printAbove(`warning: ${message}\n`));
+  events.on('run:start', (event) => {
+    total = event.total;
+    waves = event.waveCount;
+    live = true;
+    bar.start(total, done, payload());
+  });
+  events.on('tasks:changed', ({ added, waveCount }) => {
+    waves = waveCount;
+    total += added.length;
+    bar.setTotal(total);
+    show();
+  });
+  events.on('wave:start', (event) => {
+    wave = event.wave;
+    show();
+  });
+  events.on('task:start', (event) => {
+    if (event.attempt === 1) running++;
+    if (event.wave > wave) wave = event.wave;
+    show();
+  });
+  events.on('task:done', (event) => {
+    if (event.attempts > 0) running--;
+    done++;
+    // The reporter records the failure before this listener runs (it attached first).
+    if (event.status === 'failed') printAbove(`[FAIL] ${event.id} (wave ${event.wave}): ${oneLine(event.error, 200)}\n`);
+    else show();
+  });
+  events.on('run:done', (summary) => {
+    if (live) bar.stop();
+    live = false;
+    terminal.write(endOfRunText(summary, failures));
+  });
+}
+
+/** The time left at the pace so far; `–` until a task has finished, as there is no pace before. */
+export function eta(done: number, total: number, elapsedMs: number): string {
+  if (done === 0) return '–';
+  return formatDuration((elapsedMs / done) * Math.max(0, total - done));
+}

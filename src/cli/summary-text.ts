@@ -1,0 +1,44 @@
+import type { RunSummary } from '../engine/events.js';
+import { formatDuration } from '../knowledge/context-report.js';
+
+/** A task that failed in this run, as the end-of-run summary lists it. */
+export interface FailedTask {
+  id: string;
+  error: string;
+}
+
+/** Failures listed at the end; the rest are counted (`csv-wave status` shows them all). */
+const kMaxListedFailures = 20;
+
+export function oneLine(text: string, length = 60): string {
+  return text.replace(/\s+/g, ' ').trim().slice(0, length);
+}
+
+/**
+ * What a run prints when it ends, on a terminal or not: the tasks that failed in it, each
+ * with its error (a long log or a live bar must not be the only place they show), then the
+ * summary line and why the run stopped early, if it did.
+ */
+export function endOfRunText(summary: RunSummary, failures: readonly FailedTask[]): string {
+  return `${failureList(failures)}${summaryLine(summary)}\n`;
+}
+
+function failureList(failures: readonly FailedTask[]): string {
+  if (failures.length === 0) return '';
+  const listed = failures.slice(0, kMaxListedFailures).map(({ id, error }) => `  ${id}: ${oneLine(error, 200)}\n`);
+  const more = failures.length > kMaxListedFailures ? `  … and ${failures.length - kMaxListedFailures} more\n` : '';
+  return `Failed in this run (${failures.length}):\n${listed.join('')}${more}`;
+}
+
+/** What ran, not what was scheduled: `Ran 6 of 50 task(s)`, and the attempts when some were retried. */
+function ranText({ ran, total, attempts }: RunSummary): string {
+  const tasks = ran === total ? `Ran ${ran} task(s)` : `Ran ${ran} of ${total} task(s)`;
+  return attempts > ran ? `${tasks} (${attempts} attempts)` : tasks;
+}
+
+export function summaryLine(summary: RunSummary): string {
+  const { counts } = summary;
+  const head = summary.total === 0 ? 'Nothing to run: every task is finished' : `${ranText(summary)} in ${formatDuration(summary.durationMs)}`;
+  const tally = `completed ${counts.completed}, failed ${counts.failed}, skipped ${counts.skipped}, pending ${counts.pending}`;
+  return `${head} (session: ${tally})${summary.reason === '' ? '' : `\n${summary.reason}`}`;
+}
