@@ -2,6 +2,8 @@ import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { WaveError } from '../errors.js';
 import { parseHalt, type RunOptions } from '../engine/options.js';
+import type { PipelineName } from '../schema/session.js';
+import { addPipelineFlag } from './pipeline-flag.js';
 
 /** The flags `run`, `resume` and `rerun` share, as commander hands them over. */
 export interface RunFlags {
@@ -23,10 +25,11 @@ export interface RunFlags {
   answers?: string;
   auto?: boolean;
   grace?: string;
+  pipeline?: PipelineName;
 }
 
 export function addRunFlags(command: Command): Command {
-  return command
+  return addPipelineFlag(command)
     .option('--cmd <template>', "run each task as a shell command; {column} is replaced by the shell-quoted cell")
     .option('--module <path>', 'run each task with the default export of this JS module: async (task, ctx) => result')
     .addOption(

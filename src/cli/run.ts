@@ -9,6 +9,7 @@ import { runSession, type RunSessionOptions } from '../engine/run-session.js';
 import { printJson, processIo, type CliIo } from './io.js';
 import { attachReporter } from './progress.js';
 import { addRunFlags, runOptionsFromFlags, type RunFlags } from './run-flags.js';
+import { sessionOverrides } from './pipeline-flag.js';
 
 export function registerRun(program: Command, io: CliIo, done: (code: number) => void): void {
   addRunFlags(
@@ -43,7 +44,7 @@ export async function runWithReporter(
   const grace = graceSeconds(flags);
   const interrupted = io === processIo ? onSignals(io, grace ?? kDefaultGraceSeconds) : undefined;
   try {
-    const options: RunSessionOptions = { ...runOptionsFromFlags(flags), ...extra, events, answers: answerSource(flags, io) };
+    const options: RunSessionOptions = { ...runOptionsFromFlags(flags), ...extra, ...sessionOverrides(flags), events, answers: answerSource(flags, io) };
     if (grace !== undefined) options.graceSeconds = grace;
     if (interrupted) {
       options.signal = interrupted.signal;

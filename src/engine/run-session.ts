@@ -24,7 +24,7 @@ import {
 } from '../knowledge/discovery-files.js';
 import { sessionPathForRead, sessionPathForWrite } from '../knowledge/session-path.js';
 import { appendWisdom, kWisdomKinds } from '../knowledge/wisdom.js';
-import type { SessionConfig } from '../schema/session.js';
+import type { PipelineName, SessionConfig } from '../schema/session.js';
 import { killChildProcessGroups, killLeftoverCommands } from './child-groups.js';
 import { RunEmitter, type RunSummary } from './events.js';
 import { Journal, recoverRows } from './journal.js';
@@ -32,7 +32,7 @@ import { isAlive, SessionLock } from './lock.js';
 import { normalizeRunOptions, type RunOptions } from './options.js';
 import { Scheduler, type StopReason } from './scheduler.js';
 import { createTaskRunner } from './task-runner.js';
-import { openSession } from './session.js';
+import { openSession, settlePipeline } from './session.js';
 import { countByStatus } from './status-report.js';
 import { skippedForFailure, statusOf } from '../schema/task-state.js';
 import { TasksWriter } from './tasks-writer.js';
@@ -41,6 +41,11 @@ import { validateTasks } from './validate.js';
 import { fillWaveColumn } from './plan.js';
 
 export interface RunSessionOptions extends RunOptions {
+  /**
+   * The pipeline, over session.json's (the CLI's `--pipeline`).
+   * @default session.json's; else brainstorm when every role is a brainstorm role, generic otherwise
+   */
+  pipeline?: PipelineName;
   /** Listen here for task:start, task:done, wave:done, run:done and warnings. */
   events?: RunEmitter;
   /** Handlers of the interactive lane by role. @default the pipeline's own (GC controller, discussion gate) */
@@ -68,7 +73,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
   const startedAt = performance.now();
   const events = options.events ?? new RunEmitter();
   const warn = (message: string) => events.emit('warning', message);
-  const session = openSession(path);
+  const session = openSession(path, options.pipeline === undefined ? {} : { pipeline: options.pipeline });
   const settings = normalizeRunOptions(withSessionDefaults(options, session.config, session.dir));
   const graceSeconds = settings.graceSeconds;
   const lock = SessionLock.acquire(session.dir, warn);
@@ -82,6 +87,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     const { recovered, interrupted } = recoverRows(table.rows, session.dir);
     if (recovered > 0) warn(`Recovered ${recovered} task state(s) from the journal of an earlier run`);
     if (interrupted > 0) warn(`${interrupted} task(s) left in progress by an interrupted run go back to pending`);
+    settlePipeline(session, table.rows.map((row) => row.role));
 
     const report = validateTasks(table, session.config.pipeline);
     if (report.violations.length > 0) {
@@ -158,7 +164,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       tasksPerThread: Math.ceil(settings.concurrency / settings.threads),
       workerMemoryMb: settings.workerMemoryMb,
     });
-    const discoveryFiles = settings.discoveryFiles ?? 'always';
+    const discoveryFiles = settings.discoveryFiles ?? (session.config.pipeline === 'generic' ? 'when-rich' : 'always');
     const runTask = createTaskRunner({
       pool,
       explorations: new ExplorationCache(session.dir),
@@ -485,9 +491,8 @@ function withSessionDefaults(options: RunOptions, config: SessionConfig, session
     merged.maxArtifactsPerTask = config.max_artifacts_per_task;
   }
   if (merged.maxArtifactBytes === undefined && config.max_artifact_bytes !== undefined) merged.maxArtifactBytes = config.max_artifact_bytes;
-  if (merged.discoveryFiles === undefined) {
-    merged.discoveryFiles = config.discovery_files ?? (config.pipeline === 'generic' ? 'when-rich' : 'always');
-  }
+  // Without either, the pipeline decides, once it is settled from the roles.
+  if (merged.discoveryFiles === undefined && config.discovery_files !== undefined) merged.discoveryFiles = config.discovery_files;
   if (merged.maxDiscoveryLineBytes === undefined && config.max_discovery_line_bytes !== undefined) {
     merged.maxDiscoveryLineBytes = config.max_discovery_line_bytes;
   }

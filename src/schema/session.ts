@@ -11,7 +11,10 @@ export const kPipelines = [
 ] as const;
 export type PipelineName = (typeof kPipelines)[number];
 
-/** session.json: written by `init`, optional; a session without it is a brainstorm session. */
+/**
+ * session.json: written by `init`, optional. A session that names no pipeline is brainstorm
+ * when all its roles are brainstorm roles, else generic (engine/session.ts settlePipeline).
+ */
 export const sessionConfigSchema = z
   .object({
     pipeline: z.enum(kPipelines).default('brainstorm'),
