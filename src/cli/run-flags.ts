@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { WaveError } from '../errors.js';
 import { parseHalt, type RunOptions } from '../engine/options.js';
-import type { PipelineName } from '../schema/session.js';
+import { kOutputModes, type OutputMode, type PipelineName } from '../schema/session.js';
 import { addPipelineFlag } from './pipeline-flag.js';
 
 /** The flags `run`, `resume` and `rerun` share, as commander hands them over. */
@@ -26,6 +26,7 @@ export interface RunFlags {
   auto?: boolean;
   grace?: string;
   pipeline?: PipelineName;
+  output?: OutputMode;
 }
 
 export function addRunFlags(command: Command): Command {
@@ -54,6 +55,12 @@ export function addRunFlags(command: Command): Command {
     .option(
       '--grace <seconds>',
       'after Ctrl-C or SIGTERM, how long running tasks may finish before they are killed and put back to pending (default 30)',
+    )
+    .addOption(
+      new Option(
+        '--output <mode>',
+        "how a command's stdout becomes its result: auto (a JSON object with status or findings is the result, anything else text), result (must be a result object), text (always findings) (default auto)",
+      ).choices(kOutputModes),
     )
     .option('--bom', 'write tasks.csv with a UTF-8 byte order mark')
     .option('--json', 'print only a JSON summary when the run ends');
@@ -99,6 +106,7 @@ export function runOptionsFromFlags(flags: RunFlags): RunOptions {
   const delay = number('retry-delay', flags.retryDelay);
   set('retryBaseMs', delay === undefined ? undefined : delay * 1000);
   set('schedule', flags.schedule);
+  set('output', flags.output);
   set('halt', flags.halt === undefined ? undefined : parseHalt(flags.halt));
   set('bom', flags.bom);
   set('endpointConcurrency', number('endpoint-concurrency', flags.endpointConcurrency));

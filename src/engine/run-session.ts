@@ -483,6 +483,7 @@ function withSessionDefaults(options: RunOptions, config: SessionConfig, session
   if (merged.timeoutSeconds === undefined && config.timeout !== undefined) merged.timeoutSeconds = config.timeout;
   if (merged.retries === undefined && config.retries !== undefined) merged.retries = config.retries;
   if (merged.schedule === undefined && config.schedule !== undefined) merged.schedule = config.schedule;
+  if (merged.output === undefined && config.output !== undefined) merged.output = config.output;
   if (merged.prevContextCap === undefined && config.prev_context_cap !== undefined) {
     merged.prevContextCap = config.prev_context_cap;
   }

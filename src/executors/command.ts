@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { utf8Prefix, cutTextBytes } from '../knowledge/cut-text.js';
+import type { OutputMode } from '../schema/session.js';
 import { parseTaskOutput } from './output.js';
 import { SecretScrubber } from './secret-scrubber.js';
 import { renderCommand } from './template.js';
@@ -13,6 +14,8 @@ export interface CommandExecutorOptions {
    * `ExecutorRunOptions.maxStdoutBytes` wins. @default 1 MiB
    */
   maxStdoutBytes?: number;
+  /** How stdout becomes the result (see parseTaskOutput). @default 'auto' */
+  output?: OutputMode;
 }
 
 /** @default 1 MiB of stdout per task (`max_stdout_bytes`) */
@@ -35,10 +38,12 @@ export const kTempFailExitCode = 75;
 export class CommandExecutor implements Executor {
   readonly #template: string;
   readonly #maxStdout: number;
+  readonly #output: OutputMode;
 
   constructor(options: CommandExecutorOptions) {
     this.#template = options.template;
     this.#maxStdout = options.maxStdoutBytes ?? kDefaultMaxStdoutBytes;
+    this.#output = options.output ?? 'auto';
   }
 
   run(task: TaskInput, options: ExecutorRunOptions): Promise<AttemptOutcome> {
@@ -120,7 +125,7 @@ export class CommandExecutor implements Executor {
           });
           return;
         }
-        finish(stdout.parse());
+        finish(stdout.parse(this.#output));
       });
 
       let finished = false;
@@ -180,9 +185,9 @@ class BoundedOutput {
     }
   }
 
-  parse() {
+  parse(mode: OutputMode) {
     const head = Buffer.concat(this.#head);
-    if (this.#total <= this.#cap) return parseTaskOutput(head.toString('utf8'));
+    if (this.#total <= this.#cap) return parseTaskOutput(head.toString('utf8'), undefined, mode);
     // Scrubbed before the cut, so that a secret across it is hidden whole.
     const text = SecretScrubber.fromEnv().text(utf8Prefix(head).toString('utf8'));
     const kept = cutTextBytes(text, this.#cap);
@@ -191,6 +196,6 @@ class BoundedOutput {
       keptBytes: this.#cap,
       totalBytes: this.#total,
       ...(tail === undefined ? {} : { tail }),
-    });
+    }, mode);
   }
 }

@@ -37,9 +37,9 @@ describe('output that is not a valid result', () => {
     const rows = readRows(dir);
     for (const id of ['BROKEN', 'PRETTY']) {
       expect(rows.get(id)!.status).toBe('failed');
-      expect(rows.get(id)!.error).toMatch(/^Invalid output: stdout starts like a JSON result but is not valid JSON \([^\n]*JSON[^\n]*\)$/);
+      expect(rows.get(id)!.error).toMatch(/^Invalid output: stdout starts like a JSON result but is not valid JSON \([^\n]*JSON[^\n]*\); pass --output text to take stdout as text$/);
     }
-    expect(rows.get('LASTLINE')!.error).toMatch(/^Invalid output: the last line of stdout looks like a JSON result but is not valid JSON \(.*JSON.*\)$/);
+    expect(rows.get('LASTLINE')!.error).toMatch(/^Invalid output: the last line of stdout looks like a JSON result but is not valid JSON \(.*JSON.*\); pass --output text to take stdout as text$/);
     expect(rows.get('LOGLINE')).toMatchObject({ status: 'completed', findings: '{"level":"info"}\nthen plain text' });
     // invalid-output is not retried.
     expect(readFileSync(join(dir, 'BROKEN.count'), 'utf8')).toBe('run\n');
