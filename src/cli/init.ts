@@ -49,7 +49,7 @@ export function registerInit(program: Command, io: CliIo, done: (code: number) =
         ...(flags.perspectives === undefined ? {} : { perspectives: flags.perspectives }),
         ...(flags.mode === undefined ? {} : { mode: flags.mode }),
         ...(maxGcRounds === undefined ? {} : { maxGcRounds }),
-        ...executorFlag(flags),
+        ...executorFlag(dir, flags),
         bom: flags.bom ?? false,
         force: flags.force ?? false,
         warn: (message) => io.stderr(`warning: ${message}\n`),
@@ -71,14 +71,15 @@ function gcRounds(text: string): number {
   return Number(text);
 }
 
-function executorFlag(flags: InitFlags): { executor?: NonNullable<Parameters<typeof initSession>[1]['executor']> } {
+function executorFlag(dir: string, flags: InitFlags): { executor?: NonNullable<Parameters<typeof initSession>[1]['executor']> } {
   const named = [flags.cmd, flags.module, flags.executor].filter((value) => value !== undefined).length;
   if (named > 1) throw new WaveError('USAGE', 'Pass one of --cmd, --module or --executor openai');
   if ((flags.model !== undefined || flags.baseUrl !== undefined) && flags.executor !== 'openai') {
     throw new WaveError('USAGE', '--model and --base-url go with --executor openai');
   }
   if (flags.cmd !== undefined) return { executor: { type: 'command', cmd: flags.cmd } };
-  if (flags.module !== undefined) return { executor: { type: 'module', module: resolve(flags.module) } };
+  // Relative to the session folder, as `run --module` and session.json take it; recorded absolute.
+  if (flags.module !== undefined) return { executor: { type: 'module', module: resolve(dir, flags.module) } };
   if (flags.executor === 'openai') {
     if (!flags.model) throw new WaveError('USAGE', '--executor openai needs --model NAME');
     return { executor: { type: 'openai', model: flags.model, ...(flags.baseUrl ? { base_url: flags.baseUrl } : {}) } };

@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { WaveError } from '../errors.js';
 import { parseHalt, type RunOptions } from '../engine/options.js';
@@ -91,7 +90,8 @@ export function runOptionsFromFlags(flags: RunFlags): RunOptions {
   }
   const options: RunOptions = {};
   if (flags.cmd !== undefined) options.executor = { type: 'command', template: flags.cmd };
-  if (flags.module !== undefined) options.executor = { type: 'module', path: resolve(flags.module) };
+  // Relative to the session folder, as in session.json (runSession resolves it).
+  if (flags.module !== undefined) options.executor = { type: 'module', path: flags.module };
   if (flags.executor === 'openai') {
     const baseUrl = flags.baseUrl ?? process.env['OPENAI_BASE_URL'];
     options.executor = { type: 'openai', model: flags.model!, ...(baseUrl ? { baseUrl } : {}) };

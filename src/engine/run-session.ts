@@ -1,5 +1,5 @@
 import { readdirSync, rmSync } from 'node:fs';
-import { basename, isAbsolute, join } from 'node:path';
+import { basename, isAbsolute, join, resolve } from 'node:path';
 import { writeFileAtomic } from '../csv/atomic-write.js';
 import { splitList } from '../csv/columns.js';
 import { rowCells, type TaskRow } from '../csv/tasks-file.js';
@@ -37,6 +37,7 @@ import { countByStatus } from './status-report.js';
 import { skippedForFailure, statusOf } from '../schema/task-state.js';
 import { TasksWriter } from './tasks-writer.js';
 import { Checkpointer } from './checkpointer.js';
+import { checkExecutor } from './check-executor.js';
 import { validateTasks } from './validate.js';
 import { fillWaveColumn } from './plan.js';
 
@@ -96,6 +97,8 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
         violations: report.violations,
       });
     }
+    // A bad executor fails here, once, rather than on every task.
+    await checkExecutor(settings.executor, table.columns, session.dir);
     const { waves, waveCount } = report.plan;
     fillWaveColumn(table.rows, waves);
     options.prepare?.(table.rows, waves);
@@ -478,6 +481,11 @@ function recordKnowledge(
 /** Command-line options win; session.json fills what they leave out. */
 function withSessionDefaults(options: RunOptions, config: SessionConfig, sessionDir: string): RunOptions {
   const merged: RunOptions = { ...options };
+  // A relative module path is relative to the session folder, given as an option (--module)
+  // or in session.json alike: commands run there too.
+  if (merged.executor?.type === 'module' && !isAbsolute(merged.executor.path)) {
+    merged.executor = { ...merged.executor, path: resolve(sessionDir, merged.executor.path) };
+  }
   if (!merged.executor && config.executor) merged.executor = executorFromConfig(config.executor, sessionDir);
   if (merged.concurrency === undefined && config.concurrency !== undefined) merged.concurrency = config.concurrency;
   if (merged.timeoutSeconds === undefined && config.timeout !== undefined) merged.timeoutSeconds = config.timeout;

@@ -47,7 +47,13 @@ export class CommandExecutor implements Executor {
   }
 
   run(task: TaskInput, options: ExecutorRunOptions): Promise<AttemptOutcome> {
-    const command = renderCommand(this.#template, { ...task.row, prev_context: task.prev_context });
+    let command: string;
+    try {
+      command = renderCommand(this.#template, { ...task.row, prev_context: task.prev_context });
+    } catch (error) {
+      // A placeholder where no quoting is safe; the run refuses such templates at its start.
+      return Promise.resolve({ kind: 'error', errorClass: 'task-failure', error: `--cmd template: ${(error as Error).message}` });
+    }
     const maxStdout = options.maxStdoutBytes ?? this.#maxStdout;
     return new Promise((resolve) => {
       const child = spawn('/bin/sh', ['-c', command], {

@@ -15,6 +15,7 @@ import type { ErrorClass, TaskInput, TokenUsage } from './types.js';
 export type ExecutorSpec =
   /** `output`: how stdout becomes the result. @default 'auto' */
   | { type: 'command'; template: string; output?: OutputMode }
+  /** `path`: a relative one is relative to the session folder (runSession resolves it). */
   | { type: 'module'; path: string }
   /** The API key is not here: workers read OPENAI_API_KEY from their environment, so it is never cloned or journaled. */
   | { type: 'openai'; model: string; baseUrl?: string; promptsDir?: string; maxTokens?: number };
