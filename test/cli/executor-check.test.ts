@@ -29,7 +29,7 @@ describe('a bad executor stops the run before any task starts (exit 2)', () => {
   });
 
   test('builtins, paths, variables and programs on PATH are not refused', async () => {
-    for (const template of ['printf %s {id}', 'cd . && echo {id}', 'sh -c "echo $0" {id}', '"$SHELL" -c "echo ok"', 'X=1 echo {id}']) {
+    for (const template of ['printf %s {id}', 'cd . && echo {id}', 'sh -c "echo $0" {id}', '"$(command -v sh)" -c "echo ok"', 'X=1 echo {id}']) {
       const dir = genericSession(kRows);
       const result = await runCli('run', dir, '--cmd', template);
       expect(result.code, `${template}: ${result.stderr}`).toBe(0);
