@@ -52,13 +52,19 @@ type Context =
   /** In a `#` comment: a newline in the cell would end it and run the rest. */
   | 'comment'
   /** After `<<`: a here-document body expands `$(...)` whatever the quotes. */
-  | 'heredoc';
+  | 'heredoc'
+  /**
+   * After a `case` inside `$(...)`: its patterns end in a `)` that does not close the
+   * `$(`, so where the quoting stands afterwards is not known for sure.
+   */
+  | 'unsure';
 
 const kUnquotable: Partial<Record<Context, string>> = {
   backquote: 'is inside backquotes, where a cell cannot be quoted safely: write $(...) instead of `...`',
   comment: 'is in a shell comment, which a newline in the cell would end: take it out of the comment',
   heredoc:
     'follows a here-document (<<), whose body runs $(...) in a cell: pipe the value instead, e.g. printf \'%s\\n\' {name} | cmd',
+  unsure: 'follows a case statement inside $(...), after which csv-wave cannot tell how to quote it: move the case into a script, or the placeholder before it',
 };
 
 type TemplatePart = { kind: 'text'; text: string } | { kind: 'placeholder'; name: string; raw: string; context: Context };
@@ -79,6 +85,7 @@ function parseTemplate(template: string): TemplatePart[] {
   // Open parentheses per `$(` level, so that the `)` that closes it is known.
   const parens: number[] = [0];
   let heredoc = false;
+  let unsure = false;
   const top = (): Context => stack[stack.length - 1]!;
   let at = 0;
   while (at < template.length) {
@@ -90,7 +97,7 @@ function parseTemplate(template: string): TemplatePart[] {
       else {
         if (text !== '') parts.push({ kind: 'text', text });
         text = '';
-        parts.push({ kind: 'placeholder', name, raw, context: heredoc ? 'heredoc' : top() });
+        parts.push({ kind: 'placeholder', name, raw, context: heredoc ? 'heredoc' : unsure ? 'unsure' : top() });
       }
       at += raw.length;
       continue;
@@ -121,6 +128,8 @@ function parseTemplate(template: string): TemplatePart[] {
       stack.push('double');
     } else if (char === '#' && kWordStart.has(template[at - 1])) {
       stack.push('comment');
+    } else if (stack.length > 1 && kWordStart.has(template[at - 1]) && /^case\s/.test(template.slice(at, at + 5))) {
+      unsure = true;
     } else if (char === '<' && next === '<') {
       heredoc = true;
       length = 2;

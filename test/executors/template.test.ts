@@ -84,6 +84,10 @@ describe('placeholders inside the template\'s own quotes', () => {
     expect(templateProblems('cat <<EOF\n{file}\nEOF', ['file'])).toEqual([
       "{file} follows a here-document (<<), whose body runs $(...) in a cell: pipe the value instead, e.g. printf '%s\\n' {file} | cmd",
     ]);
+    // The `)` of a case pattern does not close the $(...): what follows could be misread.
+    const unsure =
+      '{file} follows a case statement inside $(...), after which csv-wave cannot tell how to quote it: move the case into a script, or the placeholder before it';
+    expect(templateProblems('echo "$(case {file} in a) echo b;; esac) {file}"', ['file'])).toEqual([unsure, unsure]);
     // Not columns: they stay as written, wherever they are.
     expect(templateProblems('echo `cat {nope}` # {nope}', ['file'])).toEqual([]);
     // A # inside a word, or quoted, is no comment.
