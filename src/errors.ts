@@ -20,6 +20,8 @@ export type WaveErrorCode =
   | 'WAVE_CYCLE'
   /** session.json is not valid. */
   | 'INVALID_SESSION'
+  /** The executor cannot run any task: a missing module, a program not on PATH, a template that cannot be quoted. */
+  | 'INVALID_EXECUTOR'
   /** Another run holds the session's lock. */
   | 'SESSION_LOCKED'
   /** A person saved tasks.csv while a run was writing it. */

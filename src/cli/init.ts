@@ -5,7 +5,7 @@ import { initSession } from '../engine/init-session.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
 
 interface InitFlags {
-  template: 'brainstorm' | 'analyze';
+  template: 'brainstorm' | 'analyze' | 'generic';
   topic?: string;
   angles?: string;
   perspectives?: string;
@@ -26,8 +26,8 @@ export function registerInit(program: Command, io: CliIo, done: (code: number) =
     .command('init')
     .description('the decomposer: write a new session (tasks.csv and session.json) from a pipeline template')
     .argument('<dir>', 'the session folder to create')
-    .addOption(new Option('--template <name>', 'pipeline template').choices(['brainstorm', 'analyze']).makeOptionMandatory())
-    .requiredOption('--topic <text>', 'what the session is about')
+    .addOption(new Option('--template <name>', 'pipeline template').choices(['brainstorm', 'analyze', 'generic']).makeOptionMandatory())
+    .option('--topic <text>', 'what the session is about (required but for generic)')
     .option('--angles <a;b;c>', 'brainstorm angles (default Technical;Product;Innovation;Risk)')
     .option('--perspectives <a;b;c>', 'analyze perspectives (default architecture;risks;user-impact)')
     .option('--mode <mode>', 'brainstorm: quick|deep|full (default full); analyze: quick|standard|deep (default standard)')
@@ -49,14 +49,16 @@ export function registerInit(program: Command, io: CliIo, done: (code: number) =
         ...(flags.perspectives === undefined ? {} : { perspectives: flags.perspectives }),
         ...(flags.mode === undefined ? {} : { mode: flags.mode }),
         ...(maxGcRounds === undefined ? {} : { maxGcRounds }),
-        ...executorFlag(flags),
+        ...executorFlag(dir, flags),
         bom: flags.bom ?? false,
         force: flags.force ?? false,
         warn: (message) => io.stderr(`warning: ${message}\n`),
       });
       if (flags.json) printJson(io, { ...result, tasks: result.tasks.map((row) => row.id) });
       else {
-        io.stdout(`Wrote ${result.tasks.length} tasks in ${result.waveCount} waves to ${dir}/tasks.csv (${result.config.pipeline}, ${result.config.mode} mode)\n`);
+        const mode = result.config.mode === undefined ? '' : `, ${result.config.mode} mode`;
+        io.stdout(`Wrote ${result.tasks.length} tasks in ${result.waveCount} waves to ${dir}/tasks.csv (${result.config.pipeline}${mode})\n`);
+        if (result.config.pipeline === 'generic') io.stdout(`Edit ${dir}/tasks.csv: replace the starter rows with your own tasks (any role)\n`);
         if (!result.config.executor) io.stdout(`Run it with: csv-wave run ${dir} --cmd '…' (or --module PATH)\n`);
         else io.stdout(`Run it with: csv-wave run ${dir}\n`);
       }
@@ -69,14 +71,15 @@ function gcRounds(text: string): number {
   return Number(text);
 }
 
-function executorFlag(flags: InitFlags): { executor?: NonNullable<Parameters<typeof initSession>[1]['executor']> } {
+function executorFlag(dir: string, flags: InitFlags): { executor?: NonNullable<Parameters<typeof initSession>[1]['executor']> } {
   const named = [flags.cmd, flags.module, flags.executor].filter((value) => value !== undefined).length;
   if (named > 1) throw new WaveError('USAGE', 'Pass one of --cmd, --module or --executor openai');
   if ((flags.model !== undefined || flags.baseUrl !== undefined) && flags.executor !== 'openai') {
     throw new WaveError('USAGE', '--model and --base-url go with --executor openai');
   }
   if (flags.cmd !== undefined) return { executor: { type: 'command', cmd: flags.cmd } };
-  if (flags.module !== undefined) return { executor: { type: 'module', module: resolve(flags.module) } };
+  // Relative to the session folder, as `run --module` and session.json take it; recorded absolute.
+  if (flags.module !== undefined) return { executor: { type: 'module', module: resolve(dir, flags.module) } };
   if (flags.executor === 'openai') {
     if (!flags.model) throw new WaveError('USAGE', '--executor openai needs --model NAME');
     return { executor: { type: 'openai', model: flags.model, ...(flags.baseUrl ? { base_url: flags.baseUrl } : {}) } };

@@ -4,19 +4,21 @@ import { writeTasksFile } from '../csv/tasks-file.js';
 import { loadSession } from '../engine/load.js';
 import { summarizePlan, writeWaveColumn } from '../engine/plan.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
+import { addPipelineFlag, sessionOverrides } from './pipeline-flag.js';
+import type { PipelineName } from '../schema/session.js';
 
 /** Ids listed per wave before the line is cut short (all of them are in --json). */
 const kIdsPerLine = 20;
 
 export function registerPlan(program: Command, io: CliIo, done: (code: number) => void): void {
-  program
+  addPipelineFlag(program
     .command('plan')
     .description('validate, fill the wave column of tasks.csv, and print the waves')
     .argument('<session>', 'session folder, or the path of its tasks.csv')
     .option('--json', 'print one JSON document: {tasks, waveCount, longestChain, waves}')
-    .option('--bom', 'write tasks.csv with a UTF-8 byte order mark (for spreadsheets that need one)')
-    .action((sessionPath: string, options: { json?: boolean; bom?: boolean }) => {
-      const loaded = loadSession(sessionPath);
+    .option('--bom', 'write tasks.csv with a UTF-8 byte order mark (for spreadsheets that need one)'))
+    .action((sessionPath: string, options: { json?: boolean; bom?: boolean; pipeline?: PipelineName }) => {
+      const loaded = loadSession(sessionPath, sessionOverrides(options));
       if (options.bom) loaded.table.format.bom = true;
       const rewritten = writeWaveColumn(loaded);
       // A BOM that was asked for (--bom or session.json) is written even when no wave changed.

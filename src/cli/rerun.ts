@@ -7,6 +7,7 @@ import { planRerun, resetTasks, type RerunSelection } from '../engine/rerun.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
 import { runWithReporter } from './run.js';
 import { addRunFlags, type RunFlags } from './run-flags.js';
+import { sessionOverrides } from './pipeline-flag.js';
 
 interface RerunFlags extends RunFlags {
   failed?: boolean;
@@ -42,7 +43,7 @@ export function registerRerun(program: Command, io: CliIo, done: (code: number) 
       throw new WaveError('USAGE', 'rerun needs --failed, --wave N or --task ID');
     }
     if (flags.dryRun) {
-      const { session, table, plan } = loadSession(sessionPath);
+      const { session, table, plan } = loadSession(sessionPath, sessionOverrides(flags));
       checkSessionOwner(session);
       // The rerun itself starts from tasks.csv brought up to date by the journal: list from there too.
       recoverRows(table.rows, session.dir);

@@ -2,22 +2,25 @@ import type { Command } from 'commander';
 import { editSession } from '../engine/edit-session.js';
 import { applyRevision, planRevision } from '../engine/revise.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
+import { addPipelineFlag, sessionOverrides } from './pipeline-flag.js';
+import type { PipelineName } from '../schema/session.js';
 
 interface ReviseFlags {
   feedback: string;
   dryRun?: boolean;
   json?: boolean;
+  pipeline?: PipelineName;
 }
 
 export function registerRevise(program: Command, io: CliIo, done: (code: number) => void): void {
-  program
+  addPipelineFlag(program
     .command('revise')
     .description("add a revision task for a task, carrying feedback; its dependents depend on the revision and go back to pending")
     .argument('<session>', 'session folder, or the path of its tasks.csv')
     .argument('<task-id>', 'the task to revise')
     .requiredOption('--feedback <text>', 'what the revision should change')
     .option('--dry-run', 'only list the changes')
-    .option('--json', 'print {revision, rewired, reset, written}')
+    .option('--json', 'print {revision, rewired, reset, written}'))
     .action((sessionPath: string, taskId: string, flags: ReviseFlags) => {
       const plan = editSession(
         sessionPath,
@@ -27,6 +30,7 @@ export function registerRevise(program: Command, io: CliIo, done: (code: number)
           return { write: !flags.dryRun, result: revision };
         },
         (message) => io.stderr(`warning: ${message}\n`),
+        sessionOverrides(flags),
       );
       if (flags.json) {
         printJson(io, { revision: plan.revision.id, rewired: plan.rewired, reset: plan.reset, written: !flags.dryRun });

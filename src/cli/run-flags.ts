@@ -1,7 +1,8 @@
-import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { WaveError } from '../errors.js';
 import { parseHalt, type RunOptions } from '../engine/options.js';
+import { kOutputModes, type OutputMode, type PipelineName } from '../schema/session.js';
+import { addPipelineFlag } from './pipeline-flag.js';
 
 /** The flags `run`, `resume` and `rerun` share, as commander hands them over. */
 export interface RunFlags {
@@ -23,10 +24,12 @@ export interface RunFlags {
   answers?: string;
   auto?: boolean;
   grace?: string;
+  pipeline?: PipelineName;
+  output?: OutputMode;
 }
 
 export function addRunFlags(command: Command): Command {
-  return command
+  return addPipelineFlag(command)
     .option('--cmd <template>', "run each task as a shell command; {column} is replaced by the shell-quoted cell")
     .option('--module <path>', 'run each task with the default export of this JS module: async (task, ctx) => result')
     .addOption(
@@ -51,6 +54,12 @@ export function addRunFlags(command: Command): Command {
     .option(
       '--grace <seconds>',
       'after Ctrl-C or SIGTERM, how long running tasks may finish before they are killed and put back to pending (default 30)',
+    )
+    .addOption(
+      new Option(
+        '--output <mode>',
+        "how a command's stdout becomes its result: auto (a JSON object with status or findings is the result, anything else text), result (must be a result object), text (always findings) (default auto)",
+      ).choices(kOutputModes),
     )
     .option('--bom', 'write tasks.csv with a UTF-8 byte order mark')
     .option('--json', 'print only a JSON summary when the run ends');
@@ -81,7 +90,8 @@ export function runOptionsFromFlags(flags: RunFlags): RunOptions {
   }
   const options: RunOptions = {};
   if (flags.cmd !== undefined) options.executor = { type: 'command', template: flags.cmd };
-  if (flags.module !== undefined) options.executor = { type: 'module', path: resolve(flags.module) };
+  // Relative to the session folder, as in session.json (runSession resolves it).
+  if (flags.module !== undefined) options.executor = { type: 'module', path: flags.module };
   if (flags.executor === 'openai') {
     const baseUrl = flags.baseUrl ?? process.env['OPENAI_BASE_URL'];
     options.executor = { type: 'openai', model: flags.model!, ...(baseUrl ? { baseUrl } : {}) };
@@ -96,6 +106,7 @@ export function runOptionsFromFlags(flags: RunFlags): RunOptions {
   const delay = number('retry-delay', flags.retryDelay);
   set('retryBaseMs', delay === undefined ? undefined : delay * 1000);
   set('schedule', flags.schedule);
+  set('output', flags.output);
   set('halt', flags.halt === undefined ? undefined : parseHalt(flags.halt));
   set('bom', flags.bom);
   set('endpointConcurrency', number('endpoint-concurrency', flags.endpointConcurrency));

@@ -7,17 +7,20 @@ import { openSession } from '../engine/session.js';
 import { countByStatus, countByWave, rowObject, taskLines } from '../engine/status-report.js';
 import { readUsage } from '../knowledge/usage.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
+import { addPipelineFlag, sessionOverrides } from './pipeline-flag.js';
+import type { PipelineName } from '../schema/session.js';
 
 export function registerStatus(program: Command, io: CliIo, done: (code: number) => void): void {
-  program
+  addPipelineFlag(program
     .command('status')
     .description('one line per task ([DONE] [RUN] [WAIT] [FAIL] [SKIP] [----]), then counts per status and wave')
     .argument('<session>', 'session folder, or the path of its tasks.csv')
-    .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}}')
-    .action((sessionPath: string, options: { json?: boolean }) => {
+    .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}}'))
+    .action((sessionPath: string, options: { json?: boolean; pipeline?: PipelineName }) => {
       // status reads what is there, even a file that would not validate: it is how a person
       // looks at a session in any state.
-      const session = openSession(sessionPath);
+      // The pipeline does not change what status shows; the flag is taken like everywhere else.
+      const session = openSession(sessionPath, sessionOverrides(options));
       const table = readSessionTasks(session);
       const counts = countByStatus(table.rows);
       const usage = readUsage(session.dir);

@@ -2,7 +2,7 @@ import type { TasksTable } from '../csv/tasks-file.js';
 import { WaveError } from '../errors.js';
 import { Journal, recoverRows } from './journal.js';
 import { SessionLock } from './lock.js';
-import { openSession, type Session } from './session.js';
+import { openSession, settlePipeline, type Session, type SessionOverrides } from './session.js';
 import { checkSessionOwner, claimSession } from './session-owner.js';
 import { TasksWriter } from './tasks-writer.js';
 import { validateTasks } from './validate.js';
@@ -17,14 +17,16 @@ export function editSession<T>(
   path: string,
   edit: (table: TasksTable, session: Session) => { write: boolean; result: T },
   warn: (message: string) => void,
+  overrides: SessionOverrides = {},
 ): T {
-  const session = openSession(path);
+  const session = openSession(path, overrides);
   checkSessionOwner(session);
   const lock = SessionLock.acquire(session.dir, warn);
   try {
     claimSession(session);
     const { table, writer } = TasksWriter.read(session.tasksPath, { maxRows: session.config.max_rows });
     recoverRows(table.rows, session.dir);
+    settlePipeline(session, table.rows.map((row) => row.role));
     const { write, result } = edit(table, session);
     if (!write) return result;
     const report = validateTasks(table, session.config.pipeline);

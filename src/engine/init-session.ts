@@ -11,6 +11,7 @@ import {
   type BrainstormMode,
 } from '../pipelines/brainstorm/decompose.js';
 import { splitList } from '../csv/columns.js';
+import { genericStarterTasks } from '../pipelines/generic/starter.js';
 import type { SessionConfig } from '../schema/session.js';
 import { engineDir } from './journal.js';
 import { SessionLock } from './lock.js';
@@ -19,7 +20,9 @@ import { fillWaveColumn } from './plan.js';
 import { writeWholeFile } from '../csv/write-all.js';
 
 export interface InitOptions {
-  template: 'brainstorm' | 'analyze';
+  /** `generic` writes a starter: two tasks and a report of them, to be replaced by the user's own. */
+  template: 'brainstorm' | 'analyze' | 'generic';
+  /** What the session is about; required but for the generic template. */
   topic: string;
   /** brainstorm: `;`-separated angles. @default Technical;Product;Innovation;Risk */
   angles?: string;
@@ -64,7 +67,7 @@ const kSessionOutputs = [
 
 /** The decomposer: writes a new session's tasks.csv and session.json. */
 export function initSession(dir: string, options: InitOptions): InitResult {
-  if (options.topic.trim() === '') throw new WaveError('USAGE', 'init needs a --topic');
+  if (options.topic.trim() === '' && options.template !== 'generic') throw new WaveError('USAGE', 'init needs a --topic');
   const tasksPath = join(dir, 'tasks.csv');
   const configPath = join(dir, 'session.json');
   const exists = existsSync(tasksPath) || existsSync(configPath);
@@ -89,6 +92,17 @@ export function initSession(dir: string, options: InitOptions): InitResult {
     }
     tasks = brainstormTasks({ angles, mode });
     config = { pipeline: 'brainstorm', topic: options.topic, mode, max_gc_rounds: maxGcRounds };
+  } else if (options.template === 'generic') {
+    for (const [flag, given] of [
+      ['--angles', options.angles],
+      ['--perspectives', options.perspectives],
+      ['--mode', options.mode],
+      ['--max-gc-rounds', options.maxGcRounds],
+    ] as const) {
+      if (given !== undefined) throw new WaveError('USAGE', `${flag} goes with --template brainstorm or analyze, not generic`);
+    }
+    tasks = genericStarterTasks(options.topic);
+    config = { pipeline: 'generic', ...(options.topic.trim() === '' ? {} : { topic: options.topic }) };
   } else {
     if (options.angles !== undefined) throw new WaveError('USAGE', '--angles goes with --template brainstorm (analyze takes --perspectives)');
     if (options.maxGcRounds !== undefined) throw new WaveError('USAGE', '--max-gc-rounds goes with --template brainstorm');

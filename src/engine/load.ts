@@ -1,6 +1,6 @@
 import { readTasksFile, type TasksTable } from '../csv/tasks-file.js';
 import { WaveError } from '../errors.js';
-import { openSession, type Session } from './session.js';
+import { openSession, settlePipeline, type Session, type SessionOverrides } from './session.js';
 import { validateTasks, type TaskPlan } from './validate.js';
 
 export interface LoadedSession {
@@ -13,9 +13,10 @@ export interface LoadedSession {
  * Opens a session, reads its tasks.csv and validates it. Any problem becomes a WaveError
  * that lists every violation with its line (code INVALID_TASKS, CSV_PARSE, …).
  */
-export function loadSession(pathArgument: string): LoadedSession {
-  const session = openSession(pathArgument);
+export function loadSession(pathArgument: string, overrides: SessionOverrides = {}): LoadedSession {
+  const session = openSession(pathArgument, overrides);
   const table = readSessionTasks(session);
+  settlePipeline(session, table.rows.map((row) => row.role));
   if (session.config.bom) table.format.bom = true;
   const report = validateTasks(table, session.config.pipeline);
   if (report.violations.length > 0) {

@@ -7,6 +7,7 @@ import { kDefaultArtifactLimits } from '../knowledge/artifacts.js';
 import { kMaxTimerSeconds } from '../schema/timer-range.js';
 import { kDefaultMaxDiscoveryLineBytes } from '../knowledge/discoveries-board.js';
 import type { DiscoveryFilePolicy } from '../knowledge/discovery-files.js';
+import { kOutputModes, type OutputMode } from '../schema/session.js';
 
 /** When to stop starting tasks because too many failed (like GNU parallel's --halt soon,fail=N). */
 export type HaltPolicy = { count: number } | { percent: number };
@@ -15,6 +16,14 @@ export type HaltPolicy = { count: number } | { percent: number };
 export interface RunOptions {
   /** What runs each task. Required unless session.json names an executor. */
   executor?: ExecutorSpec;
+  /**
+   * How a command's stdout becomes its result: `auto` takes a JSON object with a `status`
+   * or `findings` key as the result and anything else as text; `result` requires a result
+   * object; `text` takes stdout as the findings whatever it looks like. Commands only.
+   * session.json: `output`.
+   * @default 'auto'
+   */
+  output?: OutputMode;
   /**
    * csv-wave tasks running at once.
    * @default the number of cores
@@ -110,7 +119,7 @@ export interface RunOptions {
   maxDiscoveryLineBytes?: number;
 }
 
-export type NormalizedRunOptions = Required<Omit<RunOptions, 'halt' | 'bom' | 'executor' | 'discoveryFiles'>> &
+export type NormalizedRunOptions = Required<Omit<RunOptions, 'halt' | 'bom' | 'executor' | 'discoveryFiles' | 'output'>> &
   Pick<RunOptions, 'halt' | 'bom' | 'discoveryFiles'> & { executor: ExecutorSpec };
 
 /** Seconds running tasks get to finish after a stop signal before they are killed. */
@@ -153,6 +162,7 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
       'No executor: pass --cmd TEMPLATE, --module PATH or --executor openai --model NAME, or name one in session.json ("executor": {"type": "command", "cmd": "..."})',
     );
   }
+  const executor = withOutputMode(options.executor, options.output);
   const concurrency = options.concurrency ?? availableParallelism();
   expect('concurrency', isPositiveInteger(concurrency), concurrency, 'a positive integer');
   // Commands and model calls wait on other processes: one thread runs them all, and a
@@ -190,7 +200,7 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
     expect('halt', valid, value, 'fail=N (N ≥ 1) or fail=N% (0 < N ≤ 100)');
   }
   return {
-    executor: options.executor,
+    executor,
     concurrency,
     threads,
     schedule,
@@ -209,6 +219,17 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
     ...(options.bom === undefined ? {} : { bom: options.bom }),
     ...(options.discoveryFiles === undefined ? {} : { discoveryFiles: options.discoveryFiles }),
   };
+}
+
+/** The command executor with its output mode; other executors return objects, so a mode other than auto is a mistake there. */
+function withOutputMode(executor: ExecutorSpec, output: OutputMode | undefined): ExecutorSpec {
+  if (output === undefined) return executor;
+  expect('output', (kOutputModes as readonly string[]).includes(output), output, '`auto`, `result` or `text`');
+  if (executor.type === 'command') return { ...executor, output };
+  if (output !== 'auto') {
+    throw new WaveError('USAGE', `\`output\` (--output ${output}) is for commands (--cmd): a ${executor.type} executor returns a result object`);
+  }
+  return executor;
 }
 
 /** Parses `--halt fail=N` or `fail=N%`. */

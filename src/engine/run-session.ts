@@ -1,5 +1,5 @@
 import { readdirSync, rmSync } from 'node:fs';
-import { basename, isAbsolute, join } from 'node:path';
+import { basename, isAbsolute, join, resolve } from 'node:path';
 import { writeFileAtomic } from '../csv/atomic-write.js';
 import { splitList } from '../csv/columns.js';
 import { rowCells, type TaskRow } from '../csv/tasks-file.js';
@@ -24,7 +24,7 @@ import {
 } from '../knowledge/discovery-files.js';
 import { sessionPathForRead, sessionPathForWrite } from '../knowledge/session-path.js';
 import { appendWisdom, kWisdomKinds } from '../knowledge/wisdom.js';
-import type { SessionConfig } from '../schema/session.js';
+import type { PipelineName, SessionConfig } from '../schema/session.js';
 import { killChildProcessGroups, killLeftoverCommands } from './child-groups.js';
 import { RunEmitter, type RunSummary } from './events.js';
 import { Journal, recoverRows } from './journal.js';
@@ -32,16 +32,22 @@ import { isAlive, SessionLock } from './lock.js';
 import { normalizeRunOptions, type RunOptions } from './options.js';
 import { Scheduler, type StopReason } from './scheduler.js';
 import { createTaskRunner } from './task-runner.js';
-import { openSession } from './session.js';
+import { openSession, settlePipeline } from './session.js';
 import { checkSessionOwner, claimSession } from './session-owner.js';
 import { countByStatus } from './status-report.js';
 import { skippedForFailure, statusOf } from '../schema/task-state.js';
 import { TasksWriter } from './tasks-writer.js';
 import { Checkpointer } from './checkpointer.js';
+import { checkExecutor } from './check-executor.js';
 import { validateTasks } from './validate.js';
 import { fillWaveColumn } from './plan.js';
 
 export interface RunSessionOptions extends RunOptions {
+  /**
+   * The pipeline, over session.json's (the CLI's `--pipeline`).
+   * @default session.json's; else brainstorm when every role is a brainstorm role, generic otherwise
+   */
+  pipeline?: PipelineName;
   /** Listen here for task:start, task:done, wave:done, run:done and warnings. */
   events?: RunEmitter;
   /** Handlers of the interactive lane by role. @default the pipeline's own (GC controller, discussion gate) */
@@ -69,7 +75,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
   const startedAt = performance.now();
   const events = options.events ?? new RunEmitter();
   const warn = (message: string) => events.emit('warning', message);
-  const session = openSession(path);
+  const session = openSession(path, options.pipeline === undefined ? {} : { pipeline: options.pipeline });
   const settings = normalizeRunOptions(withSessionDefaults(options, session.config, session.dir));
   const graceSeconds = settings.graceSeconds;
   checkSessionOwner(session);
@@ -85,6 +91,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     const { recovered, interrupted } = recoverRows(table.rows, session.dir);
     if (recovered > 0) warn(`Recovered ${recovered} task state(s) from the journal of an earlier run`);
     if (interrupted > 0) warn(`${interrupted} task(s) left in progress by an interrupted run go back to pending`);
+    settlePipeline(session, table.rows.map((row) => row.role));
 
     const report = validateTasks(table, session.config.pipeline);
     if (report.violations.length > 0) {
@@ -93,6 +100,8 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
         violations: report.violations,
       });
     }
+    // A bad executor fails here, once, rather than on every task.
+    await checkExecutor(settings.executor, table.columns, session.dir);
     const { waves, waveCount } = report.plan;
     fillWaveColumn(table.rows, waves);
     options.prepare?.(table.rows, waves);
@@ -168,7 +177,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       tasksPerThread: Math.ceil(settings.concurrency / settings.threads),
       workerMemoryMb: settings.workerMemoryMb,
     });
-    const discoveryFiles = settings.discoveryFiles ?? 'always';
+    const discoveryFiles = settings.discoveryFiles ?? (session.config.pipeline === 'generic' ? 'when-rich' : 'always');
     const runTask = createTaskRunner({
       pool,
       explorations: new ExplorationCache(session.dir),
@@ -513,11 +522,17 @@ function recordKnowledge(
 /** Command-line options win; session.json fills what they leave out. */
 function withSessionDefaults(options: RunOptions, config: SessionConfig, sessionDir: string): RunOptions {
   const merged: RunOptions = { ...options };
+  // A relative module path is relative to the session folder, given as an option (--module)
+  // or in session.json alike: commands run there too.
+  if (merged.executor?.type === 'module' && !isAbsolute(merged.executor.path)) {
+    merged.executor = { ...merged.executor, path: resolve(sessionDir, merged.executor.path) };
+  }
   if (!merged.executor && config.executor) merged.executor = executorFromConfig(config.executor, sessionDir);
   if (merged.concurrency === undefined && config.concurrency !== undefined) merged.concurrency = config.concurrency;
   if (merged.timeoutSeconds === undefined && config.timeout !== undefined) merged.timeoutSeconds = config.timeout;
   if (merged.retries === undefined && config.retries !== undefined) merged.retries = config.retries;
   if (merged.schedule === undefined && config.schedule !== undefined) merged.schedule = config.schedule;
+  if (merged.output === undefined && config.output !== undefined) merged.output = config.output;
   if (merged.prevContextCap === undefined && config.prev_context_cap !== undefined) {
     merged.prevContextCap = config.prev_context_cap;
   }
@@ -526,9 +541,8 @@ function withSessionDefaults(options: RunOptions, config: SessionConfig, session
     merged.maxArtifactsPerTask = config.max_artifacts_per_task;
   }
   if (merged.maxArtifactBytes === undefined && config.max_artifact_bytes !== undefined) merged.maxArtifactBytes = config.max_artifact_bytes;
-  if (merged.discoveryFiles === undefined) {
-    merged.discoveryFiles = config.discovery_files ?? (config.pipeline === 'generic' ? 'when-rich' : 'always');
-  }
+  // Without either, the pipeline decides, once it is settled from the roles.
+  if (merged.discoveryFiles === undefined && config.discovery_files !== undefined) merged.discoveryFiles = config.discovery_files;
   if (merged.maxDiscoveryLineBytes === undefined && config.max_discovery_line_bytes !== undefined) {
     merged.maxDiscoveryLineBytes = config.max_discovery_line_bytes;
   }

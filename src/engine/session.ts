@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { showCell } from '../csv/columns.js';
 import { textProblem } from '../csv/tasks-file.js';
 import { WaveError, formatViolations, type Violation } from '../errors.js';
-import { sessionConfigSchema, type SessionConfig } from '../schema/session.js';
+import { inferPipeline } from '../pipelines/roles.js';
+import { sessionConfigSchema, type PipelineName, type SessionConfig } from '../schema/session.js';
 
 /** Where a session's files are, and its settings. */
 export interface Session {
@@ -15,13 +16,24 @@ export interface Session {
   /** The tasks file as error messages show it: relative to the working folder when inside it. */
   displayPath: string;
   config: SessionConfig;
+  /**
+   * Whether the pipeline was named (`--pipeline`, or `pipeline` in session.json). When it
+   * was not, settlePipeline picks it from the roles once tasks.csv is read.
+   */
+  pipelineNamed: boolean;
+}
+
+/** What a command line may set over session.json. */
+export interface SessionOverrides {
+  /** The pipeline, whatever session.json says (`--pipeline`). */
+  pipeline?: PipelineName;
 }
 
 /**
  * Opens a session from the folder or the path of its tasks.csv (any `.csv` file names its
  * own session: the folder it sits in). Reads session.json when present.
  */
-export function openSession(pathArgument: string): Session {
+export function openSession(pathArgument: string, overrides: SessionOverrides = {}): Session {
   const absolute = resolve(pathArgument);
   let tasksPath: string;
   if (existsSync(absolute) && statSync(absolute).isDirectory()) tasksPath = join(absolute, 'tasks.csv');
@@ -34,7 +46,17 @@ export function openSession(pathArgument: string): Session {
     );
   }
   const dir = dirname(tasksPath);
-  return { dir, tasksPath, displayPath: displayPathOf(tasksPath), config: readSessionConfig(dir) };
+  const { config, pipelineNamed } = readSessionFile(dir);
+  if (overrides.pipeline !== undefined) config.pipeline = overrides.pipeline;
+  return { dir, tasksPath, displayPath: displayPathOf(tasksPath), config, pipelineNamed: pipelineNamed || overrides.pipeline !== undefined };
+}
+
+/**
+ * A session that names no pipeline is a brainstorm session when every role is a brainstorm
+ * role (the seed's files), and generic otherwise: a plain CSV with its own roles just runs.
+ */
+export function settlePipeline(session: Session, roles: Iterable<string>): void {
+  if (!session.pipelineNamed) session.config.pipeline = inferPipeline(roles);
 }
 
 function displayPathOf(path: string): string {
@@ -49,8 +71,13 @@ function displayPathOf(path: string): string {
  * of the key (unknown keys named, with the keys that exist).
  */
 export function readSessionConfig(dir: string): SessionConfig {
+  return readSessionFile(dir).config;
+}
+
+/** session.json checked (see readSessionConfig), and whether it names the pipeline. */
+function readSessionFile(dir: string): { config: SessionConfig; pipelineNamed: boolean } {
   const path = join(dir, 'session.json');
-  if (!existsSync(path)) return sessionConfigSchema.parse({});
+  if (!existsSync(path)) return { config: sessionConfigSchema.parse({}), pipelineNamed: false };
   const shown = displayPathOf(path);
   let bytes: Buffer;
   try {
@@ -101,7 +128,7 @@ export function readSessionConfig(dir: string): SessionConfig {
     violations.sort((a, b) => a.line - b.line);
     throw new WaveError('INVALID_SESSION', formatViolations(shown, violations), { path: shown, violations });
   }
-  return parsed.data;
+  return { config: parsed.data, pipelineNamed: (raw as { pipeline?: unknown }).pipeline !== undefined };
 }
 
 /** The keys an object in session.json may have, found by walking the schema along `path`. */

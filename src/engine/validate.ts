@@ -4,7 +4,7 @@ import { cellOf, type TasksTable, type TaskRow } from '../csv/tasks-file.js';
 import type { Violation } from '../errors.js';
 import { buildDag } from '../graph/dag.js';
 import { computeWaves } from '../graph/waves.js';
-import { pipelineRoles } from '../pipelines/roles.js';
+import { pipelineRoles, roleHint } from '../pipelines/roles.js';
 import { taskRowSchema } from '../schema/row.js';
 import type { PipelineName } from '../schema/session.js';
 
@@ -39,7 +39,7 @@ export function validateTasks(table: TasksTable, pipeline: PipelineName): Valida
       for (const issue of parsed.error.issues) violations.push({ line: row.line, message: issueMessage(issue, row) });
     }
     if (row.role !== '' && roles !== null && !roles.has(row.role)) {
-      violations.push({ line: row.line, message: `Invalid role: ${showCell(row.role)}` });
+      violations.push({ line: row.line, message: `Invalid role: ${showCell(row.role)} (${roleHint(pipeline)})` });
     }
     if (firstById.has(row.id)) violations.push({ line: row.line, message: `Duplicate task ID: ${showCell(row.id)}` });
     else firstById.set(row.id, row);

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { utf8Prefix, cutTextBytes } from '../knowledge/cut-text.js';
 import { kCanFindEscaped, killEscapedProcesses } from './escaped-processes.js';
+import type { OutputMode } from '../schema/session.js';
 import { parseTaskOutput } from './output.js';
 import { SecretScrubber } from './secret-scrubber.js';
 import { renderCommand } from './template.js';
@@ -14,6 +15,8 @@ export interface CommandExecutorOptions {
    * `ExecutorRunOptions.maxStdoutBytes` wins. @default 1 MiB
    */
   maxStdoutBytes?: number;
+  /** How stdout becomes the result (see parseTaskOutput). @default 'auto' */
+  output?: OutputMode;
 }
 
 /** @default 1 MiB of stdout per task (`max_stdout_bytes`) */
@@ -43,14 +46,22 @@ export const kTempFailExitCode = 75;
 export class CommandExecutor implements Executor {
   readonly #template: string;
   readonly #maxStdout: number;
+  readonly #output: OutputMode;
 
   constructor(options: CommandExecutorOptions) {
     this.#template = options.template;
     this.#maxStdout = options.maxStdoutBytes ?? kDefaultMaxStdoutBytes;
+    this.#output = options.output ?? 'auto';
   }
 
   run(task: TaskInput, options: ExecutorRunOptions): Promise<AttemptOutcome> {
-    const command = renderCommand(this.#template, { ...task.row, prev_context: task.prev_context });
+    let command: string;
+    try {
+      command = renderCommand(this.#template, { ...task.row, prev_context: task.prev_context });
+    } catch (error) {
+      // A placeholder where no quoting is safe; the run refuses such templates at its start.
+      return Promise.resolve({ kind: 'error', errorClass: 'task-failure', error: `--cmd template: ${(error as Error).message}` });
+    }
     const maxStdout = options.maxStdoutBytes ?? this.#maxStdout;
     return new Promise((resolve) => {
       let child: ReturnType<typeof spawnShell>;
@@ -148,7 +159,7 @@ export class CommandExecutor implements Executor {
           });
           return;
         }
-        const outcome = stdout.parse();
+        const outcome = stdout.parse(this.#output);
         finish(pipesHeld ? { ...outcome, notes: [...(outcome.notes ?? []), kHeldPipesNote] } : outcome);
       });
 
@@ -268,9 +279,9 @@ class BoundedOutput {
     }
   }
 
-  parse() {
+  parse(mode: OutputMode) {
     const head = Buffer.concat(this.#head);
-    if (this.#total <= this.#cap) return parseTaskOutput(head.toString('utf8'));
+    if (this.#total <= this.#cap) return parseTaskOutput(head.toString('utf8'), undefined, mode);
     // Scrubbed before the cut, so that a secret across it is hidden whole.
     const text = SecretScrubber.fromEnv().text(utf8Prefix(head).toString('utf8'));
     const kept = cutTextBytes(text, this.#cap);
@@ -279,6 +290,6 @@ class BoundedOutput {
       keptBytes: this.#cap,
       totalBytes: this.#total,
       ...(tail === undefined ? {} : { tail }),
-    });
+    }, mode);
   }
 }

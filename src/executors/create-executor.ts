@@ -8,7 +8,7 @@ export function createExecutor(spec: ExecutorSpec): Executor {
   switch (spec.type) {
     case 'command':
       // Its stdout cap comes with each request (WorkerRequest.limits).
-      return new CommandExecutor({ template: spec.template });
+      return new CommandExecutor({ template: spec.template, ...(spec.output === undefined ? {} : { output: spec.output }) });
     case 'module':
       return new ModuleExecutor(spec.path);
     case 'openai':

@@ -6,6 +6,7 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { DiscoveryInput } from '../schema/discovery.js';
+import type { OutputMode } from '../schema/session.js';
 import type { TaskResult } from '../schema/result.js';
 import type { DiscoveryFilePolicy } from '../knowledge/discovery-files.js';
 import type { DependencyState } from '../knowledge/upstream.js';
@@ -13,7 +14,9 @@ import type { ErrorClass, TaskInput, TokenUsage } from './types.js';
 
 /** Which executor runs the task, and how it is set up. */
 export type ExecutorSpec =
-  | { type: 'command'; template: string }
+  /** `output`: how stdout becomes the result. @default 'auto' */
+  | { type: 'command'; template: string; output?: OutputMode }
+  /** `path`: a relative one is relative to the session folder (runSession resolves it). */
   | { type: 'module'; path: string }
   /** The API key is not here: workers read OPENAI_API_KEY from their environment, so it is never cloned or journaled. */
   | { type: 'openai'; model: string; baseUrl?: string; promptsDir?: string; maxTokens?: number };

@@ -1,3 +1,4 @@
+import type { OutputMode } from '../schema/session.js';
 import { cleanText } from './clean-text.js';
 import { nestsDeeperThan, tooDeepText } from './json-depth.js';
 import { scrubSecrets } from './secret-scrubber.js';
@@ -30,17 +31,33 @@ export interface StdoutCut {
  * `cut` says the output was longer than kept: the findings are the head, with a note; a
  * JSON result in the head cannot be complete, so it fails saying so, unless the tail's
  * last complete line is the result.
+ *
+ * `mode` (`--output`): in `auto` (the above) a JSON object is the result only when it has
+ * a `status` or `findings` key, so that the JSON of jq, curl or docker inspect is text;
+ * `result` requires a result object and fails on anything else; `text` takes the trimmed
+ * stdout as the findings, whatever it looks like.
  */
-export function parseTaskOutput(stdout: string, cut?: StdoutCut): AttemptOutcome {
+export function parseTaskOutput(stdout: string, cut?: StdoutCut, mode: OutputMode = 'auto'): AttemptOutcome {
   // Scrubbed before it is parsed: V8's JSON errors quote the text around the error, which
   // may hold a piece of a secret that the scrubber could not recognise afterwards.
   const trimmed = scrubSecrets(cleanText(stdout)).trim();
   const notes = cut ? [cutNote(cut)] : [];
   const withNotes = (outcome: AttemptOutcome): AttemptOutcome => (notes.length > 0 ? { ...outcome, notes } : outcome);
+  const asText = (): AttemptOutcome => withNotes({ kind: 'result', result: { status: 'completed', findings: trimmed } });
+  // In auto mode, JSON that is no result (no status or findings key) is the command's text.
+  const taken = (object: object | undefined) => (object !== undefined && (mode === 'result' || isResultLike(object)) ? object : undefined);
+  const needsResult = (what: string): AttemptOutcome =>
+    withNotes({
+      kind: 'error',
+      errorClass: 'invalid-output',
+      error: `Invalid output: --output result needs a JSON result object on stdout or its last line, ${what}`,
+    });
+  if (mode === 'text') return asText();
 
   if (cut) {
-    const fromTail = cut.tail === undefined ? undefined : lastLineResult(cut.tail);
+    const fromTail = taken(cut.tail === undefined ? undefined : lastLineResult(cut.tail));
     if (fromTail) return withNotes({ kind: 'result', result: fromTail });
+    if (mode === 'result' && !startsLikeResult(trimmed)) return needsResult('and the last line of its end holds none');
     if (startsLikeResult(trimmed)) {
       return withNotes({
         kind: 'error',
@@ -48,29 +65,40 @@ export function parseTaskOutput(stdout: string, cut?: StdoutCut): AttemptOutcome
         error:
           `Invalid output: stdout starts like a JSON result, but it was ${cut.totalBytes} bytes and only the first ` +
           `${cut.keptBytes} are kept (max_stdout_bytes), so the result is incomplete. Write large content to an ` +
-          `artifact, or raise max_stdout_bytes`,
+          `artifact, or raise max_stdout_bytes${mode === 'auto' ? ', or pass --output text to take stdout as text' : ''}`,
       });
     }
-    return withNotes({ kind: 'result', result: { status: 'completed', findings: trimmed } });
+    return asText();
   }
 
   const whole = tryParse(trimmed);
-  if (whole.object) return { kind: 'result', result: whole.object };
+  if (whole.object) return taken(whole.object) ? { kind: 'result', result: whole.object } : asText();
   const lines = trimmed.split('\n').filter((line) => line.trim() !== '');
   const lastLine = lines.length > 0 ? lines[lines.length - 1]!.trim() : '';
   const last = tryParse(lastLine);
-  if (last.object) return { kind: 'result', result: last.object };
+  if (last.object) return taken(last.object) ? { kind: 'result', result: last.object } : asText();
+  const textHint = mode === 'auto' ? '; pass --output text to take stdout as text' : '';
   if (startsLikeResult(trimmed)) {
-    return { kind: 'error', errorClass: 'invalid-output', error: `Invalid output: stdout starts like a JSON result but is not valid JSON (${whole.error})` };
+    return {
+      kind: 'error',
+      errorClass: 'invalid-output',
+      error: `Invalid output: stdout starts like a JSON result but is not valid JSON (${whole.error})${textHint}`,
+    };
   }
   if (lastLine.startsWith('{"') && lastLine.endsWith('}')) {
     return {
       kind: 'error',
       errorClass: 'invalid-output',
-      error: `Invalid output: the last line of stdout looks like a JSON result but is not valid JSON (${last.error})`,
+      error: `Invalid output: the last line of stdout looks like a JSON result but is not valid JSON (${last.error})${textHint}`,
     };
   }
-  return { kind: 'result', result: { status: 'completed', findings: trimmed } };
+  if (mode === 'result') return needsResult(trimmed === '' ? 'and stdout was empty' : 'and stdout was text');
+  return asText();
+}
+
+/** A JSON object meant as a task result: it names its status or its findings. */
+function isResultLike(object: object): boolean {
+  return Object.hasOwn(object, 'status') || Object.hasOwn(object, 'findings');
 }
 
 function cutNote(cut: StdoutCut): string {

@@ -1,17 +1,6 @@
-import type { UpstreamContext } from '../knowledge/upstream.js';
-
-/** Everything a task receives: on stdin for commands, as the first argument for modules. */
-export interface TaskInput {
-  id: string;
-  wave: number;
-  attempt: number;
-  /** Absolute path of the session folder. */
-  session: string;
-  /** Every column of the row by name (extra columns too), cells as the decomposer wrote them. */
-  row: Record<string, string>;
-  prev_context: string;
-  upstream: UpstreamContext;
-}
+/** Everything a task receives: on stdin for commands, as the first argument for modules (schema/task-input.ts). */
+export type { TaskInput } from '../schema/task-input.js';
+import type { TaskInput } from '../schema/task-input.js';
 
 /**
  * Why a task attempt failed; the engine retries the first three by default

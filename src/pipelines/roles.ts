@@ -10,3 +10,23 @@ const kPipelineRoles: Record<PipelineName, ReadonlySet<string> | null> = {
 export function pipelineRoles(pipeline: PipelineName): ReadonlySet<string> | null {
   return kPipelineRoles[pipeline];
 }
+
+/**
+ * The pipeline of a session that names none: brainstorm when every role is a brainstorm
+ * role (so the seed's files behave as before), generic otherwise. Empty roles do not count.
+ */
+export function inferPipeline(roles: Iterable<string>): PipelineName {
+  const brainstorm = kPipelineRoles.brainstorm!;
+  for (const role of roles) if (role !== '' && !brainstorm.has(role)) return 'generic';
+  return 'brainstorm';
+}
+
+/**
+ * The end of an `Invalid role` message: which pipeline is in force, the roles it takes,
+ * and how to take any role.
+ */
+export function roleHint(pipeline: PipelineName): string {
+  const roles = kPipelineRoles[pipeline];
+  const known = roles === null ? 'any non-empty role' : [...roles].join(', ');
+  return `the ${pipeline} pipeline takes ${known}; for roles of your own, pass --pipeline generic or set "pipeline": "generic" in session.json`;
+}

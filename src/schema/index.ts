@@ -3,4 +3,5 @@ export * from './result.js';
 export * from './discovery.js';
 export * from './discovery-file.js';
 export * from './session.js';
+export * from './task-input.js';
 export { jsonSchemas, jsonSchemaText } from './json-schema.js';

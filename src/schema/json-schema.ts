@@ -4,6 +4,7 @@ import { discoveryFileSchema } from './discovery-file.js';
 import { taskResultSchema } from './result.js';
 import { taskRowSchema } from './row.js';
 import { sessionConfigSchema } from './session.js';
+import { taskInputSchema } from './task-input.js';
 
 /** The JSON Schema documents checked in under schemas/, by file name. */
 export function jsonSchemas(): Record<string, unknown> {
@@ -13,6 +14,7 @@ export function jsonSchemas(): Record<string, unknown> {
     'discovery-line.schema.json': discoveryLineSchema,
     'discovery-file.schema.json': discoveryFileSchema,
     'session.schema.json': sessionConfigSchema,
+    'task-input.schema.json': taskInputSchema,
   };
   const documents: Record<string, unknown> = {};
   for (const [file, schema] of Object.entries(exported)) {

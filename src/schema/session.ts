@@ -12,7 +12,21 @@ export const kPipelines = [
 ] as const;
 export type PipelineName = (typeof kPipelines)[number];
 
-/** session.json: written by `init`, optional; a session without it is a brainstorm session. */
+/** How a command's stdout becomes its result (`--output`, session.json `output`). */
+export const kOutputModes = [
+  /** A JSON object with a `status` or `findings` key (all of stdout, or its last line) is the result; anything else is text. */
+  'auto',
+  /** stdout must hold a result object (all of it, or its last line); text fails the task. */
+  'result',
+  /** stdout is the findings, whatever it looks like, JSON included. */
+  'text',
+] as const;
+export type OutputMode = (typeof kOutputModes)[number];
+
+/**
+ * session.json: written by `init`, optional. A session that names no pipeline is brainstorm
+ * when all its roles are brainstorm roles, else generic (engine/session.ts settlePipeline).
+ */
 export const sessionConfigSchema = z
   .object({
     pipeline: z.enum(kPipelines).default('brainstorm'),
@@ -36,6 +50,8 @@ export const sessionConfigSchema = z
     timeout: z.number().positive().max(kMaxTimerSeconds, `Too big: at most ${kMaxTimerSeconds} seconds (24 days)`).optional(),
     retries: z.number().int().min(0).optional(),
     schedule: z.enum(['waves', 'eager']).optional(),
+    /** How a command's stdout is read (default auto). */
+    output: z.enum(kOutputModes).optional(),
     /** Bytes of a command's stdout kept per attempt (default 1048576); the findings say what was dropped. */
     max_stdout_bytes: z.number().int().min(1024).optional(),
     /** Artifact files per task, its findings' output file included (default 20); further ones are dropped, said in its findings. */

@@ -49,17 +49,26 @@ C,do,ideator,A
   });
 
   test('--json on a bad file: {ok: false, violations: [{file, line, message}]} and exit code 2', async () => {
-    const dir = tempSession(`id,description,role,deps
+    const dir = tempSession(
+      `id,description,role,deps
 A,do,wizard,GHOST
 A,,ideator,
-`);
+`,
+      { 'session.json': '{"pipeline":"brainstorm"}' },
+    );
     const result = await runCli('validate', dir, '--json');
     expect(result.code).toBe(2);
     expect(result.stderr).toBe('');
     const document = JSON.parse(result.stdout) as ValidateJson;
     expect(document.ok).toBe(false);
     expect(document.violations.map((v) => ({ ...v, file: withPlainTasksPath(v.file, dir) }))).toEqual([
-      { file: 'tasks.csv', line: 2, message: 'Invalid role: wizard' },
+      {
+        file: 'tasks.csv',
+        line: 2,
+        message:
+          'Invalid role: wizard (the brainstorm pipeline takes ideator, challenger, synthesizer, evaluator, gc-controller; ' +
+          'for roles of your own, pass --pipeline generic or set "pipeline": "generic" in session.json)',
+      },
       { file: 'tasks.csv', line: 2, message: 'Unknown dependency: GHOST' },
       { file: 'tasks.csv', line: 3, message: 'Empty description for task: A' },
       { file: 'tasks.csv', line: 3, message: 'Duplicate task ID: A' },
@@ -98,7 +107,8 @@ B,do,
     const analyze = await runCli('validate', tempSession(csv, { 'session.json': '{"pipeline":"analyze"}' }), '--json');
     expect(analyze.code).toBe(2);
     expect((JSON.parse(analyze.stdout) as ValidateJson).violations.map((v) => v.message)).toEqual([
-      'Invalid role: anything-at-all',
+      'Invalid role: anything-at-all (the analyze pipeline takes explorer, analyst, discussant, synthesizer; ' +
+        'for roles of your own, pass --pipeline generic or set "pipeline": "generic" in session.json)',
     ]);
   });
 

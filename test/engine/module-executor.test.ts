@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { readDiscoveryFile } from '../../src/knowledge/discovery-files.js';
 import { RunEmitter, type TaskRetryEvent } from '../../src/engine/events.js';
@@ -7,9 +7,9 @@ import { runSession } from '../../src/engine/run-session.js';
 import { runCli } from '../helpers/cli.js';
 import { fixturePath, genericSession, readRows, type RowInput } from '../helpers/generic-session.js';
 
-/** The fixture as a user would name it: relative to the folder the CLI runs in. */
+/** The fixture's absolute path (a relative --module is relative to the session folder; test/cli/executor-check.test.ts covers that). */
 function moduleFlag(name: string): string {
-  return relative(process.cwd(), fixturePath(name));
+  return fixturePath(name);
 }
 
 function errors(dir: string): Record<string, string> {
@@ -133,10 +133,13 @@ describe('module executor', () => {
     expect(retries.filter((event) => event.id === 'HOG').map((event) => event.errorClass)).toEqual(['worker-crash']);
   });
 
-  test('a module without a default export function fails every task, saying what is expected', async () => {
+  test('a module without a default export function stops the run before any task starts, saying what is expected', async () => {
     const dir = genericSession([{ id: 'A', description: 'a', role: 'r' }]);
     const result = await runCli('run', dir, '--module', moduleFlag('module-no-default.mjs'));
-    expect(result.code).toBe(1);
-    expect(readRows(dir).get('A')!.error).toMatch(/module-no-default\.mjs has no default export function: export default async \(task, ctx\) => result$/);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      /module-no-default\.mjs has no default export function \(its default export is undefined\): export default async \(task, ctx\) => result\n$/,
+    );
+    expect(readRows(dir).get('A')!.status).toBe('');
   });
 });

@@ -414,7 +414,7 @@ describe('results and knowledge files', () => {
     ['status outside the enum', { status: 'done', findings: 'x' }, /^Invalid result: status: /],
     ['an unknown field', { findings: 'x', colour: 'blue' }, /^Invalid result: .*colour/],
     ['a discovery without data', { findings: 'x', discoveries: [{ type: 'idea' }] }, /^Invalid result: discoveries\.0\.data: /],
-    ['an artifact name that leaves the folder', { artifacts: [{ name: '../escape', content: 'x' }] }, /^Invalid result: artifacts\.0\.name: /],
+    ['an artifact name that leaves the folder', { findings: 'x', artifacts: [{ name: '../escape', content: 'x' }] }, /^Invalid result: artifacts\.0\.name: /],
     ['another task id', { id: 'OTHER', findings: 'x' }, /^Invalid result: id is OTHER, expected T$/],
   ])('an invalid result (%s) fails the task naming the field, without retry', async (_, result, message) => {
     const dir = genericSession([{ id: 'T', description: resultText(result), role: 'r' }]);

@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { renderCommand, shellQuote } from '../../src/executors/template.js';
+import { renderCommand, shellQuote, templateProblems } from '../../src/executors/template.js';
 import { runCli } from '../helpers/cli.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
 
@@ -59,6 +59,60 @@ describe('renderCommand', () => {
   });
 });
 
+describe('placeholders inside the template\'s own quotes', () => {
+  test('"{file}" is filled inside the double quotes, escaping what they would expand', () => {
+    expect(renderCommand('cat "{file}"', { file: 'my file.txt' })).toBe('cat "my file.txt"');
+    expect(renderCommand('echo "{a}"', { a: '$(x) `y` "z" \\' })).toBe('echo "\\$(x) \\`y\\` \\"z\\" \\\\"');
+  });
+
+  test("'{file}' is filled inside the single quotes, closing and reopening them around a quote", () => {
+    expect(renderCommand("cat '{file}'", { file: "it's" })).toBe("cat 'it'\\''s'");
+  });
+
+  test('an escaped quote does not open quotes; $(...) inside double quotes is quoted afresh', () => {
+    expect(renderCommand('echo \\"{a}', { a: 'x y' })).toBe("echo \\\"'x y'");
+    expect(renderCommand('echo "$(cat {a})"', { a: 'x y' })).toBe(`echo "$(cat 'x y')"`);
+  });
+
+  test('backquotes, comments and here-documents are refused for known columns, with the fix', () => {
+    expect(templateProblems('echo `cat {file}`', ['file'])).toEqual([
+      '{file} is inside backquotes, where a cell cannot be quoted safely: write $(...) instead of `...`',
+    ]);
+    expect(templateProblems('echo hi # {file}', ['file'])).toEqual([
+      '{file} is in a shell comment, which a newline in the cell would end: take it out of the comment',
+    ]);
+    expect(templateProblems('cat <<EOF\n{file}\nEOF', ['file'])).toEqual([
+      "{file} follows a here-document (<<), whose body runs $(...) in a cell: pipe the value instead, e.g. printf '%s\\n' {file} | cmd",
+    ]);
+    // The `)` of a case pattern does not close the $(...): what follows could be misread.
+    const unsure =
+      '{file} follows a case statement inside $(...), after which csv-wave cannot tell how to quote it: move the case into a script, or the placeholder before it';
+    expect(templateProblems('echo "$(case {file} in a) echo b;; esac) {file}"', ['file'])).toEqual([unsure, unsure]);
+    // Not columns: they stay as written, wherever they are.
+    expect(templateProblems('echo `cat {nope}` # {nope}', ['file'])).toEqual([]);
+    // A # inside a word, or quoted, is no comment.
+    expect(templateProblems('echo a#{file} "#{file}"', ['file'])).toEqual([]);
+  });
+
+  test('through a whole run: cat "{file}" reads the file whose name has a space', async () => {
+    const dir = genericSession([{ id: 'A', description: 'd', role: 'r', file: 'my file.txt' }]);
+    writeFileSync(join(dir, 'my file.txt'), 'contents');
+    const result = await runCli('run', dir, '--cmd', 'cat "{file}"');
+    expect(result.code, result.stdout).toBe(0);
+    expect(readRows(dir).get('A')!.findings).toBe('contents');
+  });
+
+  test('a template csv-wave cannot quote is refused before any task starts (exit 2), saying how to fix it', async () => {
+    const dir = genericSession([{ id: 'A', description: 'd', role: 'r', file: 'x.txt' }]);
+    const result = await runCli('run', dir, '--cmd', 'echo `cat {file}`');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      'Command template "echo `cat {file}`": {file} is inside backquotes, where a cell cannot be quoted safely: write $(...) instead of `...`\n',
+    );
+    expect(readRows(dir).get('A')!.status).toBe('');
+  });
+});
+
 describe('shell safety', () => {
   const dir = mkdtempSync(join(tmpdir(), 'csv-wave-template-'));
   const marker = join(dir, 'pwned');
@@ -104,6 +158,29 @@ describe('shell safety', () => {
         const command = renderCommand('printf %s {description}', { description, id: 'A' });
         const out = shellOutput(command, dir);
         expect(out.equals(Buffer.from(description, 'utf8'))).toBe(true);
+        expect(existsSync(marker)).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test('any cell reaches the command exactly inside the template\'s own quotes and in $(...), and runs nothing', () => {
+    const contexts: [string, (v: string) => string][] = [
+      ['{v}', (v) => v],
+      ['"{v}"', (v) => v],
+      ["'{v}'", (v) => v],
+      ['"<{v}>"', (v) => `<${v}>`],
+      ["'x{v}y'", (v) => `x${v}y`],
+      ['pre{v}post', (v) => `pre${v}post`],
+      [`"$(printf '%s.' {v})"`, (v) => `${v}.`],
+      [`"$(printf '%s.' "{v}")"`, (v) => `${v}.`],
+      [`"a$(printf '%s' "b'{v}'")c"`, (v) => `ab'${v}'c`],
+    ];
+    const template = contexts.map(([place]) => `printf %s ${place}`).join("; printf '|'; ");
+    fc.assert(
+      fc.property(cell, (v) => {
+        const out = shellOutput(renderCommand(template, { v }), dir);
+        expect(out.toString('utf8')).toBe(Buffer.from(contexts.map(([, expected]) => expected(v)).join('|'), 'utf8').toString('utf8'));
         expect(existsSync(marker)).toBe(false);
       }),
       { numRuns: 300 },

@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { normalizeRunOptions, type RunOptions } from '../../src/engine/options.js';
 import type { WorkerReply, WorkerRequest } from '../../src/executors/messages.js';
@@ -17,7 +17,7 @@ import { runCli } from '../helpers/cli.js';
 import { genericSession, readRows, resultText } from '../helpers/generic-session.js';
 import { expectOthersIntact, hostileSession, kBystanders, runScripts } from './helpers.js';
 
-const kModule = relative(process.cwd(), new URL('./fixtures/hostile-module.mjs', import.meta.url).pathname);
+const kModule = new URL('./fixtures/hostile-module.mjs', import.meta.url).pathname;
 const kMiB = 1024 * 1024;
 
 

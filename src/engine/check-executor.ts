@@ -1,0 +1,107 @@
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { WaveError } from '../errors.js';
+import type { ExecutorSpec } from '../executors/messages.js';
+import { templateProblems } from '../executors/template.js';
+
+/**
+ * Checks once, before any task starts, what would otherwise fail every task one by one:
+ * a command template with a placeholder that cannot be quoted, a command whose program is
+ * not on PATH (exit 127 per task), a module that is missing or has no default export.
+ * Throws WaveError INVALID_EXECUTOR (exit code 2) saying what to do.
+ */
+export async function checkExecutor(spec: ExecutorSpec, columns: readonly string[], sessionDir: string): Promise<void> {
+  if (spec.type === 'command') checkCommand(spec.template, columns, sessionDir);
+  else if (spec.type === 'module') await checkModule(spec.path);
+}
+
+function checkCommand(template: string, columns: readonly string[], sessionDir: string): void {
+  const shown = JSON.stringify(template);
+  const problems = templateProblems(template, [...columns, 'prev_context']);
+  if (problems.length > 0) {
+    throw new WaveError('INVALID_EXECUTOR', `Command template ${shown}: ${problems.join('; ')}`);
+  }
+  const program = plainProgram(template);
+  if (program !== undefined && findOnPath(program, sessionDir) === undefined) {
+    throw new WaveError(
+      'INVALID_EXECUTOR',
+      `Command not found: ${program} (the first word of ${shown}) is not a program on PATH; ` +
+        'check its spelling, install it, or give its path',
+    );
+  }
+}
+
+/** sh's keywords and builtins: they need no program on PATH. */
+const kShellWords = new Set(
+  (
+    '! { } case do done elif else esac fi for if in then until while ' +
+    ': . [ alias bg break cd command continue echo eval exec exit export false fc fg getopts hash jobs kill ' +
+    'local printf pwd read readonly return set shift test times trap true type ulimit umask unalias unset wait'
+  ).split(' '),
+);
+
+/**
+ * The template's first word when it is a plain program name (letters, digits, `._+-`):
+ * not a path, a variable, a quoted word, a placeholder, an assignment or a shell word.
+ */
+function plainProgram(template: string): string | undefined {
+  const word = /^\s*([^\s;&|<>()]*)/.exec(template)?.[1] ?? '';
+  if (!/^[A-Za-z0-9._+-]+$/.test(word) || kShellWords.has(word)) return undefined;
+  return word;
+}
+
+/** The program's path as /bin/sh finds it (an empty PATH entry is the working folder, the session's). */
+function findOnPath(program: string, sessionDir: string): string | undefined {
+  for (const entry of (process.env['PATH'] ?? '').split(delimiter)) {
+    const candidate = join(entry === '' ? sessionDir : entry, program);
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // Not here.
+    }
+  }
+  return undefined;
+}
+
+async function checkModule(path: string): Promise<void> {
+  if (!existsSync(path)) {
+    throw new WaveError(
+      'INVALID_EXECUTOR',
+      `No module at ${path}: a relative module path (--module or session.json) is relative to the session folder; ` +
+        'give the right path, or an absolute one',
+      { path },
+    );
+  }
+  const loaded = await loadInThread(path);
+  if ('error' in loaded) throw new WaveError('INVALID_EXECUTOR', `Cannot load the module ${path}: ${loaded.error}`, { path });
+  if (loaded.type !== 'function') {
+    throw new WaveError(
+      'INVALID_EXECUTOR',
+      `${path} has no default export function (its default export is ${loaded.type}): export default async (task, ctx) => result`,
+      { path },
+    );
+  }
+}
+
+/**
+ * Imports the module in a throwaway thread, as the workers will, and reports the type of
+ * its default export: its top-level code (a process.exit, a thrown error) cannot touch
+ * the run, and whatever it leaves running ends with the thread.
+ */
+function loadInThread(path: string): Promise<{ type: string } | { error: string }> {
+  const code = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    import(workerData).then(
+      (namespace) => parentPort.postMessage({ type: namespace.default === null ? 'null' : typeof namespace.default }),
+      (error) => parentPort.postMessage({ error: error instanceof Error ? error.message : String(error) }),
+    );`;
+  const worker = new Worker(code, { eval: true, workerData: pathToFileURL(path).href });
+  return new Promise<{ type: string } | { error: string }>((resolve) => {
+    worker.once('message', resolve);
+    worker.once('error', (error) => resolve({ error: error.message }));
+    worker.once('exit', (code) => resolve({ error: `it ended its thread while loading (exit code ${code})` }));
+  }).finally(() => void worker.terminate());
+}
