@@ -114,6 +114,16 @@ function lockError(path: string, error: unknown): WaveError {
   return new WaveError('IO', `Cannot take the session lock ${path}: ${(error as Error).message}`, { path, cause: error });
 }
 
+/**
+ * True while a run holds the session's lock: its process is alive, or it runs on another
+ * machine (never presumed dead, as in acquire). Only reads: `status` uses it to tell a
+ * running task from one a killed run left `in_progress`.
+ */
+export function runHoldsLock(sessionDir: string): boolean {
+  const holder = readLock(join(sessionDir, '.csv-wave', 'lock'));
+  if (typeof holder?.pid !== 'number') return false;
+  return holder.hostname !== hostname() || isAlive(holder.pid);
+}
 
 function readLock(path: string): LockContent | undefined {
   try {
