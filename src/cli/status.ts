@@ -4,6 +4,7 @@ import { computeWaves } from '../graph/waves.js';
 import { splitList } from '../csv/columns.js';
 import type { TaskRow } from '../csv/tasks-file.js';
 import { WaveError } from '../errors.js';
+import { readJournal, replayJournal } from '../engine/journal.js';
 import { readSessionTasks } from '../engine/load.js';
 import { runHoldsLock } from '../engine/lock.js';
 import { openSession } from '../engine/session.js';
@@ -32,6 +33,9 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       // looks at a session in any state.
       const session = openSession(sessionPath);
       const table = readSessionTasks(session);
+      // Results a run accepted since its last rewrite of tasks.csv (the journal), so that
+      // status shows what a running run has done, or what a killed one left for resume.
+      replayJournal(table.rows, readJournal(session.dir));
       const counts = countByStatus(table.rows);
       const usage = readUsage(session.dir);
       const graph = buildDag(table.rows.map((row) => ({ id: row.id, deps: splitList(row.deps) })));
