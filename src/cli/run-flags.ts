@@ -80,7 +80,7 @@ export function runOptionsFromFlags(flags: RunFlags): RunOptions {
     throw new WaveError('USAGE', '--model and --base-url go with --executor openai');
   }
   const options: RunOptions = {};
-  if (flags.cmd !== undefined) options.executor = { type: 'command', template: flags.cmd };
+  if (flags.cmd !== undefined) options.executor = { type: 'command', cmd: flags.cmd };
   if (flags.module !== undefined) options.executor = { type: 'module', path: resolve(flags.module) };
   if (flags.executor === 'openai') {
     const baseUrl = flags.baseUrl ?? process.env['OPENAI_BASE_URL'];
