@@ -17,7 +17,14 @@ export {
   type TaskDoneEvent,
   type WaveDoneEvent,
 } from './engine/events.js';
-export { kDefaultGraceSeconds, normalizeRunOptions, parseHalt, type HaltPolicy, type RunOptions } from './engine/options.js';
+export {
+  kDefaultGraceSeconds,
+  normalizeRunOptions,
+  parseHalt,
+  type ExecutorOption,
+  type HaltPolicy,
+  type RunOptions,
+} from './engine/options.js';
 export type { ExecutorSpec } from './executors/messages.js';
 export type { TaskInput, ErrorClass } from './executors/types.js';
 export type { ModuleTaskContext, TaskModule } from './executors/module.js';

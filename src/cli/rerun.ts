@@ -26,7 +26,7 @@ export function registerRerun(program: Command, io: CliIo, done: (code: number) 
       .option('--failed', 'failed tasks and the tasks skipped because of them')
       .option('--wave <n...>', 'every task of these waves')
       .option('--task <id...>', 'these tasks (always run again)')
-      .option('--no-cascade', 'do not reset the dependents of the chosen tasks')
+      .option('--no-cascade', 'keep the results of completed dependents (tasks skipped because of the chosen ones still go back to pending)')
       .option('--dry-run', 'only list what would be reset'),
   ).action(async (sessionPath: string, flags: RerunFlags) => {
     const selection: RerunSelection = {

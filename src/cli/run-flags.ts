@@ -89,7 +89,7 @@ export function runOptionsFromFlags(flags: RunFlags): RunOptions {
     throw new WaveError('USAGE', '--model and --base-url go with --executor openai');
   }
   const options: RunOptions = {};
-  if (flags.cmd !== undefined) options.executor = { type: 'command', template: flags.cmd };
+  if (flags.cmd !== undefined) options.executor = { type: 'command', cmd: flags.cmd };
   // Relative to the session folder, as in session.json (runSession resolves it).
   if (flags.module !== undefined) options.executor = { type: 'module', path: flags.module };
   if (flags.executor === 'openai') {

@@ -1,36 +1,60 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { buildDag } from '../graph/dag.js';
 import { computeWaves } from '../graph/waves.js';
 import { splitList } from '../csv/columns.js';
+import type { TaskRow } from '../csv/tasks-file.js';
+import { WaveError } from '../errors.js';
+import { readJournal, replayJournal } from '../engine/journal.js';
 import { readSessionTasks } from '../engine/load.js';
+import { runHoldsLock } from '../engine/lock.js';
 import { openSession } from '../engine/session.js';
 import { countByStatus, countByWave, rowObject, taskLines } from '../engine/status-report.js';
+import { kTaskStatuses } from '../schema/row.js';
+import { statusOf } from '../schema/task-state.js';
 import { readUsage } from '../knowledge/usage.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
 import { addPipelineFlag, sessionOverrides } from './pipeline-flag.js';
 import type { PipelineName } from '../schema/session.js';
 
+interface StatusFlags {
+  json?: boolean;
+  only?: string[];
+  wave?: string;
+}
+
 export function registerStatus(program: Command, io: CliIo, done: (code: number) => void): void {
   addPipelineFlag(program
     .command('status')
-    .description('one line per task ([DONE] [RUN] [WAIT] [FAIL] [SKIP] [----]), then counts per status and wave')
+    .description('one line per task ([DONE] [RUN] [INTR] [WAIT] [FAIL] [SKIP] [----]), then counts per status and wave')
     .argument('<session>', 'session folder, or the path of its tasks.csv')
-    .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}}'))
-    .action((sessionPath: string, options: { json?: boolean; pipeline?: PipelineName }) => {
+    .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}, "interrupted"?: [ids]}')
+    .addOption(new Option('--only <status...>', 'list only the tasks of these statuses (counts stay the whole session\'s)').choices([...kTaskStatuses]))
+    .option('--wave <n>', 'list only the tasks of wave N (counts stay the whole session\'s)'))
+    .action((sessionPath: string, options: StatusFlags & { pipeline?: PipelineName }) => {
       // status reads what is there, even a file that would not validate: it is how a person
       // looks at a session in any state.
       // The pipeline does not change what status shows; the flag is taken like everywhere else.
       const session = openSession(sessionPath, sessionOverrides(options));
       const table = readSessionTasks(session);
+      // Results a run accepted since its last rewrite of tasks.csv (the journal), so that
+      // status shows what a running run has done, or what a killed one left for resume.
+      replayJournal(table.rows, readJournal(session.dir));
       const counts = countByStatus(table.rows);
       const usage = readUsage(session.dir);
+      const graph = buildDag(table.rows.map((row) => ({ id: row.id, deps: splitList(row.deps) })));
+      const { waves } = computeWaves(graph);
+      const wanted = selectRows(options, waves);
+      // A task left in_progress with no run holding the lock was in flight when its run was killed.
+      const running = runHoldsLock(session.dir);
+      const interrupted = running ? [] : table.rows.filter((row) => statusOf(row) === 'in_progress').map((row) => row.id);
       if (options.json) {
         const tokens = usage ? { tokens: { prompt: usage.prompt_tokens, completion: usage.completion_tokens } } : {};
-        printJson(io, { tasks: table.rows.map((row) => rowObject(table, row)), counts, ...tokens });
+        const stale = interrupted.length > 0 ? { interrupted } : {};
+        printJson(io, { tasks: table.rows.filter(wanted).map((row) => rowObject(table, row)), counts, ...tokens, ...stale });
         done(ExitCode.Ok);
         return;
       }
-      const lines = taskLines(table);
+      const lines = taskLines(table, running).filter((_, index) => wanted(table.rows[index]!));
       const idWidth = Math.min(24, Math.max(0, ...lines.map((line) => line.id.length)));
       const roleWidth = Math.min(16, Math.max(0, ...lines.map((line) => line.role.length + 2)));
       for (const line of lines) {
@@ -39,21 +63,33 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
         );
       }
       const total = table.rows.length;
-      const invalid = lines.filter((line) => line.tag === '[????]').length;
+      const invalid = table.rows.length - Object.values(counts).reduce((a, b) => a + b, 0);
+      const inProgress = running ? 'in_progress' : 'interrupted';
       const summary = [...Object.entries(counts), ['invalid status', invalid] as const]
         .filter(([, n]) => n > 0)
-        .map(([status, n]) => `${status} ${n}`)
+        .map(([status, n]) => `${status === 'in_progress' ? inProgress : status} ${n}`)
         .join(', ');
       io.stdout(`\n${total} tasks: ${summary || 'none'}\n`);
       if (usage) io.stdout(`Tokens: ${usage.prompt_tokens} prompt, ${usage.completion_tokens} completion\n`);
-      const graph = buildDag(table.rows.map((row) => ({ id: row.id, deps: splitList(row.deps) })));
-      const { waves } = computeWaves(graph);
       for (const [wave, byStatus] of countByWave(table, waves)) {
         const inWave = Object.values(byStatus).reduce((a, b) => a + b, 0);
         const done = byStatus.completed + byStatus.skipped + byStatus.failed;
         const label = wave === 0 ? 'No wave (on a cycle)' : `Wave ${wave}`;
-        io.stdout(`${label}: ${done}/${inWave} finished (completed ${byStatus.completed}, failed ${byStatus.failed}, skipped ${byStatus.skipped}, running ${byStatus.in_progress}, pending ${byStatus.pending})\n`);
+        io.stdout(`${label}: ${done}/${inWave} finished (completed ${byStatus.completed}, failed ${byStatus.failed}, skipped ${byStatus.skipped}, ${running ? 'running' : 'interrupted'} ${byStatus.in_progress}, pending ${byStatus.pending})\n`);
       }
       done(ExitCode.Ok);
     });
+}
+
+/** The rows `--only` and `--wave` keep (all of them without either). */
+function selectRows(options: StatusFlags, waves: ReadonlyMap<string, number>): (row: TaskRow) => boolean {
+  const statuses = options.only ? new Set(options.only) : undefined;
+  let wave: number | undefined;
+  if (options.wave !== undefined) {
+    wave = Number(options.wave);
+    if (!/^\d+$/.test(options.wave.trim()) || wave < 1) {
+      throw new WaveError('USAGE', `Expected \`--wave\` to be a wave number (1, 2, …), got \`${options.wave}\``);
+    }
+  }
+  return (row) => (!statuses || statuses.has(statusOf(row))) && (wave === undefined || waves.get(row.id) === wave);
 }

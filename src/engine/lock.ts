@@ -230,6 +230,21 @@ function parseLock(raw: string): LockContent | undefined {
   }
 }
 
+/**
+ * True while a run holds the session's lock, judged as `acquire` judges it (a live owner,
+ * or one on another machine or in another pid namespace, never presumed dead). Only
+ * reads: `status` uses it to tell a running task from one a killed run left `in_progress`.
+ */
+export function runHoldsLock(sessionDir: string): boolean {
+  let raw: string | undefined;
+  try {
+    raw = readRaw(join(sessionDir, '.csv-wave', 'lock'));
+  } catch {
+    return true; // a lock that cannot be read is not ours to call stale
+  }
+  return raw !== undefined && ownerState(raw, parseLock(raw)) !== 'gone';
+}
+
 /** True when a process of this pid runs on this machine (whoever owns it). */
 export function isAlive(pid: number): boolean {
   try {

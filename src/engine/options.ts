@@ -12,10 +12,20 @@ import { kOutputModes, type OutputMode } from '../schema/session.js';
 /** When to stop starting tasks because too many failed (like GNU parallel's --halt soon,fail=N). */
 export type HaltPolicy = { count: number } | { percent: number };
 
+/**
+ * What runs each task, as a caller names it. A command's template is `cmd`, as in
+ * session.json and `--cmd`; `template`, its name before, is still accepted.
+ */
+export type ExecutorOption =
+  | { type: 'command'; cmd: string }
+  /** @deprecated the same as `cmd`, its old name. */
+  | { type: 'command'; template: string }
+  | Exclude<ExecutorSpec, { type: 'command' }>;
+
 /** How a run goes. Every field has a default; `normalizeRunOptions` checks them all. */
 export interface RunOptions {
   /** What runs each task. Required unless session.json names an executor. */
-  executor?: ExecutorSpec;
+  executor?: ExecutorOption;
   /**
    * How a command's stdout becomes its result: `auto` takes a JSON object with a `status`
    * or `findings` key as the result and anything else as text; `result` requires a result
@@ -154,6 +164,18 @@ const isTimerSeconds = (value: number) => Number.isFinite(value) && value >= 0 &
 const kTimerSecondsText = `a number of seconds from 0 to ${kMaxTimerSeconds} (24 days)`;
 const isByteCap = (value: number) => Number.isInteger(value) && value >= 1024;
 
+/** The executor as the engine runs it: a command's `cmd` (or its old name `template`) becomes its template. */
+function executorSpec(executor: ExecutorOption): ExecutorSpec {
+  if (executor.type !== 'command') return executor;
+  const given = executor as { cmd?: unknown; template?: unknown };
+  if (given.cmd !== undefined && given.template !== undefined && given.cmd !== given.template) {
+    throw new WaveError('USAGE', 'Pass `executor.cmd` only: `executor.template` is its old name, and the two differ');
+  }
+  const template = given.cmd ?? given.template;
+  expect('executor.cmd', typeof template === 'string' && template.trim() !== '', template, 'a shell command template');
+  return { type: 'command', template: template as string };
+}
+
 /** Fills the defaults and checks every option, with p-queue style messages. */
 export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
   if (!options.executor) {
@@ -162,12 +184,12 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
       'No executor: pass --cmd TEMPLATE, --module PATH or --executor openai --model NAME, or name one in session.json ("executor": {"type": "command", "cmd": "..."})',
     );
   }
-  const executor = withOutputMode(options.executor, options.output);
+  const executor = withOutputMode(executorSpec(options.executor), options.output);
   const concurrency = options.concurrency ?? availableParallelism();
   expect('concurrency', isPositiveInteger(concurrency), concurrency, 'a positive integer');
   // Commands and model calls wait on other processes: one thread runs them all, and a
   // smaller process forks faster (5,000 commands ran 10% faster on 1 thread than on 2).
-  const waits = options.executor.type !== 'module';
+  const waits = executor.type !== 'module';
   const threads = options.threads ?? (waits ? 1 : Math.min(concurrency, availableParallelism()));
   expect('threads', isPositiveInteger(threads), threads, 'a positive integer');
   const schedule = options.schedule ?? kDefaults.schedule;

@@ -3,7 +3,7 @@ import type { TaskRow } from '../csv/tasks-file.js';
 import { WaveError } from '../errors.js';
 import { buildDag } from '../graph/dag.js';
 import { downstream } from '../graph/cascade.js';
-import { skippedForFailure } from '../schema/task-state.js';
+import { kBlockedPrefix, satisfiesDependents, skippedForFailure } from '../schema/task-state.js';
 
 export interface RerunSelection {
   /** Failed tasks, and the tasks skipped because of a failure. */
@@ -17,7 +17,10 @@ export interface RerunSelection {
 export interface RerunPlan {
   /** Tasks the selection names. */
   chosen: string[];
-  /** Their dependents, reset by the cascade. */
+  /**
+   * Their dependents that go back to pending: every one of them, or with `cascade: false`
+   * only those skipped because of the chosen tasks (completed dependents keep their results).
+   */
   cascaded: string[];
 }
 
@@ -40,10 +43,41 @@ export function planRerun(rows: readonly TaskRow[], waves: ReadonlyMap<string, n
   }
   const cascaded =
     selection.cascade === false
-      ? new Set<string>()
+      ? skippedBecauseOf(rows, waves, chosen)
       : downstream(buildDag(rows.map((row) => ({ id: row.id, deps: splitList(row.deps) }))), chosen);
   const inFileOrder = (set: Set<string>) => rows.filter((row) => set.has(row.id)).map((row) => row.id);
   return { chosen: inFileOrder(chosen), cascaded: inFileOrder(cascaded) };
+}
+
+/**
+ * The tasks skipped only because of the chosen ones (directly or down a chain of such
+ * skips): left skipped, they would never run, and the next `run` would find nothing to do.
+ * A task that also waits on a failure outside the selection stays skipped.
+ */
+function skippedBecauseOf(rows: readonly TaskRow[], waves: ReadonlyMap<string, number>, chosen: ReadonlySet<string>): Set<string> {
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  const reset = new Set(chosen);
+  const found = new Set<string>();
+  // In wave order, so that a task's dependencies are decided before it.
+  const ordered = [...rows].sort((a, b) => (waves.get(a.id) ?? 0) - (waves.get(b.id) ?? 0));
+  for (const row of ordered) {
+    if (reset.has(row.id) || !skippedForFailure(row)) continue;
+    const blockers = splitList(row.deps).filter((id) => {
+      const dep = byId.get(id);
+      return dep !== undefined && (!satisfiesDependents(dep) || blockedBy(row, id));
+    });
+    if (blockers.length > 0 && blockers.every((id) => reset.has(id))) {
+      reset.add(row.id);
+      found.add(row.id);
+    }
+  }
+  return found;
+}
+
+/** Skipped because this checkpoint (which itself completed) said block. */
+function blockedBy(row: TaskRow, checkpoint: string): boolean {
+  const prefix = `${kBlockedPrefix} ${checkpoint}`;
+  return row.error === prefix || row.error.startsWith(`${prefix}:`);
 }
 
 /** Puts tasks back to pending with empty output columns. */

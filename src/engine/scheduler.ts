@@ -10,7 +10,7 @@ import { scrubSecrets } from '../executors/secret-scrubber.js';
 import { kRetryableClasses } from '../executors/types.js';
 import type { HandlerResult, SessionChanges } from '../interactive/types.js';
 import { kTaskIdPattern } from '../schema/row.js';
-import { kBlockedPrefix, kDependencyFailedError, satisfiesDependents } from '../schema/task-state.js';
+import { dependencyFailedError, kBlockedPrefix, satisfiesDependents } from '../schema/task-state.js';
 import type { RunEmitter, StopReason, TaskDoneEvent } from './events.js';
 import type { HaltPolicy } from './options.js';
 import { ReadyQueue } from './ready-queue.js';
@@ -197,7 +197,7 @@ export class Scheduler {
     const blocked = this.#blockers.get(row.id);
     if (blocked) return blocked;
     if (row.status === 'skipped' && row.error.startsWith(kBlockedPrefix)) return row.error;
-    return satisfiesDependents(row) ? undefined : kDependencyFailedError;
+    return satisfiesDependents(row) ? undefined : dependencyFailedError(row);
   }
 
   /** Runs every task of the run; resolves when none is left that can start. */

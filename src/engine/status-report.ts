@@ -5,7 +5,7 @@ import { satisfiesDependents, statusOf } from '../schema/task-state.js';
 
 export interface TaskLine {
   /** `[????]` marks a status cell outside the enum: status shows files that would not validate. */
-  tag: '[DONE]' | '[RUN]' | '[WAIT]' | '[FAIL]' | '[SKIP]' | '[----]' | '[????]';
+  tag: '[DONE]' | '[RUN]' | '[INTR]' | '[WAIT]' | '[FAIL]' | '[SKIP]' | '[----]' | '[????]';
   id: string;
   role: string;
   /** What follows the arrow: findings, error, what blocks the task, or `ready`. */
@@ -14,8 +14,12 @@ export interface TaskLine {
 
 const kDetailLength = 60;
 
-/** One line per task, in the style of the seed's pipeline status (seed 002, handleCheck). */
-export function taskLines(table: TasksTable): TaskLine[] {
+/**
+ * One line per task, in the style of the seed's pipeline status (seed 002, handleCheck).
+ * `running` is false when no run holds the session's lock: its `in_progress` tasks were
+ * left so by a run that was killed, and show as interrupted.
+ */
+export function taskLines(table: TasksTable, running: boolean): TaskLine[] {
   const byId = new Map(table.rows.map((row) => [row.id, row]));
   return table.rows.map((row) => {
     const line = (tag: TaskLine['tag'], detail: string): TaskLine => ({
@@ -29,7 +33,7 @@ export function taskLines(table: TasksTable): TaskLine[] {
       case 'completed':
         return line('[DONE]', row.findings);
       case 'in_progress':
-        return line('[RUN]', 'running');
+        return running ? line('[RUN]', 'running') : line('[INTR]', 'interrupted: no run holds the lock; resume runs it again');
       case 'failed':
         return line('[FAIL]', row.error);
       case 'skipped':

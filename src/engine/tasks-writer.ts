@@ -1,8 +1,9 @@
-import { statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
 import { writeFileAtomic } from '../csv/atomic-write.js';
-import { WaveError } from '../errors.js';
-import { readTasksFile, serializeTasksInChunks, type ReadOptions, type TasksTable } from '../csv/tasks-file.js';
+import { decodeUtf8Text, parseTasks, serializeTasksInChunks, type ReadOptions, type TasksTable } from '../csv/tasks-file.js';
 import type { WriteFn } from '../csv/write-all.js';
+import { WaveError } from '../errors.js';
 
 interface FileIdentity {
   ino: number;
@@ -20,6 +21,8 @@ export class TasksWriter {
   /** The write system call (tests inject one that writes less). */
   readonly #write: WriteFn | undefined;
   #written: FileIdentity | undefined;
+  /** SHA-256 of the bytes last written (or read): a file saved again with them is no edit. */
+  #writtenHash: string | undefined;
   /** How long the last write took, so that rewrites of a big file stay a small share of the run. */
   lastWriteMs = 0;
   /** When the last write ended (performance.now()); 0 before the first. */
@@ -29,11 +32,12 @@ export class TasksWriter {
    * @param knownAs the file as this writer's table was read from it; a file that is no
    * longer that one is someone else's edit. Undefined: the first write replaces whatever is there.
    */
-  constructor(path: string, table: TasksTable, knownAs?: FileIdentity, write?: WriteFn) {
+  constructor(path: string, table: TasksTable, knownAs?: FileIdentity, knownHash?: string, write?: WriteFn) {
     this.#path = path;
     this.#write = write;
     this.#table = table;
     this.#written = knownAs;
+    this.#writtenHash = knownHash;
   }
 
   /**
@@ -42,20 +46,33 @@ export class TasksWriter {
    */
   static read(path: string, options: ReadOptions = {}): { table: TasksTable; writer: TasksWriter } {
     const knownAs = identity(path);
-    const table = readTasksFile(path, options);
-    return { table, writer: new TasksWriter(path, table, knownAs) };
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(path);
+    } catch (error) {
+      throw new WaveError('IO', `Cannot read ${path}: ${(error as Error).message}`, { path, cause: error });
+    }
+    // The hash is of the very bytes the table comes from: an edit saved after the stat and
+    // before the read is in both, so nothing is lost when it is later taken as no edit.
+    const table = parseTasks(decodeUtf8Text(bytes, path), path, options);
+    const hash = createHash('sha256').update(bytes).digest('hex');
+    return { table, writer: new TasksWriter(path, table, knownAs, hash) };
   }
 
-  /** True when the file is no longer the one this writer last wrote (or read). */
+  /**
+   * True when the file's content is no longer what this writer last wrote (or read). The
+   * size tells most edits at once; a new modification time or inode with the same size
+   * (`touch`, a spreadsheet saving the file unchanged) is compared by content hash.
+   */
   editedByOthers(): boolean {
     if (!this.#written) return false;
     const now = identity(this.#path);
-    return (
-      now === undefined ||
-      now.ino !== this.#written.ino ||
-      now.size !== this.#written.size ||
-      now.mtimeMs !== this.#written.mtimeMs
-    );
+    if (now === undefined || now.size !== this.#written.size) return true;
+    if (now.ino === this.#written.ino && now.mtimeMs === this.#written.mtimeMs) return false;
+    if (this.#writtenHash === undefined || hashOf(this.#path) !== this.#writtenHash) return true;
+    // The same bytes: remember the new identity, so that the file is not hashed again.
+    this.#written = now;
+    return false;
   }
 
   /**
@@ -70,17 +87,36 @@ export class TasksWriter {
   write(): boolean {
     if (this.editedByOthers()) return false;
     const started = performance.now();
+    const hash = createHash('sha256');
     let replaced: boolean;
     try {
-      replaced = writeFileAtomic(this.#path, serializeTasksInChunks(this.#table), () => !this.editedByOthers(), this.#write);
+      replaced = writeFileAtomic(this.#path, hashed(serializeTasksInChunks(this.#table), hash), () => !this.editedByOthers(), this.#write);
     } catch (error) {
       throw new WaveError('WRITE_FAILED', (error as Error).message, { path: this.#path, cause: error });
     }
     if (!replaced) return false;
     this.#written = identity(this.#path);
+    this.#writtenHash = hash.digest('hex');
     this.lastWriteAt = performance.now();
     this.lastWriteMs = this.lastWriteAt - started;
     return true;
+  }
+}
+
+/** The chunks as they go by, fed to the hash as UTF-8 (as they are written). */
+function* hashed(chunks: Iterable<string>, hash: ReturnType<typeof createHash>): Generator<string> {
+  for (const chunk of chunks) {
+    hash.update(chunk, 'utf8');
+    yield chunk;
+  }
+}
+
+/** SHA-256 of a file's content; undefined when it cannot be read (then it counts as edited). */
+function hashOf(path: string): string | undefined {
+  try {
+    return createHash('sha256').update(readFileSync(path)).digest('hex');
+  } catch {
+    return undefined;
   }
 }
 

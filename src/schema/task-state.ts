@@ -1,7 +1,10 @@
 import type { TaskRow } from '../csv/tasks-file.js';
 import type { TaskStatus } from './row.js';
 
-/** The error a task is skipped with when a dependency failed (DESIGN.md section 5). */
+/**
+ * The error (prefix) a task is skipped with when a dependency failed (DESIGN.md section 5);
+ * the full error names the root task, `Dependency failed or skipped: W2-04 (failed)`.
+ */
 export const kDependencyFailedError = 'Dependency failed or skipped';
 /** The error (prefix) of a task skipped because a GC check converged: it satisfies its dependents. */
 export const kGcConvergedError = 'Skipped: GC converged';
@@ -21,5 +24,14 @@ export function satisfiesDependents(row: TaskRow): boolean {
 
 /** Skipped because of a failure or a blocking checkpoint upstream: counts as a failure of the run. */
 export function skippedForFailure(row: TaskRow): boolean {
-  return statusOf(row) === 'skipped' && (row.error === kDependencyFailedError || row.error.startsWith(kBlockedPrefix));
+  return statusOf(row) === 'skipped' && (row.error.startsWith(kDependencyFailedError) || row.error.startsWith(kBlockedPrefix));
+}
+
+/**
+ * The error a dependent of this row is skipped with: the root cause travels down the
+ * chain, so one failure does not leave 17 rows that only say "a dependency".
+ */
+export function dependencyFailedError(row: TaskRow): string {
+  if (statusOf(row) === 'skipped' && row.error.startsWith(`${kDependencyFailedError}: `)) return row.error;
+  return `${kDependencyFailedError}: ${row.id} (${statusOf(row)})`;
 }

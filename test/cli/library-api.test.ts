@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { RunEmitter, runSession, type TaskDoneEvent } from '../../src/index.js';
+import { RunEmitter, runSession, type ExecutorOption, type TaskDoneEvent } from '../../src/index.js';
 import { genericSession } from '../helpers/generic-session.js';
 
 describe('the library API', () => {
@@ -17,5 +17,32 @@ describe('the library API', () => {
       ['A', 'completed', 'A'],
       ['B', 'completed', 'B'],
     ]);
+  });
+
+  test('a command executor is named `cmd`, as in session.json; its old name `template` still works', async () => {
+    for (const executor of [
+      { type: 'command', cmd: 'echo {id}' },
+      { type: 'command', template: 'echo {id}' },
+    ] as const) {
+      const dir = genericSession([{ id: 'A', description: 'first', role: 'r' }]);
+      const events = new RunEmitter();
+      const done: string[] = [];
+      events.on('task:done', (event) => done.push(`${event.id} ${event.findings}`));
+      const summary = await runSession(dir, { executor, events });
+      expect(summary.exitCode, JSON.stringify(executor)).toBe(0);
+      expect(summary.stopped).toBeUndefined();
+      expect(done).toEqual(['A A']);
+    }
+  });
+
+  test('`cmd` and `template` with different values, or neither, are refused', async () => {
+    const dir = genericSession([{ id: 'A', description: 'first', role: 'r' }]);
+    const both = { type: 'command', cmd: 'echo {id}', template: 'echo other' } as unknown as ExecutorOption;
+    await expect(runSession(dir, { executor: both })).rejects.toMatchObject({ code: 'USAGE', message: expect.stringMatching(/executor\.cmd/) });
+    const neither = { type: 'command' } as unknown as ExecutorOption;
+    await expect(runSession(dir, { executor: neither })).rejects.toMatchObject({
+      code: 'USAGE',
+      message: 'Expected `executor.cmd` to be a shell command template, got `undefined` (undefined)',
+    });
   });
 });

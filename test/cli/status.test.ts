@@ -1,9 +1,15 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { tempSession } from '../helpers/temp-session.js';
 import { kAllStatusesCsv, kAllStatusesTasks, kLongFindings, kSeedHeader, withPlainTasksPath } from './sessions.js';
+
+interface StatusDocument {
+  tasks: Record<string, string>[];
+  counts: Record<string, number>;
+}
 
 /** A status line split into its parts: `[TAG]  ID  (role) -> detail`. */
 function parseLine(line: string): { tag: string; id: string; role: string; detail: string } {
@@ -22,7 +28,8 @@ describe('csv-wave status', () => {
     expect(taskLines.map(parseLine)).toEqual([
       // [DONE] shows the first 60 characters of the findings, on one line.
       { tag: '[DONE]', id: 'IDEA-1', role: 'ideator', detail: 'Twelve ideas were generated across four angles, the stronges' },
-      { tag: '[RUN]', id: 'IDEA-2', role: 'ideator', detail: 'running' },
+      // No run holds the lock: the task was left in_progress by a run that is gone.
+      { tag: '[INTR]', id: 'IDEA-2', role: 'ideator', detail: 'interrupted: no run holds the lock; resume runs it again' },
       { tag: '[FAIL]', id: 'IDEA-3', role: 'ideator', detail: 'exit code 3: model refused' },
       { tag: '[DONE]', id: 'FORMULA', role: 'ideator', detail: '=SUM(A1:A9) is what the idea costs' },
       { tag: '[SKIP]', id: 'CHAL-1', role: 'challenger', detail: 'Dependency failed or skipped' },
@@ -33,7 +40,53 @@ describe('csv-wave status', () => {
       // A task skipped because a GC check converged satisfies its dependents.
       { tag: '[----]', id: 'SYNTH-1', role: 'synthesizer', detail: 'ready' },
     ]);
+    expect(result.stdout).toContain('10 tasks: pending 2, interrupted 1, completed 4, failed 1, skipped 2\n');
+  });
+
+  test('[RUN] while a live run holds the lock', async () => {
+    const dir = tempSession(kAllStatusesCsv);
+    mkdirSync(join(dir, '.csv-wave'));
+    // This test's own process stands for the live run.
+    writeFileSync(join(dir, '.csv-wave', 'lock'), JSON.stringify({ pid: process.pid, hostname: hostname(), started: 'now' }));
+    const result = await runCli('status', dir);
+    expect(result.code).toBe(0);
+    const line = result.stdout.split('\n').find((text) => text.includes(' IDEA-2 '));
+    expect(parseLine(line!)).toEqual({ tag: '[RUN]', id: 'IDEA-2', role: 'ideator', detail: 'running' });
     expect(result.stdout).toContain('10 tasks: pending 2, in_progress 1, completed 4, failed 1, skipped 2\n');
+    const json = JSON.parse((await runCli('status', dir, '--json')).stdout) as Record<string, unknown>;
+    expect(json['interrupted']).toBeUndefined();
+  });
+
+  test('--json names the interrupted tasks when no run holds the lock', async () => {
+    const dir = tempSession(kAllStatusesCsv);
+    const json = JSON.parse((await runCli('status', dir, '--json')).stdout) as Record<string, unknown>;
+    expect(json['interrupted']).toEqual(['IDEA-2']);
+  });
+
+  test('--only and --wave list only the chosen tasks; the counts stay the whole session\'s', async () => {
+    const dir = tempSession(kAllStatusesCsv);
+    const ids = (stdout: string) => stdout.split('\n').filter((line) => line.startsWith('[')).map((line) => parseLine(line).id);
+    const skipped = await runCli('status', dir, '--only', 'skipped');
+    expect(skipped.code).toBe(0);
+    expect(ids(skipped.stdout)).toEqual(['CHAL-1', 'REV-1']);
+    expect(skipped.stdout).toContain('10 tasks: pending 2, interrupted 1, completed 4, failed 1, skipped 2\n');
+    expect(ids((await runCli('status', dir, '--only', 'failed', 'pending')).stdout)).toEqual(['IDEA-3', 'CHAL-2', 'SYNTH-1']);
+    expect(ids((await runCli('status', dir, '--wave', '2')).stdout)).toEqual(['CHAL-1', 'CHAL-2', 'CHAL-3']);
+    expect(ids((await runCli('status', dir, '--wave', '1', '--only', 'completed')).stdout)).toEqual(['IDEA-1', 'FORMULA']);
+    const json = JSON.parse((await runCli('status', dir, '--json', '--only', 'failed')).stdout) as StatusDocument;
+    expect(json.tasks.map((task) => task['id'])).toEqual(['IDEA-3']);
+    expect(json.counts).toEqual({ pending: 2, in_progress: 1, completed: 4, failed: 1, skipped: 2 });
+  });
+
+  test('--only and --wave refuse a bad value with exit 2', async () => {
+    const dir = tempSession(kAllStatusesCsv);
+    const only = await runCli('status', dir, '--only', 'done');
+    expect(only.code).toBe(2);
+    expect(only.stderr).toMatch(/done/);
+    expect(only.stderr).toMatch(/completed/);
+    const wave = await runCli('status', dir, '--wave', 'two');
+    expect(wave.code).toBe(2);
+    expect(wave.stderr).toContain('Expected `--wave` to be a wave number (1, 2, …), got `two`');
   });
 
   test('a pending task lists every unfinished dependency that blocks it', async () => {
@@ -54,7 +107,8 @@ C,do,challenger,A;B,
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const document = JSON.parse(result.stdout) as { tasks: Record<string, string>[]; counts: Record<string, number> };
-    expect(Object.keys(document).sort()).toEqual(['counts', 'tasks']);
+    // `interrupted`: IDEA-2 is in_progress and no run holds the lock.
+    expect(Object.keys(document).sort()).toEqual(['counts', 'interrupted', 'tasks']);
     expect(document.counts).toEqual({ pending: 2, in_progress: 1, completed: 4, failed: 1, skipped: 2 });
 
     const columns = kSeedHeader.split(',');

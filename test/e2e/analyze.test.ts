@@ -121,7 +121,7 @@ describe('analyze end to end (scripted agent)', () => {
     expect(rows.get('DISCUSS-001')!.status).toBe('failed');
     expect(rows.get('DISCUSS-001')!.error).toMatch(/--answers FILE/);
     expect(rows.get('DISCUSS-001')!.error).toMatch(/--auto/);
-    expect(rows.get('SYNTH-001')).toMatchObject({ status: 'skipped', error: 'Dependency failed or skipped' });
+    expect(rows.get('SYNTH-001')).toMatchObject({ status: 'skipped', error: 'Dependency failed or skipped: DISCUSS-001 (failed)' });
     expect([...rows.keys()]).toEqual([...kBase, 'DISCUSS-001', 'SYNTH-001']);
   });
 });

@@ -66,6 +66,8 @@ describe('brainstorm end to end (scripted agent)', () => {
       'CHALLENGE-002', 'GC-CHECK-002', 'IDEA-004',
     ]);
     expect(row('CHALLENGE-002')).toMatchObject({ role: 'challenger', gc_round: '1', deps: 'IDEA-003', exec_mode: 'csv-wave' });
+    // One numbering: the title says the round its gc_round says.
+    expect(row('CHALLENGE-002').title).toBe('Critique generated ideas (GC Round 1)');
     expect(row('GC-CHECK-002')).toMatchObject({ role: 'gc-controller', gc_round: '2', deps: 'CHALLENGE-002', exec_mode: 'interactive' });
     expect(row('IDEA-004')).toMatchObject({ role: 'ideator', gc_round: '2', deps: 'GC-CHECK-002' });
     expect(Object.fromEntries([...rows].map(([id, r]) => [id, r.wave]))).toEqual({
@@ -80,10 +82,11 @@ describe('brainstorm end to end (scripted agent)', () => {
     expect(row('IDEA-004').status).toBe('skipped');
     expect(row('IDEA-004').error).toMatch(/^Skipped: GC converged/);
 
-    // The synthesizer was moved to the last revision; a converged skip satisfies it but adds no context.
+    // The synthesizer was moved to the last revision and reads every challenge of the rounds
+    // that ran; a converged skip satisfies it but adds no context.
     expect(row('SYNTH-001')).toMatchObject({ status: 'completed', deps: 'IDEA-004' });
-    expect(row('SYNTH-001').context_from.split(';')).toContain('IDEA-004');
-    expect(contextSources(dir, row('SYNTH-001'))).toEqual(['IDEA-001', 'IDEA-002', 'IDEA-003', 'CHALLENGE-001']);
+    expect(row('SYNTH-001').context_from).toBe('IDEA-001;IDEA-002;IDEA-003;CHALLENGE-001;CHALLENGE-002;IDEA-004');
+    expect(contextSources(dir, row('SYNTH-001'))).toEqual(['IDEA-001', 'IDEA-002', 'IDEA-003', 'CHALLENGE-001', 'CHALLENGE-002']);
     expect(row('EVAL-001').status).toBe('completed');
     expect(contextSources(dir, row('EVAL-001'))[0]).toBe('SYNTH-001');
 

@@ -20,6 +20,20 @@ function snapshot(dir: string): Record<string, string> {
 }
 
 describe('revise', () => {
+  test('keeps the width of the existing ids: W2-05 gets W2-06, not W2-006', async () => {
+    const dir = genericSession([
+      { id: 'W2-04', description: 'four', role: 'step' },
+      { id: 'W2-05', description: 'five', role: 'step', deps: 'W2-04' },
+      { id: 'W2-06-NOTE', description: 'another prefix', role: 'step' },
+    ]);
+    const revise = await runCli('revise', dir, 'W2-05', '--feedback', kFeedback, '--dry-run', '--json');
+    expect(revise.code, revise.stderr).toBe(0);
+    expect(JSON.parse(revise.stdout)).toMatchObject({ revision: 'W2-06' });
+    const wide = genericSession([{ id: 'IDEA-001', description: 'one', role: 'step' }]);
+    const seedStyle = await runCli('revise', wide, 'IDEA-001', '--feedback', kFeedback, '--dry-run', '--json');
+    expect(JSON.parse(seedStyle.stdout)).toMatchObject({ revision: 'IDEA-002' });
+  });
+
   test('adds a revision task, rewires and resets the dependents; --dry-run writes nothing; run runs only those', async () => {
     const dir = genericSession([
       { id: 'COUNT-A', description: 'count a', role: 'count' },

@@ -65,8 +65,8 @@ describe('rerun --failed', () => {
     let byId = rows(dir);
     expect(byId.get('b')).toMatchObject({ status: 'failed' });
     expect(byId.get('b')!.error).toMatch(/b is broken/);
-    expect(byId.get('c')).toMatchObject({ status: 'skipped', error: 'Dependency failed or skipped' });
-    expect(byId.get('z')).toMatchObject({ status: 'skipped', error: 'Dependency failed or skipped' });
+    expect(byId.get('c')).toMatchObject({ status: 'skipped', error: 'Dependency failed or skipped: b (failed)' });
+    expect(byId.get('z')).toMatchObject({ status: 'skipped', error: 'Dependency failed or skipped: b (failed)' });
 
     writeFileSync(join(dir, 'fixed'), '');
     const again = await runCli('rerun', dir, '--failed', '--cmd', kCmd);
@@ -130,6 +130,38 @@ describe('rerun --task', () => {
     expect((await runCli('rerun', dir, '--task', 'a', 'y', '--no-cascade', '--cmd', kCmd)).code).toBe(0);
     expect(Object.fromEntries(countRuns(dir))).toEqual({ a: 2, b: 1, c: 1, x: 1, y: 2, z: 1 });
     expect(rows(dir).get('b')!.findings).toBe('done b run 1');
+  });
+
+  it('with --no-cascade still runs the tasks skipped only because of the named task', async () => {
+    const dir = session();
+    expect((await runCli('run', dir, '--cmd', kCmd)).code).toBe(1);
+    writeFileSync(join(dir, 'fixed'), '');
+    const dry = await runCli('rerun', dir, '--task', 'b', '--no-cascade', '--dry-run', '--json');
+    expect(JSON.parse(dry.stdout)).toEqual({ chosen: ['b'], cascaded: ['c', 'z'] });
+    expect((await runCli('rerun', dir, '--task', 'b', '--no-cascade', '--cmd', kCmd)).code).toBe(0);
+    for (const row of rows(dir).values()) expect(row.status, row.id).toBe('completed');
+    // Completed dependents keep their results: only b and the tasks it had skipped ran again.
+    expect(Object.fromEntries(countRuns(dir))).toEqual({ a: 1, b: 2, c: 1, x: 1, y: 1, z: 1 });
+  });
+
+  it('with --no-cascade leaves skipped a task that also waits on a failure outside the selection', async () => {
+    const dir = tempSession(
+      [
+        'id,title,description,role,deps,context_from,exec_mode,status,error',
+        '"a","A","first","r","","","csv-wave","completed",""',
+        '"b","B","second","r","a","","csv-wave","failed","b broke"',
+        '"c","C","third","r","b","","csv-wave","skipped","Dependency failed or skipped: b (failed)"',
+        '"x","X","alone","r","","","csv-wave","completed",""',
+        '"y","Y","after x","r","x","","csv-wave","failed","y broke"',
+        '"z","Z","after b and y","r","b;y","","csv-wave","skipped","Dependency failed or skipped: b (failed)"',
+        '',
+      ].join('\n'),
+      { 'session.json': kSessionJson },
+    );
+    const dry = await runCli('rerun', dir, '--task', 'b', '--no-cascade', '--dry-run', '--json');
+    expect(JSON.parse(dry.stdout)).toEqual({ chosen: ['b'], cascaded: ['c'] });
+    const both = await runCli('rerun', dir, '--task', 'b', 'y', '--no-cascade', '--dry-run', '--json');
+    expect(JSON.parse(both.stdout)).toEqual({ chosen: ['b', 'y'], cascaded: ['c', 'z'] });
   });
 
   it('exits 2 for a task id not in tasks.csv, and changes nothing', async () => {

@@ -74,7 +74,7 @@ describe('resume after a crash', () => {
     const byId = new Map(parseTasks(readFileSync(join(dir, 'tasks.csv'), 'utf8')).rows.map((row) => [row.id, row]));
     expect(byId.get('b')).toMatchObject({ status: 'failed', error: 'b broke' });
     expect(byId.get('c')!.status).toBe('completed');
-    expect(byId.get('d')).toMatchObject({ status: 'skipped', error: 'Dependency failed or skipped' });
+    expect(byId.get('d')).toMatchObject({ status: 'skipped', error: 'Dependency failed or skipped: b (failed)' });
     expect(Object.fromEntries(countRuns(dir))).toEqual({ c: 1 });
   });
 

@@ -70,7 +70,8 @@ describe('exit codes and statuses', () => {
       READER: 'completed',
     });
     expect(rows.get('BAD')!.error).toBe('Command exited with code 4: it broke');
-    for (const id of ['CHILD', 'GRANDCHILD', 'GREAT']) expect(rows.get(id)!.error).toBe('Dependency failed or skipped');
+    // Each skip names the root failure, however far down the chain it is.
+    for (const id of ['CHILD', 'GRANDCHILD', 'GREAT']) expect(rows.get(id)!.error).toBe('Dependency failed or skipped: BAD (failed)');
     expect((await statusJson(dir)).counts).toEqual({ pending: 0, in_progress: 0, completed: 2, failed: 1, skipped: 3 });
   });
 
@@ -374,7 +375,7 @@ describe('results and knowledge files', () => {
     });
     expect(read('BROKEN')).toMatchObject({ status: 'failed', findings: '', error: 'Command exited with code 4: it broke' });
     expect(read('REPORTED')).toMatchObject({ status: 'failed', findings: 'half done', error: 'The task reported failure' });
-    expect(read('BLOCKED')).toMatchObject({ type: 'synth', status: 'skipped', error: 'Dependency failed or skipped' });
+    expect(read('BLOCKED')).toMatchObject({ type: 'synth', status: 'skipped', error: 'Dependency failed or skipped: BROKEN (failed)' });
     expect(readRows(dir).get('REPORTED')).toMatchObject({ status: 'failed', findings: 'half done', error: 'The task reported failure' });
   });
 

@@ -251,7 +251,7 @@ describe('interactive handlers', () => {
     const all = outcomes(dir);
     expect(all['ASK']).toBe('failed: the handler exploded');
     expect(all['STR']).toBe('failed: a plain string');
-    expect(all['CHILD']).toBe('skipped: Dependency failed or skipped');
+    expect(all['CHILD']).toBe('skipped: Dependency failed or skipped: ASK (failed)');
     expect(done.sort()).toEqual(['AFTER', 'ASK', 'CHILD', 'OK-1', 'OK-2', 'STR']);
     expect(existsSync(join(dir, '.csv-wave', 'lock'))).toBe(false);
     expectOthersIntact(dir);

@@ -46,7 +46,7 @@ describe('next GC round', () => {
       ['IDEA-004', 'GC-CHECK-002', '2', 'csv-wave'],
     ]);
     expect(changes.update).toEqual([
-      { id: 'SYNTH-001', deps: 'IDEA-004', context_from: 'IDEA-001;IDEA-002;IDEA-003;CHALLENGE-001;IDEA-004' },
+      { id: 'SYNTH-001', deps: 'IDEA-004', context_from: 'IDEA-001;IDEA-002;IDEA-003;CHALLENGE-001;CHALLENGE-002;IDEA-004' },
     ]);
     expect(changes.skip).toEqual([]);
   });

@@ -9,7 +9,7 @@ import { kBrainstormText } from './decompose.js';
 /**
  * The next generator-critic round after a GC check asked for revision: a challenge of the
  * revised ideas, a GC check of that challenge, and the next revision; the synthesizer is
- * moved from the old revision to the new one (DESIGN.md section 6).
+ * moved from the old revision to the new one and reads the new challenge (DESIGN.md section 6).
  */
 export function nextGcRound(rows: readonly TaskRow[], gcCheck: TaskRow): SessionChanges {
   const ids = rows.map((row) => row.id);
@@ -17,13 +17,16 @@ export function nextGcRound(rows: readonly TaskRow[], gcCheck: TaskRow): Session
   const challenger = splitList(gcCheck.deps).map((id) => byId.get(id)).find((row) => row?.role === 'challenger');
   const revisions = revisionsOf(rows, gcCheck);
   const round = (row: TaskRow | undefined) => String(Number(row?.gc_round || '0') + 1);
+  // One numbering, the seed's: a task's gc_round is the GC round of the ideas it works on,
+  // and its title says the same number (the challenge of the round-1 revision is round 1).
+  const challengeRound = round(challenger);
 
   const challenge = newRow({
     id: nextId('CHALLENGE', ids),
-    title: `${kBrainstormText.challengeTitle} (GC Round ${round(gcCheck)})`,
+    title: `${kBrainstormText.challengeTitle} (GC Round ${challengeRound})`,
     description: kBrainstormText.challenge,
     role: 'challenger',
-    gc_round: round(challenger),
+    gc_round: challengeRound,
     deps: revisions.map((row) => row.id).join(';'),
     context_from: revisions.map((row) => row.id).join(';'),
   });
@@ -52,8 +55,9 @@ export function nextGcRound(rows: readonly TaskRow[], gcCheck: TaskRow): Session
   for (const row of rows) {
     if (row.role !== 'synthesizer' || !splitList(row.deps).some((id) => oldIds.has(id))) continue;
     const deps = splitList(row.deps).map((id) => (oldIds.has(id) ? revision.id : id));
+    // The synthesizer reads every challenge of the rounds that ran, not only the first.
     const context = splitList(row.context_from);
-    if (!context.includes(revision.id)) context.push(revision.id);
+    for (const id of [challenge.id, revision.id]) if (!context.includes(id)) context.push(id);
     update.push({ id: row.id, deps: [...new Set(deps)].join(';'), context_from: context.join(';') });
   }
   return { add: [challenge, check, revision], update, skip: [] };
