@@ -31,7 +31,7 @@ test('a rewrite of tasks.csv cut short by a full disk keeps the old file and the
 
   const failures: unknown[] = [];
   const handlers = { edited: () => failures.push('edited'), failed: (error: unknown) => failures.push(error) };
-  const full = new Checkpointer(new TasksWriter(path, table, undefined, fillingDisk()), journal, handlers);
+  const full = new Checkpointer(new TasksWriter(path, table, undefined, undefined, fillingDisk()), journal, handlers);
   expect(full.checkpoint()).toBe(false);
   expect(failures).toHaveLength(1);
   expect(failures[0]).toBeInstanceOf(WaveError);
