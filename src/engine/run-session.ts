@@ -28,6 +28,7 @@ import type { SessionConfig } from '../schema/session.js';
 import { killChildProcessGroups, killLeftoverCommands } from './child-groups.js';
 import { RunEmitter, type RunSummary } from './events.js';
 import { Journal, recoverRows } from './journal.js';
+import { recordAttempts } from './attempt-log.js';
 import { isAlive, SessionLock } from './lock.js';
 import { normalizeRunOptions, type RunOptions } from './options.js';
 import { Scheduler, type StopReason } from './scheduler.js';
@@ -130,7 +131,8 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       }
     };
 
-    const journal = new Journal(session.dir, writeFailed);
+    const journal = new Journal(session.dir, writeFailed, { attempts: true });
+    recordAttempts(events, journal);
     journal.checkpoint();
     events.on('task:start', (event) => journal.append({ type: 'start', id: event.id, attempt: event.attempt }));
     let added = 0;

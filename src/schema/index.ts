@@ -4,3 +4,4 @@ export * from './discovery.js';
 export * from './discovery-file.js';
 export * from './session.js';
 export { jsonSchemas, jsonSchemaText } from './json-schema.js';
+export * from './attempt.js';
