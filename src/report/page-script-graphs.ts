@@ -19,21 +19,23 @@ RENDER.dag = function (root) {
 function drawDag(box, indexes) {
   var byWave = {};
   var pos = new Map();
-  var maxRows = 0, maxWave = 0;
+  var maxRows = 0, maxWave = 0, minWave = Infinity;
   indexes.forEach(function (i) {
     var w = D.tasks[i][T.wave];
     (byWave[w] = byWave[w] || []).push(i);
     maxWave = Math.max(maxWave, w);
+    minWave = Math.min(minWave, w);
   });
+  if (minWave === Infinity) minWave = 0;
   Object.keys(byWave).forEach(function (w) {
-    byWave[w].forEach(function (i, row) { pos.set(i, { x: 10 + Number(w) * COL_W, y: 24 + row * ROW_GAP }); });
+    byWave[w].forEach(function (i, row) { pos.set(i, { x: 10 + (Number(w) - minWave) * COL_W, y: 24 + row * ROW_GAP }); });
     maxRows = Math.max(maxRows, byWave[w].length);
   });
-  var s = svg('svg', { width: 20 + (maxWave + 1) * COL_W, height: 40 + maxRows * ROW_GAP });
+  var s = svg('svg', { width: 20 + (maxWave - minWave + 1) * COL_W, height: 40 + maxRows * ROW_GAP });
   s.id = 'dag';
-  for (var w = 0; w <= maxWave; w++) {
+  for (var w = minWave; w <= maxWave; w++) {
     if (!byWave[w]) continue;
-    var label = svg('text', { x: 10 + w * COL_W, y: 14 });
+    var label = svg('text', { x: 10 + (w - minWave) * COL_W, y: 14 });
     label.textContent = w === 0 ? 'no wave' : 'wave ' + w;
     s.appendChild(label);
   }
