@@ -10,7 +10,7 @@ var SVGNS = 'http://www.w3.org/2000/svg';
 var STATUSES = ['completed', 'failed', 'skipped', 'in_progress', 'pending'];
 var STATUS_COLORS = { completed: '#2e7d32', failed: '#c62828', skipped: '#9e9e9e', in_progress: '#1565c0', pending: '#f9a825' };
 var OUTCOME_COLORS = { completed: '#2e7d32', failed: '#c62828', retried: '#ef6c00' };
-var T = { id: 0, title: 1, role: 2, wave: 3, status: 4, findings: 5, error: 6, deps: 7, mode: 8 };
+var T = { id: 0, title: 1, role: 2, wave: 3, status: 4, findings: 5, error: 6, deps: 7, mode: 8, description: 9 };
 var ROW_H = 24;
 var indexById = new Map();
 
@@ -264,7 +264,8 @@ function showDetail(id) {
   var i = indexById.get(id);
   if (i === undefined) return;
   var t = D.tasks[i];
-  var d = D.details[id] || { description: '', prev_context: '', discoveries: [], artifacts: [] };
+  var d = Object.prototype.hasOwnProperty.call(D.details, id) ? D.details[id] : {};
+  var discoveries = d.discoveries || [], artifacts = d.artifacts || [];
   clear(aside);
   aside.hidden = false;
   aside.setAttribute('data-task', id);
@@ -273,7 +274,7 @@ function showDetail(id) {
   aside.appendChild(close);
   aside.appendChild(el('h2', null, t[T.id] + (t[T.title] ? ' — ' + t[T.title] : '')));
   var facts = el('dl', 'facts');
-  [['status', t[T.status]], ['role', t[T.role]], ['wave', t[T.wave]], ['deps', t[T.deps] || '—'], ['exec_mode', t[T.mode]]].forEach(function (f) {
+  [['status', t[T.status]], ['role', t[T.role]], ['wave', t[T.wave]], ['deps', t[T.deps] || '—'], ['exec_mode', t[T.mode] || 'csv-wave']].forEach(function (f) {
     facts.appendChild(el('dt', null, f[0]));
     facts.appendChild(el('dd', null, f[1]));
   });
@@ -287,7 +288,7 @@ function showDetail(id) {
   };
   block('Error', t[T.error], 'error');
   block('Findings', t[T.findings], 'findings');
-  block('Description', d.description, 'description');
+  block('Description', t[T.description], 'description');
   block('prev_context', d.prev_context, 'prev_context');
   var tries = D.attempts.filter(function (a) { return a[0] === i; });
   if (tries.length > 0) {
@@ -298,11 +299,11 @@ function showDetail(id) {
     });
     aside.appendChild(ul);
   }
-  if (d.discoveries.length > 0) block('Discoveries', d.discoveries.map(function (x) { return x.type + ': ' + JSON.stringify(x.data, null, 2); }).join('\n\n'), 'discoveries');
-  if (d.artifacts.length > 0) {
+  if (discoveries.length > 0) block('Discoveries', discoveries.map(function (x) { return x.type + ': ' + JSON.stringify(x.data, null, 2); }).join('\n\n'), 'discoveries');
+  if (artifacts.length > 0) {
     aside.appendChild(el('h3', null, 'Artifacts'));
     var list = el('ul');
-    d.artifacts.forEach(function (path) {
+    artifacts.forEach(function (path) {
       var li = el('li');
       var href = safeHref(path);
       if (href) {

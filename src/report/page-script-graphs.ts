@@ -205,7 +205,8 @@ RENDER.timeline = function (root) {
 reindex();
 buildShell();
 renderHeader();
-show('summary');
+// A view can be linked to: report.html#timeline opens on the timeline.
+show(VIEWS.indexOf(location.hash.slice(1)) >= 0 ? location.hash.slice(1) : 'summary');
 var updates = 0;
 document.body.setAttribute('data-updates', '0');
 if (D.live && /^https?:$/.test(location.protocol) && typeof EventSource === 'function') {

@@ -12,18 +12,20 @@ import { groupFailures, type FailureGroup } from './failures.js';
 import { assignLanes } from './lanes.js';
 import { readAttempts } from './read-attempts.js';
 
-/** A task as the page shows it: [id, title, role, wave, status, findings, error, deps, exec_mode]. Arrays keep 100,000 tasks small. */
-export type ReportTask = [string, string, string, number, string, string, string, string, string];
+/**
+ * A task as the page shows it: [id, title, role, wave, status, findings, error, deps,
+ * exec_mode ('' for csv-wave), description]. Arrays keep 100,000 tasks small.
+ */
+export type ReportTask = [string, string, string, number, string, string, string, string, string, string];
 
 /** An attempt: [task index, attempt, start (ms after the first), duration ms, outcome, error class, thread, lane, run index]. */
 export type ReportAttempt = [number, number, number, number, AttemptEnd, string, number | null, number, number];
 
-/** What a click on a task shows beyond its row. */
+/** What a click on a task shows beyond its row; only tasks with any of it have one, with only the fields they have. */
 export interface TaskDetail {
-  description: string;
-  prev_context: string;
-  discoveries: { type: string; data: unknown }[];
-  artifacts: string[];
+  prev_context?: string;
+  discoveries?: { type: string; data: unknown }[];
+  artifacts?: string[];
 }
 
 /** Everything report.html shows, embedded in it as JSON. */
@@ -86,7 +88,8 @@ export function buildReportData(sessionDir: string, table: TasksTable, options: 
       row.findings,
       row.error,
       row.deps,
-      row.exec_mode === '' ? 'csv-wave' : row.exec_mode,
+      row.exec_mode === 'csv-wave' ? '' : row.exec_mode,
+      row.description,
     ]),
     attempts: lines.map((line, i) => [
       index.get(line.task)!,
@@ -115,11 +118,10 @@ function wallTime(lines: readonly AttemptLine[]): number {
   return last - first;
 }
 
-/** Description, prev_context (from the wave files), discoveries and artifact paths, per task that has any. */
+/** prev_context (from the wave files), discoveries and artifact paths, per task that has any. */
 function taskDetails(sessionDir: string, table: TasksTable): Record<string, TaskDetail> {
   const details: Record<string, TaskDetail> = Object.create(null) as Record<string, TaskDetail>;
-  const detail = (id: string): TaskDetail => (details[id] ??= { description: '', prev_context: '', discoveries: [], artifacts: [] });
-  for (const row of table.rows) if (row.description !== '') detail(row.id).description = row.description;
+  const detail = (id: string): TaskDetail => (details[id] ??= {});
   const ids = new Set(table.rows.map((row) => row.id));
   for (const [id, prevContext] of readPrevContexts(sessionDir, table)) {
     if (!ids.has(id)) continue;
@@ -127,9 +129,9 @@ function taskDetails(sessionDir: string, table: TasksTable): Record<string, Task
       prevContext.length > kMaxPrevContextChars ? `${prevContext.slice(0, kMaxPrevContextChars)}\n[… cut here; the wave file has all of it]` : prevContext;
   }
   for (const line of readDiscoveries(join(sessionDir, 'discoveries.ndjson'))) {
-    if (ids.has(line.worker)) detail(line.worker).discoveries.push({ type: line.type, data: line.data });
+    if (ids.has(line.worker)) (detail(line.worker).discoveries ??= []).push({ type: line.type, data: line.data });
   }
-  for (const [id, path] of artifactPaths(sessionDir, ids)) detail(id).artifacts.push(path);
+  for (const [id, path] of artifactPaths(sessionDir, ids)) (detail(id).artifacts ??= []).push(path);
   return details;
 }
 
