@@ -78,6 +78,26 @@ function writeSession(dir: string): void {
   writeFileSync(join(dir, 'attempts.ndjson'), `${attempts.join('\n')}\n`);
 }
 
+/**
+ * Runs in the page (a string: the browser's globals are not Node's). Scrollable means a
+ * scroll to the middle of the table has drawn its rows in the next frame; then one more
+ * scroll step is timed.
+ */
+const kMeasure = `new Promise((resolve, reject) => {
+  const viewport = document.getElementById('table-viewport');
+  viewport.scrollTop = viewport.scrollHeight / 2;
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    const scrollable = performance.now();
+    if (document.querySelectorAll('.trow').length === 0) return reject(new Error('no rows after a scroll'));
+    const before = performance.now();
+    viewport.scrollTop += 5000;
+    requestAnimationFrame(() => requestAnimationFrame(() => {
+      const paint = performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? NaN;
+      resolve({ paint, scrollable, frame: performance.now() - before });
+    }));
+  }));
+})`;
+
 async function main(): Promise<void> {
   const dir = process.env['BENCH_DIR'] ?? mkdtempSync(join(tmpdir(), 'csv-wave-bench-report-'));
   try {
@@ -105,31 +125,7 @@ async function main(): Promise<void> {
     for (let run = 0; run < kRuns; run++) {
       await page.goto(`${pathToFileURL(path).href}#tasks`, { waitUntil: 'commit' });
       await page.waitForSelector('body[data-ready="true"]', { timeout: 60_000 });
-      loads.push(
-        await page.evaluate(
-          () =>
-            new Promise<{ paint: number; scrollable: number; frame: number }>((resolve) => {
-              // Scrollable: a scroll to the middle of the table draws its rows in the next frame.
-              const viewport = document.getElementById('table-viewport')!;
-              viewport.scrollTop = viewport.scrollHeight / 2;
-              requestAnimationFrame(() =>
-                requestAnimationFrame(() => {
-                  const scrollable = performance.now();
-                  if (document.querySelectorAll('.trow').length === 0) throw new Error('no rows after a scroll');
-                  // One more scroll: the time one frame of scrolling takes.
-                  const before = performance.now();
-                  viewport.scrollTop += 5000;
-                  requestAnimationFrame(() =>
-                    requestAnimationFrame(() => {
-                      const paint = performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? Number.NaN;
-                      resolve({ paint, scrollable, frame: performance.now() - before });
-                    }),
-                  );
-                }),
-              );
-            }),
-        ),
-      );
+      loads.push(await page.evaluate<{ paint: number; scrollable: number; frame: number }>(kMeasure));
     }
     await context.close();
     rmSync(profile, { recursive: true, force: true });
