@@ -63,7 +63,7 @@ describe('csv-wave serve', () => {
     await page.screenshot({ path: join(dir, 'live-before.png') });
 
     writeFileSync(join(dir, 'release'), '');
-    await page.waitForFunction(`document.querySelector('.trow[data-id="SLOW"] .status')?.textContent === 'completed'`);
+    await page.waitForSelector('.trow[data-id="SLOW"] .status-completed');
     expect(Number(await page.getAttribute('body', 'data-updates'))).toBeGreaterThan(0);
     expect(navigations).toBe(1);
     await page.screenshot({ path: join(dir, 'live-after.png') });
