@@ -37,6 +37,11 @@ function fmtMs(ms) {
 function safeHref(path) {
   return typeof path === 'string' && /^[A-Za-z0-9_][A-Za-z0-9._\/-]*$/.test(path) && path.indexOf('..') < 0 ? path : null;
 }
+/** The first n UTF-16 units of a text, never half of a surrogate pair (an emoji cut in two shows as a replacement box). */
+function cut(text, n) {
+  var s = text.slice(0, n);
+  return /[\uD800-\uDBFF]$/.test(s) ? s.slice(0, -1) : s;
+}
 function reindex() {
   indexById = new Map();
   for (var i = 0; i < D.tasks.length; i++) indexById.set(D.tasks[i][T.id], i);
@@ -254,7 +259,7 @@ function drawRows() {
     row.appendChild(el('span', null, t[T.role]));
     row.appendChild(el('span', null, t[T.wave]));
     row.appendChild(el('span', 'status status-' + t[T.status], t[T.status]));
-    row.appendChild(el('span', null, (t[T.error] || t[T.findings]).slice(0, 300)));
+    row.appendChild(el('span', null, cut(t[T.error] || t[T.findings], 300)));
     row.addEventListener('click', showDetail.bind(null, t[T.id]));
     controls.spacer.appendChild(row);
   }
