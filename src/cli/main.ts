@@ -5,6 +5,8 @@ import { registerInit } from './init.js';
 import { ExitCode, printJson, processIo, type CliIo } from './io.js';
 import { registerPlan } from './plan.js';
 import { registerRerun } from './rerun.js';
+import { registerReport } from './report.js';
+import { registerServe } from './serve.js';
 import { registerRevise } from './revise.js';
 import { registerResume } from './resume.js';
 import { registerRun } from './run.js';
@@ -35,7 +37,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .exitOverride()
     .showHelpAfterError('(add --help for usage)')
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
-  for (const register of [registerInit, registerValidate, registerPlan, registerStatus, registerGraph, registerRun, registerResume, registerRerun, registerRevise]) register(program, io, done);
+  for (const register of [registerInit, registerValidate, registerPlan, registerStatus, registerGraph, registerRun, registerResume, registerRerun, registerRevise, registerReport, registerServe]) register(program, io, done);
   for (const command of program.commands) command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
 
   try {

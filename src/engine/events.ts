@@ -1,7 +1,14 @@
 import { EventEmitter } from 'node:events';
 import type { TaskRow } from '../csv/tasks-file.js';
 import type { TaskStatus } from '../schema/row.js';
-import type { ErrorClass } from '../executors/types.js';
+import type { ErrorClass, TokenUsage } from '../executors/types.js';
+
+/** What the attempts log needs of an attempt beyond its outcome. */
+export interface AttemptDetail {
+  /** The worker thread that ran it, when a worker answered. */
+  thread?: number;
+  usage?: TokenUsage;
+}
 
 export interface TaskStartEvent {
   id: string;
@@ -9,7 +16,7 @@ export interface TaskStartEvent {
   attempt: number;
 }
 
-export interface TaskRetryEvent {
+export interface TaskRetryEvent extends AttemptDetail {
   id: string;
   attempt: number;
   errorClass: ErrorClass;
@@ -17,7 +24,7 @@ export interface TaskRetryEvent {
   delayMs: number;
 }
 
-export interface TaskDoneEvent {
+export interface TaskDoneEvent extends AttemptDetail {
   id: string;
   wave: number;
   status: Extract<TaskStatus, 'completed' | 'failed' | 'skipped'>;
@@ -25,6 +32,8 @@ export interface TaskDoneEvent {
   gc_signal: string;
   severity_summary: string;
   error: string;
+  /** Why its last attempt failed, when it failed. */
+  errorClass?: ErrorClass;
   /** The attempt that finished it; 0 for a task skipped without running. */
   attempts: number;
   durationMs: number;

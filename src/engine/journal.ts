@@ -5,6 +5,11 @@ import { emptyRow, type TaskRow } from '../csv/tasks-file.js';
 import { IncompleteWrite, writeAll } from '../csv/write-all.js';
 import { WaveError } from '../errors.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
+import type { AttemptLine } from '../schema/attempt.js';
+import { AppendOnlyFile } from './append-only-file.js';
+
+/** The attempts log in the session folder (README "Seeing a run"). */
+export const kAttemptsFile = 'attempts.ndjson';
 
 /** A state change, in the order it happened. The journal is the durable record of a run. */
 export type JournalEntry =
@@ -49,14 +54,24 @@ export class Journal {
   #flushScheduled = false;
   /** Bytes a failed write left unwritten: the next flush writes them first. */
   #unwritten = Buffer.alloc(0);
+  /** attempts.ndjson, when the journal keeps it; it is never emptied by a checkpoint. */
+  readonly #attempts: AppendOnlyFile | undefined;
+  #attemptLines: string[] = [];
 
-  /** @param onError told when a write fails. @default throw (from flush, checkpoint and close) */
-  constructor(sessionDir: string, onError?: (error: WaveError) => void) {
+  /**
+   * @param onError told when a write fails. @default throw (from flush, checkpoint and close)
+   * @param options.attempts also keep attempts.ndjson. @default false
+   */
+  constructor(sessionDir: string, onError?: (error: WaveError) => void, options: { attempts?: boolean } = {}) {
     const path = sessionPathForWrite(sessionDir, join('.csv-wave', 'journal.ndjson'));
     try {
       this.#fd = openSync(path, 'a');
+      if (options.attempts) this.#attempts = new AppendOnlyFile(sessionPathForWrite(sessionDir, kAttemptsFile));
     } catch (error) {
-      throw new WaveError('IO', `Cannot open the journal ${path}: ${(error as Error).message}`, { path, cause: error });
+      throw new WaveError('IO', `Cannot open ${(error as { path?: string }).path ?? path}: ${(error as Error).message}`, {
+        path,
+        cause: error,
+      });
     }
     this.#onError =
       onError ??
@@ -67,6 +82,20 @@ export class Journal {
 
   append(entry: JournalEntry): void {
     this.#buffer.push(`${JSON.stringify(entry)}\n`);
+    this.#scheduleFlush();
+  }
+
+  /**
+   * Appends a line to attempts.ndjson in the same group commit as the journal entries of
+   * this turn, written before them: a finish the journal accepted has its attempt line.
+   */
+  appendAttempt(line: AttemptLine): void {
+    if (!this.#attempts) throw new Error('This journal was opened without attempts.ndjson');
+    this.#attemptLines.push(`${JSON.stringify(line)}\n`);
+    this.#scheduleFlush();
+  }
+
+  #scheduleFlush(): void {
     if (!this.#flushScheduled) {
       this.#flushScheduled = true;
       setImmediate(() => this.flush());
@@ -76,6 +105,15 @@ export class Journal {
   /** Writes what is buffered. False (what was not written kept for the next flush) when the write failed. */
   flush(): boolean {
     this.#flushScheduled = false;
+    if (this.#attempts) {
+      const lines = this.#attemptLines.join('');
+      this.#attemptLines = [];
+      try {
+        this.#attempts.write(lines);
+      } catch (error) {
+        this.#onError(new WaveError('IO', `Cannot write ${kAttemptsFile}: ${(error as Error).message}`, { cause: error }));
+      }
+    }
     if (this.#buffer.length === 0 && this.#unwritten.length === 0) return true;
     const bytes = Buffer.concat([this.#unwritten, Buffer.from(this.#buffer.join(''), 'utf8')]);
     this.#buffer = [];
@@ -109,6 +147,7 @@ export class Journal {
   close(): boolean {
     const written = this.flush();
     closeSync(this.#fd);
+    this.#attempts?.close();
     return written;
   }
 }

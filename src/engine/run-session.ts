@@ -28,6 +28,8 @@ import type { PipelineName, SessionConfig } from '../schema/session.js';
 import { killChildProcessGroups, killLeftoverCommands } from './child-groups.js';
 import { RunEmitter, type RunSummary } from './events.js';
 import { Journal, recoverRows } from './journal.js';
+import { recordAttempts } from './attempt-log.js';
+import { RunReporter } from '../report/run-reporter.js';
 import { isAlive, SessionLock } from './lock.js';
 import { normalizeRunOptions, type RunOptions } from './options.js';
 import { Scheduler, type StopReason } from './scheduler.js';
@@ -142,7 +144,14 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       }
     };
 
-    const journal = new Journal(session.dir, writeFailed);
+    const journal = new Journal(session.dir, writeFailed, { attempts: true });
+    recordAttempts(events, journal);
+    // report.html at each wave end shows the attempts of the wave: they are flushed first.
+    const reporter = new RunReporter(session.dir, table, warn);
+    events.on('wave:done', () => {
+      journal.flush();
+      reporter.waveEnd();
+    });
     journal.checkpoint();
     events.on('task:start', (event) => journal.append({ type: 'start', id: event.id, attempt: event.attempt }));
     // What ran, for the summary: a halt or a stop leaves scheduled tasks that never started.
@@ -344,6 +353,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     } catch (error) {
       warn(`context.md was not written: ${error instanceof Error ? error.message : String(error)}`);
     }
+    reporter.final();
     const counts = countByStatus(table.rows);
     const failedOrBlocked = table.rows.some(
       (row) => row.status === 'failed' || skippedForFailure(row),

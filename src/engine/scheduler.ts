@@ -11,7 +11,7 @@ import { kRetryableClasses } from '../executors/types.js';
 import type { HandlerResult, SessionChanges } from '../interactive/types.js';
 import { kTaskIdPattern } from '../schema/row.js';
 import { dependencyFailedError, kBlockedPrefix, satisfiesDependents } from '../schema/task-state.js';
-import type { RunEmitter, StopReason, TaskDoneEvent } from './events.js';
+import type { AttemptDetail, RunEmitter, StopReason, TaskDoneEvent } from './events.js';
 import type { HaltPolicy } from './options.js';
 import { ReadyQueue } from './ready-queue.js';
 import { fillWaveColumn } from './plan.js';
@@ -373,6 +373,7 @@ export class Scheduler {
         errorClass: reply.errorClass,
         error: reply.error,
         delayMs,
+        ...attemptDetail(reply),
       });
       const timer = setTimeout(() => {
         this.#retryTimers.delete(entry);
@@ -414,6 +415,8 @@ export class Scheduler {
       error: row.error,
       attempts: entry.attempts,
       durationMs: entry.dispatched ? performance.now() - entry.startedAt : 0,
+      ...(reply?.kind === 'error' ? { errorClass: reply.errorClass } : status === 'failed' && reply ? { errorClass: 'task-failure' as const } : {}),
+      ...(reply ? attemptDetail(reply) : {}),
     });
     this.#unfinished--;
     if (!entry.dispatched) this.#countDispatched(entry.wave, false);
@@ -565,4 +568,12 @@ export class Scheduler {
     const more = waiting.length > 20 ? `\n  … and ${waiting.length - 20} more` : '';
     return `Stalled: nothing can start, yet ${waiting.length} task(s) are not finished:\n${lines.join('\n')}${more}`;
   }
+}
+
+/** The thread and tokens of an attempt, for the attempts log (absent fields left out). */
+function attemptDetail(reply: WorkerReply): AttemptDetail {
+  return {
+    ...(reply.thread === undefined ? {} : { thread: reply.thread }),
+    ...(reply.usage === undefined ? {} : { usage: reply.usage }),
+  };
 }

@@ -91,4 +91,5 @@ export interface FailedAttemptReply {
   notes?: string[];
 }
 
-export type WorkerReply = FinishedReply | FailedAttemptReply;
+/** The worker thread that ran the attempt (its threadId), when a worker answered. */
+export type WorkerReply = (FinishedReply | FailedAttemptReply) & { thread?: number };

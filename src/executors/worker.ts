@@ -2,6 +2,7 @@
  * The piscina worker entry: runs one attempt of a task with its executor, then validates
  * the result and writes its files, off the main thread.
  */
+import { threadId } from 'node:worker_threads';
 import { buildUpstream } from '../knowledge/upstream.js';
 import { cleanText } from './clean-text.js';
 import { createExecutor } from './create-executor.js';
@@ -59,7 +60,7 @@ export default async function runAttempt(request: WorkerRequest): Promise<Worker
     timeoutMs: request.timeoutMs,
     ...(limits.maxStdoutBytes === undefined ? {} : { maxStdoutBytes: limits.maxStdoutBytes }),
   });
-  return withInputNotes(finishAttempt(task, outcome, limits, request.discoveryFiles), task.prev_context);
+  return { ...withInputNotes(finishAttempt(task, outcome, limits, request.discoveryFiles), task.prev_context), thread: threadId };
 }
 
 /** prev_context of a task cut at its cap (the marker of graph/prev-context.ts). */

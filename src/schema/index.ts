@@ -5,3 +5,4 @@ export * from './discovery-file.js';
 export * from './session.js';
 export * from './task-input.js';
 export { jsonSchemas, jsonSchemaText } from './json-schema.js';
+export * from './attempt.js';

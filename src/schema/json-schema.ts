@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { attemptLineSchema } from './attempt.js';
 import { discoveryLineSchema } from './discovery.js';
 import { discoveryFileSchema } from './discovery-file.js';
 import { taskResultSchema } from './result.js';
@@ -15,6 +16,7 @@ export function jsonSchemas(): Record<string, unknown> {
     'discovery-file.schema.json': discoveryFileSchema,
     'session.schema.json': sessionConfigSchema,
     'task-input.schema.json': taskInputSchema,
+    'attempt-line.schema.json': attemptLineSchema,
   };
   const documents: Record<string, unknown> = {};
   for (const [file, schema] of Object.entries(exported)) {

@@ -1,0 +1,160 @@
+/**
+ * Report benchmark (`npm run bench:report`): a 100,000-task session (10 waves, one dep each,
+ * 1% failed, 2% skipped, 1% retried, 16 slots) → report.html: its size, the time to build and
+ * write it from rows in memory (what a run does at its end), and the time until Chromium
+ * (Debian's /usr/bin/chromium) has painted the page and its task table is scrollable, from
+ * the browser's own performance timings. Prints a table for BENCHMARKS.md; writes no file
+ * outside a temporary folder.
+ *
+ *   npx tsx scripts/bench/report.ts [--tasks 100000] [--runs 3] [--keep]
+ *
+ * Goals (issue 14): ≤ 20 MB, ≤ 2 s to write, ≤ 3 s to a scrollable table.
+ */
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { chromium } from 'playwright-core';
+import { readTasksFile } from '../../src/csv/tasks-file.js';
+import { writeReport } from '../../src/report/write-report.js';
+import { mulberry32 } from '../gen-dag.js';
+
+const { values } = parseArgs({
+  options: { tasks: { type: 'string', default: '100000' }, runs: { type: 'string', default: '3' }, keep: { type: 'boolean', default: false } },
+});
+const kTasks = Number(values.tasks);
+const kRuns = Number(values.runs);
+const kWaves = 10;
+const kSlots = 16;
+
+function median(list: number[]): number {
+  const sorted = [...list].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/** tasks.csv and attempts.ndjson of a finished run of `kTasks` tasks. */
+function writeSession(dir: string): void {
+  const random = mulberry32(14);
+  const perWave = Math.ceil(kTasks / kWaves);
+  const id = (i: number) => `T${String(i).padStart(6, '0')}`;
+  const quote = (cell: string) => `"${cell.replace(/"/g, '""')}"`;
+  const lines = ['id,title,description,role,angle,gc_round,deps,context_from,exec_mode,wave,status,findings,gc_signal,severity_summary,error'];
+  const attempts: string[] = [];
+  const failed = new Set<number>();
+  const slotFree = new Array<number>(kSlots).fill(Date.parse('2026-01-01T00:00:00Z'));
+  for (let i = 0; i < kTasks; i++) {
+    const wave = Math.floor(i / perWave) + 1;
+    const dep = wave > 1 ? i - perWave + Math.floor(random() * 10) : -1;
+    const skipped = dep >= 0 && failed.has(dep);
+    const fails = !skipped && random() < 0.01;
+    if (fails || skipped) failed.add(i);
+    const status = skipped ? 'skipped' : fails ? 'failed' : 'completed';
+    const findings = status === 'completed' ? `Counted ${Math.floor(random() * 5000)} words in part ${i}; top word "the".` : '';
+    const error = skipped ? 'Dependency failed or skipped' : fails ? 'Command exited with code 1: input file missing' : '';
+    lines.push(
+      [id(i), `Part ${i}`, `Count the words of part ${i}`, 'worker', '', '0', dep >= 0 ? id(dep) : '', '', 'csv-wave', String(wave), status, findings, '', '', error]
+        .map(quote)
+        .join(','),
+    );
+    if (skipped) continue;
+    const tries = random() < 0.01 ? 2 : 1;
+    for (let attempt = 1; attempt <= tries; attempt++) {
+      const slot = slotFree.indexOf(Math.min(...slotFree));
+      const start = slotFree[slot]!;
+      const duration = Math.round(50 + random() * 400);
+      slotFree[slot] = start + duration;
+      const outcome = attempt < tries ? 'retried' : fails ? 'failed' : 'completed';
+      attempts.push(
+        JSON.stringify({
+          run: 'bench', task: id(i), attempt, wave, start: new Date(start).toISOString(), end: new Date(start + duration).toISOString(),
+          duration_ms: duration, outcome, error_class: outcome === 'completed' ? '' : outcome === 'retried' ? 'transient' : 'task-failure',
+          error: outcome === 'completed' ? '' : 'x', thread: slot + 1, host: 'bench', pid: 1, prompt_tokens: 0, completion_tokens: 0,
+        }),
+      );
+    }
+  }
+  writeFileSync(join(dir, 'tasks.csv'), `${lines.join('\n')}\n`);
+  writeFileSync(join(dir, 'attempts.ndjson'), `${attempts.join('\n')}\n`);
+}
+
+/**
+ * Runs in the page (a string: the browser's globals are not Node's). Scrollable means a
+ * scroll to the middle of the table has drawn its rows in the next frame; then one more
+ * scroll step is timed.
+ */
+const kMeasure = `new Promise((resolve, reject) => {
+  const viewport = document.getElementById('table-viewport');
+  viewport.scrollTop = viewport.scrollHeight / 2;
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    const scrollable = performance.now();
+    if (document.querySelectorAll('.trow').length === 0) return reject(new Error('no rows after a scroll'));
+    const before = performance.now();
+    viewport.scrollTop += 5000;
+    requestAnimationFrame(() => requestAnimationFrame(() => {
+      const paint = performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? NaN;
+      resolve({ paint, scrollable, frame: performance.now() - before });
+    }));
+  }));
+})`;
+
+async function main(): Promise<void> {
+  const dir = process.env['BENCH_DIR'] ?? mkdtempSync(join(tmpdir(), 'csv-wave-bench-report-'));
+  try {
+    writeSession(dir);
+    const writes: number[] = [];
+    const cpu: number[] = [];
+    let path = '';
+    for (let run = 0; run < kRuns; run++) {
+      const table = readTasksFile(join(dir, 'tasks.csv'));
+      const start = performance.now();
+      const cpuStart = process.cpuUsage();
+      path = writeReport(dir, table);
+      writes.push(performance.now() - start);
+      const used = process.cpuUsage(cpuStart);
+      cpu.push((used.user + used.system) / 1000);
+    }
+    const bytes = statSync(path).size;
+
+    const profile = mkdtempSync(join(tmpdir(), 'csv-wave-bench-chromium-'));
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: '/usr/bin/chromium',
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      viewport: { width: 1400, height: 900 },
+    });
+    await context.route('**/*', (route) => (route.request().url().startsWith('file://') ? route.continue() : route.abort()));
+    const page = context.pages()[0] ?? (await context.newPage());
+    const loads: { paint: number; scrollable: number; frame: number }[] = [];
+    for (let run = 0; run < kRuns; run++) {
+      await page.goto(`${pathToFileURL(path).href}#tasks`, { waitUntil: 'commit' });
+      await page.waitForSelector('body[data-ready="true"]', { timeout: 60_000 });
+      loads.push(await page.evaluate<{ paint: number; scrollable: number; frame: number }>(kMeasure));
+    }
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+
+    const write = median(writes) / 1000;
+    const scrollable = median(loads.map((l) => l.scrollable)) / 1000;
+    const paint = median(loads.map((l) => l.paint)) / 1000;
+    const frame = median(loads.map((l) => l.frame));
+    const mb = bytes / 1024 / 1024;
+    console.log(
+      `\nReport benchmark: ${kTasks.toLocaleString('en-US')} tasks, ${kRuns} runs (median), ${cpus().length} cores, ` +
+        `load average ${loadavg()[0]!.toFixed(1)} at the end, Chromium headless\n`,
+    );
+    console.log('| measure | figure | goal | met |');
+    console.log('|---|---|---|---|');
+    console.log(`| report.html size | ${mb.toFixed(1)} MB | ≤ 20 MB | ${mb <= 20 ? 'yes' : 'no'} |`);
+    console.log(`| build and write it (rows in memory) | ${write.toFixed(2)} s | ≤ 2 s | ${write <= 2 ? 'yes' : 'no'} |`);
+    console.log(`| … of which CPU time of this process (less sensitive to a loaded machine) | ${(median(cpu) / 1000).toFixed(2)} s | | |`);
+    console.log(`| first contentful paint | ${paint.toFixed(2)} s | | |`);
+    console.log(`| table scrollable (rows drawn after a scroll to the middle) | ${scrollable.toFixed(2)} s | ≤ 3 s | ${scrollable <= 3 ? 'yes' : 'no'} |`);
+    console.log(`| one scroll step (two frames) | ${frame.toFixed(0)} ms | | |`);
+  } finally {
+    if (values.keep) console.log(`kept ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

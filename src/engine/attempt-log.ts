@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { AttemptEnd } from '../schema/attempt.js';
+import type { AttemptDetail, RunEmitter } from './events.js';
+import type { Journal } from './journal.js';
+
+/** An error kept in attempts.ndjson is cut here: the whole one is in tasks.csv and the discovery file. */
+const kMaxErrorChars = 2000;
+
+/**
+ * Writes one attempts.ndjson line per finished attempt, from the run's events, through
+ * the journal (same group commit). The start of an attempt is the time of its task:start.
+ */
+export function recordAttempts(events: RunEmitter, journal: Journal): void {
+  const run = randomUUID();
+  const host = hostname();
+  const started = new Map<string, number>();
+  const line = (
+    id: string,
+    attempt: number,
+    wave: number,
+    outcome: AttemptEnd,
+    errorClass: string,
+    error: string,
+    detail: AttemptDetail,
+  ): void => {
+    const end = Date.now();
+    const start = started.get(id) ?? end;
+    started.delete(id);
+    journal.appendAttempt({
+      run,
+      task: id,
+      attempt,
+      wave,
+      start: new Date(start).toISOString(),
+      end: new Date(end).toISOString(),
+      duration_ms: end - start,
+      outcome,
+      error_class: errorClass,
+      error: error.slice(0, kMaxErrorChars),
+      thread: detail.thread ?? null,
+      host,
+      pid: process.pid,
+      prompt_tokens: detail.usage?.prompt_tokens ?? 0,
+      completion_tokens: detail.usage?.completion_tokens ?? 0,
+    });
+  };
+  const waves = new Map<string, number>();
+  events.on('task:start', (event) => {
+    started.set(event.id, Date.now());
+    waves.set(event.id, event.wave);
+  });
+  events.on('task:retry', (event) =>
+    line(event.id, event.attempt, waves.get(event.id) ?? 0, 'retried', event.errorClass, event.error, event),
+  );
+  events.on('task:done', (event) => {
+    // A task skipped without running made no attempt.
+    if (event.status === 'skipped' && !started.has(event.id)) return;
+    const outcome: AttemptEnd = event.status === 'completed' ? 'completed' : 'failed';
+    line(event.id, event.attempts, event.wave, outcome, event.errorClass ?? '', event.status === 'completed' ? '' : event.error, event);
+  });
+}

@@ -1,0 +1,351 @@
+/**
+ * The report page's script, part 1: data, helpers, tabs, summary, task table (virtualised),
+ * task details, failures, live updates. Every text from a task or a model is shown with
+ * textContent or an SVG text node, never parsed as HTML; links are relative paths only.
+ * Plain ES5-style JavaScript in a string: it runs in the browser, not in Node.
+ */
+export const kPageScriptCore = String.raw`
+var D = JSON.parse(document.getElementById('report-data').textContent);
+var SVGNS = 'http://www.w3.org/2000/svg';
+var STATUSES = ['completed', 'failed', 'skipped', 'in_progress', 'pending'];
+var STATUS_COLORS = { completed: '#2e7d32', failed: '#c62828', skipped: '#9e9e9e', in_progress: '#1565c0', pending: '#f9a825' };
+var OUTCOME_COLORS = { completed: '#2e7d32', failed: '#c62828', retried: '#ef6c00' };
+var T = { id: 0, title: 1, role: 2, wave: 3, status: 4, findings: 5, error: 6, deps: 7, mode: 8, description: 9 };
+var ROW_H = 24;
+var indexById = new Map();
+
+function el(tag, className, text) {
+  var e = document.createElement(tag);
+  if (className) e.className = className;
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  return e;
+}
+function svg(tag, attrs) {
+  var e = document.createElementNS(SVGNS, tag);
+  for (var k in attrs) e.setAttribute(k, String(attrs[k]));
+  return e;
+}
+function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
+function fmtMs(ms) {
+  if (ms < 1000) return Math.round(ms) + ' ms';
+  var s = ms / 1000;
+  if (s < 60) return s.toFixed(1) + ' s';
+  var m = Math.floor(s / 60);
+  return m + ' min ' + Math.round(s - m * 60) + ' s';
+}
+/** A link target only for a plain relative path: no scheme (javascript:, data:), no way up, no absolute path. */
+function safeHref(path) {
+  return typeof path === 'string' && /^[A-Za-z0-9_][A-Za-z0-9._\/-]*$/.test(path) && path.indexOf('..') < 0 ? path : null;
+}
+/** The first n UTF-16 units of a text, never half of a surrogate pair (an emoji cut in two shows as a replacement box). */
+function cut(text, n) {
+  var s = text.slice(0, n);
+  return /[\uD800-\uDBFF]$/.test(s) ? s.slice(0, -1) : s;
+}
+function reindex() {
+  indexById = new Map();
+  for (var i = 0; i < D.tasks.length; i++) indexById.set(D.tasks[i][T.id], i);
+}
+
+var VIEWS = ['summary', 'dag', 'timeline', 'failures', 'tasks'];
+var LABELS = { summary: 'Summary', dag: 'DAG', timeline: 'Timeline', failures: 'Failures', tasks: 'Tasks' };
+var RENDER = {};
+var rendered = {};
+var current = 'summary';
+var sections = {};
+var tabs = {};
+var aside;
+
+function buildShell() {
+  var header = el('header');
+  var h1 = el('h1', null, 'csv-wave report: ' + D.session);
+  header.appendChild(h1);
+  var meta = el('span', 'meta');
+  meta.id = 'generated';
+  header.appendChild(meta);
+  document.title = 'csv-wave report: ' + D.session;
+  var nav = el('nav');
+  nav.setAttribute('role', 'tablist');
+  VIEWS.forEach(function (view) {
+    var b = el('button', null, LABELS[view]);
+    b.id = 'tab-' + view;
+    b.setAttribute('role', 'tab');
+    b.addEventListener('click', function () { show(view); });
+    tabs[view] = b;
+    nav.appendChild(b);
+  });
+  var layout = el('div', 'layout');
+  var main = el('main');
+  VIEWS.forEach(function (view) {
+    var s = el('section');
+    s.id = 'view-' + view;
+    s.hidden = true;
+    sections[view] = s;
+    main.appendChild(s);
+  });
+  aside = el('aside');
+  aside.id = 'detail';
+  aside.hidden = true;
+  layout.appendChild(main);
+  layout.appendChild(aside);
+  document.body.appendChild(header);
+  document.body.appendChild(nav);
+  document.body.appendChild(layout);
+}
+
+function renderHeader() {
+  document.getElementById('generated').textContent = 'written ' + D.generated + (D.live ? ' · live' : '');
+}
+
+function show(view) {
+  current = view;
+  VIEWS.forEach(function (v) {
+    sections[v].hidden = v !== view;
+    tabs[v].setAttribute('aria-selected', v === view ? 'true' : 'false');
+  });
+  if (!rendered[view]) {
+    rendered[view] = true;
+    RENDER[view](sections[view]);
+  }
+}
+
+RENDER.summary = function (root) {
+  clear(root);
+  root.appendChild(el('h2', null, 'Summary'));
+  var table = el('table', 'counts');
+  var total = 0;
+  STATUSES.forEach(function (status) {
+    var tr = el('tr');
+    var th = el('th');
+    var sw = el('span', 'swatch');
+    sw.style.background = STATUS_COLORS[status];
+    th.appendChild(sw);
+    th.appendChild(document.createTextNode(status));
+    var td = el('td', null, D.counts[status] || 0);
+    td.setAttribute('data-count', status);
+    total += D.counts[status] || 0;
+    tr.appendChild(th);
+    tr.appendChild(td);
+    table.appendChild(tr);
+  });
+  var tr = el('tr');
+  tr.appendChild(el('th', null, 'total'));
+  var td = el('td', null, total);
+  td.setAttribute('data-count', 'total');
+  tr.appendChild(td);
+  table.appendChild(tr);
+  root.appendChild(table);
+  var facts = el('dl', 'facts');
+  var fact = function (name, value) { facts.appendChild(el('dt', null, name)); facts.appendChild(el('dd', null, value)); };
+  fact('waves', D.waveCount);
+  fact('wall time (latest run)', fmtMs(D.wallMs));
+  fact('attempts', D.attempts.length);
+  fact('retries', D.retries);
+  fact('runs', D.runs.length);
+  fact('tokens', D.tokens ? D.tokens.prompt + ' prompt, ' + D.tokens.completion + ' completion' : 'none recorded');
+  root.appendChild(facts);
+};
+
+// The task table: filters, sort, and only the rows in view are in the DOM.
+var filtered = [];
+var sortKey = null;
+var sortDir = 1;
+var controls = null;
+
+function buildControls(root) {
+  controls = {};
+  var bar = el('div', 'controls');
+  var select = function (id, label, plural) {
+    var s = el('select');
+    s.id = id;
+    s.setAttribute('aria-label', label);
+    s.setAttribute('data-plural', plural);
+    s.addEventListener('change', applyFilters);
+    bar.appendChild(s);
+    return s;
+  };
+  controls.status = select('filter-status', 'status', 'statuses');
+  controls.role = select('filter-role', 'role', 'roles');
+  controls.wave = select('filter-wave', 'wave', 'waves');
+  controls.text = el('input');
+  controls.text.id = 'filter-text';
+  controls.text.type = 'search';
+  controls.text.placeholder = 'search id, title, findings, error';
+  controls.text.addEventListener('input', applyFilters);
+  bar.appendChild(controls.text);
+  controls.count = el('span', 'muted');
+  controls.count.id = 'row-count';
+  bar.appendChild(controls.count);
+  root.appendChild(bar);
+  var head = el('div', 'thead');
+  [['id', T.id], ['title', T.title], ['role', T.role], ['wave', T.wave], ['status', T.status], ['findings / error', T.findings]].forEach(function (c) {
+    var h = el('span', null, c[0]);
+    h.addEventListener('click', function () {
+      if (sortKey === c[1]) sortDir = -sortDir; else { sortKey = c[1]; sortDir = 1; }
+      applyFilters();
+    });
+    head.appendChild(h);
+  });
+  root.appendChild(head);
+  controls.viewport = el('div', 'viewport');
+  controls.viewport.id = 'table-viewport';
+  controls.spacer = el('div', 'spacer');
+  controls.viewport.appendChild(controls.spacer);
+  var scheduled = false;
+  controls.viewport.addEventListener('scroll', function () {
+    if (scheduled) return;
+    scheduled = true;
+    requestAnimationFrame(function () { scheduled = false; drawRows(); });
+  });
+  root.appendChild(controls.viewport);
+}
+
+function fillOptions(selectNode, values) {
+  var keep = selectNode.value;
+  clear(selectNode);
+  var all = el('option', null, 'all ' + selectNode.getAttribute('data-plural'));
+  all.value = '';
+  selectNode.appendChild(all);
+  values.forEach(function (v) { var o = el('option', null, v); o.value = String(v); selectNode.appendChild(o); });
+  selectNode.value = values.map(String).indexOf(keep) >= 0 ? keep : '';
+}
+
+RENDER.tasks = function (root) {
+  if (!controls) buildControls(root);
+  var roles = {}, waves = {};
+  D.tasks.forEach(function (t) { roles[t[T.role]] = true; waves[t[T.wave]] = true; });
+  fillOptions(controls.status, STATUSES);
+  fillOptions(controls.role, Object.keys(roles).sort());
+  fillOptions(controls.wave, Object.keys(waves).map(Number).sort(function (a, b) { return a - b; }));
+  applyFilters();
+};
+
+function applyFilters() {
+  var status = controls.status.value, role = controls.role.value, wave = controls.wave.value;
+  var text = controls.text.value.toLowerCase();
+  filtered = [];
+  for (var i = 0; i < D.tasks.length; i++) {
+    var t = D.tasks[i];
+    if (status && t[T.status] !== status) continue;
+    if (role && t[T.role] !== role) continue;
+    if (wave && String(t[T.wave]) !== wave) continue;
+    if (text && (t[T.id] + '\n' + t[T.title] + '\n' + t[T.findings] + '\n' + t[T.error]).toLowerCase().indexOf(text) < 0) continue;
+    filtered.push(i);
+  }
+  if (sortKey !== null) {
+    var k = sortKey;
+    filtered.sort(function (a, b) {
+      var x = D.tasks[a][k], y = D.tasks[b][k];
+      return (x < y ? -1 : x > y ? 1 : a - b) * sortDir;
+    });
+  }
+  controls.count.textContent = filtered.length + ' of ' + D.tasks.length + ' tasks';
+  controls.spacer.style.height = filtered.length * ROW_H + 'px';
+  drawRows();
+}
+
+function drawRows() {
+  var vp = controls.viewport;
+  var first = Math.max(0, Math.floor(vp.scrollTop / ROW_H) - 10);
+  var last = Math.min(filtered.length, Math.ceil((vp.scrollTop + vp.clientHeight) / ROW_H) + 10);
+  clear(controls.spacer);
+  for (var r = first; r < last; r++) {
+    var t = D.tasks[filtered[r]];
+    var row = el('div', 'trow');
+    row.style.top = r * ROW_H + 'px';
+    row.setAttribute('data-id', t[T.id]);
+    row.appendChild(el('span', null, t[T.id]));
+    row.appendChild(el('span', null, t[T.title]));
+    row.appendChild(el('span', null, t[T.role]));
+    row.appendChild(el('span', null, t[T.wave]));
+    row.appendChild(el('span', 'status status-' + t[T.status], t[T.status]));
+    row.appendChild(el('span', null, cut(t[T.error] || t[T.findings], 300)));
+    row.addEventListener('click', showDetail.bind(null, t[T.id]));
+    controls.spacer.appendChild(row);
+  }
+}
+
+function showDetail(id) {
+  var i = indexById.get(id);
+  if (i === undefined) return;
+  var t = D.tasks[i];
+  var d = Object.prototype.hasOwnProperty.call(D.details, id) ? D.details[id] : {};
+  var discoveries = d.discoveries || [], artifacts = d.artifacts || [];
+  clear(aside);
+  aside.hidden = false;
+  aside.setAttribute('data-task', id);
+  var close = el('button', 'chip', 'close');
+  close.addEventListener('click', function () { aside.hidden = true; });
+  aside.appendChild(close);
+  aside.appendChild(el('h2', null, t[T.id] + (t[T.title] ? ' — ' + t[T.title] : '')));
+  var facts = el('dl', 'facts');
+  [['status', t[T.status]], ['role', t[T.role]], ['wave', t[T.wave]], ['deps', t[T.deps] || '—'], ['exec_mode', t[T.mode] || 'csv-wave']].forEach(function (f) {
+    facts.appendChild(el('dt', null, f[0]));
+    facts.appendChild(el('dd', null, f[1]));
+  });
+  aside.appendChild(facts);
+  var block = function (title, text, field) {
+    if (!text) return;
+    aside.appendChild(el('h3', null, title));
+    var pre = el('pre', null, text);
+    pre.setAttribute('data-field', field);
+    aside.appendChild(pre);
+  };
+  block('Error', t[T.error], 'error');
+  block('Findings', t[T.findings], 'findings');
+  block('Description', t[T.description], 'description');
+  block('prev_context', d.prev_context, 'prev_context');
+  var tries = D.attempts.filter(function (a) { return a[0] === i; });
+  if (tries.length > 0) {
+    aside.appendChild(el('h3', null, 'Attempts'));
+    var ul = el('ul');
+    tries.forEach(function (a) {
+      ul.appendChild(el('li', null, '#' + a[1] + ' ' + a[4] + (a[5] ? ' (' + a[5] + ')' : '') + ', ' + fmtMs(a[3]) + (a[6] === null ? '' : ', thread ' + a[6])));
+    });
+    aside.appendChild(ul);
+  }
+  if (discoveries.length > 0) block('Discoveries', discoveries.map(function (x) { return x.type + ': ' + JSON.stringify(x.data, null, 2); }).join('\n\n'), 'discoveries');
+  if (artifacts.length > 0) {
+    aside.appendChild(el('h3', null, 'Artifacts'));
+    var list = el('ul');
+    artifacts.forEach(function (path) {
+      var li = el('li');
+      var href = safeHref(path);
+      if (href) {
+        var a = el('a', null, path);
+        a.href = href;
+        a.rel = 'noopener noreferrer';
+        li.appendChild(a);
+      } else li.textContent = path;
+      list.appendChild(li);
+    });
+    aside.appendChild(list);
+  }
+}
+
+RENDER.failures = function (root) {
+  clear(root);
+  root.appendChild(el('h2', null, 'Failures'));
+  if (D.failures.length === 0) { root.appendChild(el('p', 'muted', 'No failed or skipped-for-failure tasks.')); return; }
+  D.failures.forEach(function (g) {
+    var box = el('div', 'failure-group');
+    box.setAttribute('data-kind', g.kind);
+    var title = g.kind === 'failed'
+      ? 'failed · ' + (g.errorClass || 'unknown class') + ' · ' + g.tasks.length + ' task(s)'
+      : 'skipped because ' + (g.message || 'an unknown task') + ' failed · ' + g.tasks.length + ' task(s)';
+    box.appendChild(el('h3', null, title));
+    if (g.kind === 'failed') box.appendChild(el('pre', null, g.message));
+    else if (g.message) { var root2 = chip(g.message); root2.setAttribute('data-root', g.message); box.appendChild(el('span', 'muted', 'root: ')); box.appendChild(root2); box.appendChild(el('br')); }
+    g.tasks.slice(0, 200).forEach(function (id) { box.appendChild(chip(id)); });
+    if (g.tasks.length > 200) box.appendChild(el('span', 'muted', ' and ' + (g.tasks.length - 200) + ' more (filter the task table)'));
+    root.appendChild(box);
+  });
+};
+
+function chip(id) {
+  var b = el('button', 'chip', id);
+  b.setAttribute('data-id', id);
+  b.addEventListener('click', function () { showDetail(id); });
+  return b;
+}
+`;

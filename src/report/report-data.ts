@@ -1,0 +1,179 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { unguardCell } from '../csv/formula-guard.js';
+import type { TasksTable } from '../csv/tasks-file.js';
+import { countByStatus } from '../engine/status-report.js';
+import { readDiscoveries } from '../knowledge/discoveries-board.js';
+import { readUsage } from '../knowledge/usage.js';
+import type { AttemptEnd, AttemptLine } from '../schema/attempt.js';
+import type { TaskStatus } from '../schema/row.js';
+import { groupFailures, type FailureGroup } from './failures.js';
+import { assignLanes } from './lanes.js';
+import { readAttempts } from './read-attempts.js';
+
+/**
+ * A task as the page shows it: [id, title, role, wave, status, findings, error, deps,
+ * exec_mode ('' for csv-wave), description]. Arrays keep 100,000 tasks small.
+ */
+export type ReportTask = [string, string, string, number, string, string, string, string, string, string];
+
+/** An attempt: [task index, attempt, start (ms after the first), duration ms, outcome, error class, thread, lane, run index]. */
+export type ReportAttempt = [number, number, number, number, AttemptEnd, string, number | null, number, number];
+
+/** What a click on a task shows beyond its row; only tasks with any of it have one, with only the fields they have. */
+export interface TaskDetail {
+  prev_context?: string;
+  discoveries?: { type: string; data: unknown }[];
+  artifacts?: string[];
+}
+
+/** Everything report.html shows, embedded in it as JSON. */
+export interface ReportData {
+  version: 1;
+  session: string;
+  generated: string;
+  /** True when `csv-wave serve` sends updates. */
+  live: boolean;
+  counts: Record<TaskStatus, number>;
+  waveCount: number;
+  /** From the first start to the last end of the attempts of the latest run. */
+  wallMs: number;
+  retries: number;
+  tokens: { prompt: number; completion: number } | null;
+  /** ISO time of the first attempt: attempt starts count from it. */
+  t0: string;
+  runs: string[];
+  tasks: ReportTask[];
+  attempts: ReportAttempt[];
+  failures: FailureGroup[];
+  details: Record<string, TaskDetail>;
+}
+
+/** prev_context shown per task at most: the wave file has all of it. */
+const kMaxPrevContextChars = 2000;
+
+/** The report of a session from its rows (in memory during a run, read from tasks.csv otherwise) and its files. */
+export function buildReportData(sessionDir: string, table: TasksTable, options: { live?: boolean } = {}): ReportData {
+  const rows = table.rows;
+  const index = new Map(rows.map((row, i) => [row.id, i]));
+  const lines = readAttempts(sessionDir).filter((line) => index.has(line.task));
+  const runs = [...new Set(lines.map((line) => line.run))];
+  const starts = lines.map((line) => Date.parse(line.start));
+  const t0 = starts.reduce((first, start) => Math.min(first, start), starts[0] ?? 0);
+  const lanes = assignLanes(lines.map((line, i) => ({ start: starts[i]!, end: starts[i]! + line.duration_ms })));
+  const lastClass = new Map<string, string>();
+  for (const line of lines) lastClass.set(line.task, line.error_class);
+
+  const latest = lines.filter((line) => line.run === runs.at(-1));
+  const usage = readUsage(sessionDir);
+  return {
+    version: 1,
+    session: basename(sessionDir),
+    generated: new Date().toISOString(),
+    live: options.live ?? false,
+    counts: countByStatus(rows),
+    waveCount: rows.reduce((most, row) => Math.max(most, Number(row.wave) || 0), 0),
+    wallMs: wallTime(latest),
+    retries: lines.filter((line) => line.outcome === 'retried').length,
+    tokens: usage ? { prompt: usage.prompt_tokens, completion: usage.completion_tokens } : null,
+    t0: new Date(t0).toISOString(),
+    runs,
+    tasks: rows.map((row) => [
+      row.id,
+      row.title,
+      row.role,
+      Number(row.wave) || 0,
+      row.status === '' ? 'pending' : row.status,
+      row.findings,
+      row.error,
+      row.deps,
+      row.exec_mode === 'csv-wave' ? '' : row.exec_mode,
+      row.description,
+    ]),
+    attempts: lines.map((line, i) => [
+      index.get(line.task)!,
+      line.attempt,
+      starts[i]! - t0,
+      line.duration_ms,
+      line.outcome,
+      line.error_class,
+      line.thread,
+      lanes[i]!,
+      runs.indexOf(line.run),
+    ]),
+    failures: groupFailures(rows, (id) => lastClass.get(id) ?? ''),
+    details: taskDetails(sessionDir, table),
+  };
+}
+
+function wallTime(lines: readonly AttemptLine[]): number {
+  if (lines.length === 0) return 0;
+  let first = Infinity;
+  let last = -Infinity;
+  for (const line of lines) {
+    first = Math.min(first, Date.parse(line.start));
+    last = Math.max(last, Date.parse(line.end));
+  }
+  return last - first;
+}
+
+/** prev_context (from the wave files), discoveries and artifact paths, per task that has any. */
+function taskDetails(sessionDir: string, table: TasksTable): Record<string, TaskDetail> {
+  const details: Record<string, TaskDetail> = Object.create(null) as Record<string, TaskDetail>;
+  const detail = (id: string): TaskDetail => (details[id] ??= {});
+  const ids = new Set(table.rows.map((row) => row.id));
+  for (const [id, prevContext] of readPrevContexts(sessionDir, table)) {
+    if (!ids.has(id)) continue;
+    detail(id).prev_context =
+      prevContext.length > kMaxPrevContextChars ? `${prevContext.slice(0, kMaxPrevContextChars)}\n[… cut here; the wave file has all of it]` : prevContext;
+  }
+  for (const line of readDiscoveries(join(sessionDir, 'discoveries.ndjson'))) {
+    if (ids.has(line.worker)) (detail(line.worker).discoveries ??= []).push({ type: line.type, data: line.data });
+  }
+  for (const [id, path] of artifactPaths(sessionDir, ids)) (detail(id).artifacts ??= []).push(path);
+  return details;
+}
+
+/** prev_context by task id from every wave-<N>.csv (a later wave file wins: it is the newer run). */
+function readPrevContexts(sessionDir: string, table: TasksTable): Map<string, string> {
+  const found = new Map<string, string>();
+  const files = readdirSync(sessionDir)
+    .filter((name) => /^wave-\d+\.csv$/.test(name))
+    .sort((a, b) => Number(a.slice(5, -4)) - Number(b.slice(5, -4)));
+  for (const name of files) {
+    let records: Record<string, string>[];
+    try {
+      records = parse(readFileSync(join(sessionDir, name), 'utf8'), {
+        columns: true,
+        bom: true,
+        delimiter: table.format.delimiter ?? ',',
+        relax_column_count: true,
+      }) as Record<string, string>[];
+    } catch {
+      continue; // A wave file a person broke: the report shows the rest.
+    }
+    for (const record of records) {
+      if (record['id'] !== undefined && record['prev_context'] !== undefined) found.set(record['id'], unguardCell(record['prev_context']));
+    }
+  }
+  return found;
+}
+
+/** artifacts/<id>-<name> files, as [task id, relative path]; a file whose prefix is no task's id is left out. */
+function artifactPaths(sessionDir: string, ids: ReadonlySet<string>): [string, string][] {
+  const folder = join(sessionDir, 'artifacts');
+  if (!existsSync(folder)) return [];
+  const paths: [string, string][] = [];
+  for (const name of readdirSync(folder).sort()) {
+    // Ids may hold `-`: the longest prefix that is an id names the task.
+    for (let cut = name.lastIndexOf('-'); cut > 0; cut = name.lastIndexOf('-', cut - 1)) {
+      const id = name.slice(0, cut);
+      if (ids.has(id)) {
+        paths.push([id, `artifacts/${name}`]);
+        break;
+      }
+    }
+  }
+  return paths;
+}

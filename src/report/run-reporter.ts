@@ -1,0 +1,44 @@
+import type { TasksTable } from '../csv/tasks-file.js';
+import { writeReport } from './write-report.js';
+
+/** Share of a run's time that rewriting report.html at wave ends may take; past it a wave end is passed over. */
+const kMaxShareOfTime = 0.05;
+
+/**
+ * Keeps report.html up to date during a run: rewritten at each wave end (unless writing
+ * it would take more than 5% of the run's time, as with a huge session and short waves)
+ * and always at the end. A report that cannot be written is a warning: it never stops a run.
+ */
+export class RunReporter {
+  readonly #sessionDir: string;
+  readonly #table: TasksTable;
+  readonly #warn: (message: string) => void;
+  #lastStart = 0;
+  #lastDuration = 0;
+
+  constructor(sessionDir: string, table: TasksTable, warn: (message: string) => void) {
+    this.#sessionDir = sessionDir;
+    this.#table = table;
+    this.#warn = warn;
+  }
+
+  waveEnd(): void {
+    const now = performance.now();
+    if (this.#lastDuration > (now - this.#lastStart) * kMaxShareOfTime) return;
+    this.#write();
+  }
+
+  final(): void {
+    this.#write();
+  }
+
+  #write(): void {
+    this.#lastStart = performance.now();
+    try {
+      writeReport(this.#sessionDir, this.#table);
+    } catch (error) {
+      this.#warn(`report.html was not written: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    this.#lastDuration = performance.now() - this.#lastStart;
+  }
+}

@@ -1,0 +1,16 @@
+import type { TasksTable } from '../csv/tasks-file.js';
+import { readJournal, replayJournal } from '../engine/journal.js';
+import { readSessionTasks } from '../engine/load.js';
+import type { Session } from '../engine/session.js';
+
+/**
+ * The session's tasks as they stand, also while a run goes on: tasks.csv with the
+ * journal's entries applied in memory. Read-only and without the lock: nothing is written,
+ * so a report or the live view never gets in a run's way. A tasks.csv caught between two
+ * atomic rewrites does not exist (rename), so every read sees a whole file.
+ */
+export function currentTasks(session: Session): TasksTable {
+  const table = readSessionTasks(session);
+  replayJournal(table.rows, readJournal(session.dir));
+  return table;
+}

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+
+/** How one attempt of a task ended. */
+export const kAttemptOutcomes = [
+  /** The task finished completed. */
+  'completed',
+  /** The task finished failed (no attempt left, or a failure that is not retried). */
+  'failed',
+  /** The attempt failed and the task was tried again. */
+  'retried',
+] as const;
+
+/** One line of attempts.ndjson: one finished attempt of one task (README "Seeing a run"). */
+export const attemptLineSchema = z
+  .object({
+    /** The run that made the attempt; every line of one run shares it. */
+    run: z.string().min(1),
+    task: z.string().min(1),
+    /** 1 for the first attempt of the task in this run. */
+    attempt: z.number().int().min(1),
+    wave: z.number().int().min(0),
+    /** ISO 8601 with milliseconds. */
+    start: z.string(),
+    end: z.string(),
+    duration_ms: z.number().min(0),
+    outcome: z.enum(kAttemptOutcomes),
+    /** rate-limited, transient, timeout, invalid-output, task-failure or worker-crash; empty when it completed. */
+    error_class: z.string(),
+    /** The error's text (cut at 2,000 characters); empty when it completed. */
+    error: z.string(),
+    /** Worker thread id that ran it; null when no worker thread answered (an interactive task, a reused exploration, a thread that died). */
+    thread: z.number().int().nullable(),
+    /** Host and pid of the process that ran it (the engine: csv-wave has no remote workers yet). */
+    host: z.string(),
+    pid: z.number().int(),
+    prompt_tokens: z.number().int().min(0),
+    completion_tokens: z.number().int().min(0),
+  })
+  .strict();
+
+export type AttemptLine = z.infer<typeof attemptLineSchema>;
+export type AttemptEnd = (typeof kAttemptOutcomes)[number];

@@ -1,0 +1,146 @@
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { openBrowser, type WatchedBrowser } from '../helpers/browser.js';
+import { runCli } from '../helpers/cli.js';
+import { genericSession } from '../helpers/generic-session.js';
+import { kScriptedAgentPath } from '../helpers/scripted-agent.js';
+
+/**
+ * The scripted brainstorm (one GC round), with IDEA-001 failing transiently once (a retry)
+ * and EVAL-001 failing for good, so that every view has something to show.
+ */
+const kAgent = `node ${JSON.stringify(kScriptedAgentPath)}`;
+const kCmd =
+  `case {id} in EVAL-001) echo 'evaluator crashed' >&2; exit 3;; ` +
+  `IDEA-001) if [ -e idea.once ]; then ${kAgent}; else touch idea.once; echo 'busy' >&2; exit 75; fi;; ` +
+  `*) ${kAgent};; esac`;
+
+let browser: WatchedBrowser;
+let dir: string;
+let shots: string;
+
+beforeAll(async () => {
+  const root = mkdtempSync(join(tmpdir(), 'csv-wave-report-'));
+  dir = join(root, 'session');
+  shots = join(root, 'screenshots');
+  const init = await runCli('init', dir, '--template', 'brainstorm', '--topic', 'Cutting office energy use', '--cmd', kCmd);
+  expect(init.code, init.stderr).toBe(0);
+  const run = await runCli('run', dir, '--retry-delay', '0.01');
+  expect(run.code, run.stderr).toBe(1);
+  browser = await openBrowser();
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe('report.html of a finished brainstorm session (real browser)', () => {
+  test('counts equal status --json; one timeline bar per attempt; a failed task shows its error; the status filter; no console error', async () => {
+    const status = JSON.parse((await runCli('status', dir, '--json')).stdout) as { counts: Record<string, number>; tasks: unknown[] };
+    const attempts = readFileSync(join(dir, 'attempts.ndjson'), 'utf8').trimEnd().split('\n');
+    const { page } = browser;
+    await page.goto(pathToFileURL(join(dir, 'report.html')).href);
+    await page.waitForSelector('body[data-ready="true"]');
+    await page.screenshot({ path: join(shots, 'summary.png'), fullPage: true });
+
+    for (const [name, count] of Object.entries(status.counts)) {
+      expect(await page.textContent(`[data-count="${name}"]`), name).toBe(String(count));
+    }
+    expect(await page.textContent('[data-count="total"]')).toBe(String(status.tasks.length));
+
+    await page.click('#tab-timeline');
+    expect(await page.locator('#timeline rect.bar').count()).toBe(attempts.length);
+    expect(await page.locator('#timeline rect.bar[data-outcome="retried"]').count()).toBe(1);
+    await page.screenshot({ path: join(shots, 'timeline.png'), fullPage: true });
+
+    await page.click('#tab-dag');
+    expect(await page.locator('#dag g.node').count()).toBe(status.tasks.length);
+    expect(await page.getAttribute('#dag g.node[data-id="EVAL-001"]', 'data-status')).toBe('failed');
+    await page.screenshot({ path: join(shots, 'dag.png'), fullPage: true });
+
+    await page.click('#tab-failures');
+    await page.screenshot({ path: join(shots, 'failures.png'), fullPage: true });
+    expect(await page.locator('.failure-group[data-kind="failed"]').count()).toBe(1);
+
+    await page.click('#tab-tasks');
+    await page.click('.trow[data-id="EVAL-001"]');
+    expect(await page.textContent('#detail pre[data-field="error"]')).toMatch(/evaluator crashed/);
+    await page.screenshot({ path: join(shots, 'tasks.png'), fullPage: true });
+
+    for (const wanted of ['completed', 'failed', 'skipped']) {
+      await page.selectOption('#filter-status', wanted);
+      const shown = await page.locator('.trow').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-id')));
+      const expected = (status.tasks as Record<string, string>[]).filter((task) => task['status'] === wanted).map((task) => task['id']);
+      expect(shown.sort(), wanted).toEqual(expected.sort());
+    }
+
+    expect(browser.consoleErrors).toEqual([]);
+    expect(browser.dialogs).toEqual([]);
+    expect(browser.blocked).toEqual([]);
+  });
+});
+
+/** Each sets window.__pwned or opens a dialog if it ever runs. */
+const kScript = '</script><script>window.__pwned=1;alert(1)</script>';
+const kImg = '<img src=x onerror="window.__pwned=2;alert(2)">';
+const kSvg = '<svg onload="window.__pwned=3;alert(3)"></svg><iframe src="javascript:alert(4)"></iframe>';
+const kRtlEmoji = 'مرحبا بالعالم \u202e🔥👩‍👩‍👧 שלום ';
+
+describe('report.html of a hostile session (real browser)', () => {
+  test('no dialog, no injected element, no request beyond the page itself', async () => {
+    const result = JSON.stringify({
+      findings: `${kImg} see javascript:alert(5)`,
+      discoveries: [{ type: 'idea', data: { title: kScript, link: 'javascript:alert(6)', note: kSvg } }],
+    });
+    const hostile = genericSession([
+      { id: 'H1', title: kScript, description: `${kScript}${kImg}${kSvg}`, role: '<b>r</b>' },
+      { id: 'H2', title: kImg, description: result, role: 'r' },
+      { id: 'H3', title: kRtlEmoji, description: kRtlEmoji.repeat(1000), role: 'r' },
+      { id: 'H4', title: 'fails', description: `${kImg}${kScript}`, role: 'r' },
+      { id: 'H5', title: kSvg, description: 'x', role: 'r', deps: 'H4' },
+      { id: 'H6', title: '100 KB of output', description: 'x', role: 'r', context_from: '' },
+    ]);
+    const cmd =
+      "case {id} in H4) printf %s {description} >&2; exit 1;; " +
+      "H6) yes '<img src=x onerror=alert(9)></script>' | head -c 102400;; *) printf %s {description};; esac";
+    const run = await runCli('run', hostile, '--cmd', cmd);
+    expect(run.code, run.stderr).toBe(1);
+    // An artifact whose name holds a scheme is listed as text, never as a link.
+    mkdirSync(join(hostile, 'artifacts'), { recursive: true });
+    writeFileSync(join(hostile, 'artifacts', 'H1-javascript:alert(7).md'), 'x');
+    expect((await runCli('report', hostile)).code).toBe(0);
+
+    const { page } = browser;
+    const url = pathToFileURL(join(hostile, 'report.html')).href;
+    const before = browser.requests.length;
+    await page.goto(url);
+    await page.waitForSelector('body[data-ready="true"]');
+    for (const view of ['dag', 'timeline', 'failures', 'tasks']) await page.click(`#tab-${view}`);
+    for (const id of ['H1', 'H2', 'H3', 'H4', 'H5', 'H6']) {
+      await page.click(`.trow[data-id="${id}"]`);
+      await page.waitForSelector(`#detail[data-task="${id}"]`);
+    }
+    await page.screenshot({ path: join(shots, 'hostile.png'), fullPage: true });
+
+    expect(await page.evaluate('typeof window.__pwned')).toBe('undefined');
+    expect(await page.locator('img, iframe, script:not(#report-data)').count()).toBe(1); // the page's own script
+    expect(await page.locator('svg [onload], svg foreignObject, a[href^="javascript"], a[href*=":"]').count()).toBe(0);
+    // The text is shown as it was written.
+    await page.click('.trow[data-id="H4"]');
+    expect(await page.textContent('#detail pre[data-field="error"]')).toContain(kImg);
+    await page.click('.trow[data-id="H1"]');
+    expect(await page.textContent('#detail h2')).toContain(kScript);
+    expect(await page.locator('#detail a').count()).toBe(0);
+    expect(await page.textContent('#detail')).toContain('artifacts/H1-javascript:alert(7).md');
+    await page.click('.trow[data-id="H3"]');
+    expect(await page.textContent('#detail pre[data-field="description"]')).toBe(kRtlEmoji.repeat(1000));
+
+    expect(browser.requests.slice(before)).toEqual([url]);
+    expect(browser.blocked).toEqual([]);
+    expect(browser.dialogs).toEqual([]);
+    expect(browser.consoleErrors).toEqual([]);
+  });
+});

@@ -1,0 +1,109 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { openBrowser, type WatchedBrowser } from '../helpers/browser.js';
+import { genericSession } from '../helpers/generic-session.js';
+import { spawnCli, spawnCliWith, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
+
+/** Starts `csv-wave serve` on a free port and resolves with the URL it printed. */
+async function serve(dir: string, ...flags: string[]): Promise<{ server: SpawnedCli; url: string }> {
+  const server = spawnCli('serve', dir, '--port', '0', ...flags);
+  await waitFor(() => /at (http:\/\/\S+\/)/.test(server.stdoutSoFar()) || server.child.exitCode !== null, 'serve to listen');
+  const url = /at (http:\/\/\S+\/)/.exec(server.stdoutSoFar())?.[1];
+  if (!url) throw new Error(`serve did not start: ${server.stderrSoFar()}`);
+  return { server, url };
+}
+
+async function stop(cli: SpawnedCli | undefined): Promise<void> {
+  if (!cli || cli.child.exitCode !== null || cli.child.signalCode !== null) return;
+  cli.child.kill('SIGTERM');
+  await cli.exited;
+}
+
+let browser: WatchedBrowser | undefined;
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe('csv-wave serve', () => {
+  let server: SpawnedCli | undefined;
+  let run: SpawnedCli | undefined;
+  let dir = '';
+  beforeAll(() => {
+    // SLOW waits for a file the test creates; FAST finishes at once.
+    dir = genericSession([
+      { id: 'FAST', description: 'f', role: 'r' },
+      { id: 'SLOW', description: 's', role: 'r' },
+    ]);
+  });
+  afterAll(async () => {
+    if (dir) writeFileSync(join(dir, 'release'), '');
+    await stop(run);
+    await stop(server);
+  });
+
+  test('a task finishing during a run appears on the open page without a reload', async () => {
+    const cmd = 'case {id} in SLOW) while [ ! -e release ]; do sleep 0.05; done; echo slow done;; *) echo fast done;; esac';
+    run = spawnCli('run', dir, '--cmd', cmd, '--concurrency', '2');
+    await waitFor(() => /\[DONE\] FAST/.test(run!.stdoutSoFar()), 'FAST to finish');
+    const started = await serve(dir);
+    server = started.server;
+    const origin = started.url.replace(/\/$/, '');
+    browser = await openBrowser([origin]);
+    const { page } = browser;
+    let navigations = 0;
+    page.on('framenavigated', (frame) => {
+      if (frame === page.mainFrame()) navigations++;
+    });
+    await page.goto(started.url);
+    await page.waitForSelector('body[data-ready="true"]');
+    await page.click('#tab-tasks');
+    expect(await page.textContent('.trow[data-id="FAST"] .status')).toBe('completed');
+    expect(await page.textContent('.trow[data-id="SLOW"] .status')).toBe('in_progress');
+    await page.screenshot({ path: join(dir, 'live-before.png') });
+
+    writeFileSync(join(dir, 'release'), '');
+    await page.waitForSelector('.trow[data-id="SLOW"] .status-completed');
+    expect(Number(await page.getAttribute('body', 'data-updates'))).toBeGreaterThan(0);
+    expect(navigations).toBe(1);
+    await page.screenshot({ path: join(dir, 'live-after.png') });
+    expect((await run.exited).code).toBe(0);
+    expect(browser.blocked).toEqual([]);
+    expect(browser.consoleErrors).toEqual([]);
+    expect(existsSync(join(dir, 'report.html'))).toBe(true);
+  });
+});
+
+describe('csv-wave serve on a non-loopback host', () => {
+  test('refuses to start without a token', async () => {
+    const dir = genericSession([{ id: 'A', description: 'a', role: 'r' }]);
+    const result = await spawnCliWith({ env: { CSV_WAVE_TOKEN: '' } }, 'serve', dir, '--host', '0.0.0.0', '--port', '0').exited;
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--token/);
+  });
+
+  test('refuses requests without the right token; the token once as ?token= becomes a cookie', async () => {
+    const dir = genericSession([{ id: 'A', description: 'a', role: 'r' }]);
+    const { server, url } = await serve(dir, '--host', '0.0.0.0', '--token', 'right-token');
+    try {
+      const local = url.replace('0.0.0.0', '127.0.0.1');
+      expect((await fetch(local)).status).toBe(401);
+      expect((await fetch(local, { headers: { Authorization: 'Bearer wrong-token' } })).status).toBe(401);
+      expect((await fetch(`${local}?token=wrong-token`, { redirect: 'manual' })).status).toBe(401);
+      expect((await fetch(`${local}events`, { headers: { Cookie: 'csv_wave_token=wrong-token' } })).status).toBe(401);
+
+      const page = await fetch(local, { headers: { Authorization: 'Bearer right-token' } });
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('id="report-data"');
+      const once = await fetch(`${local}?token=right-token`, { redirect: 'manual' });
+      expect(once.status).toBe(303);
+      expect(once.headers.get('location')).toBe('/');
+      const cookie = once.headers.get('set-cookie')!.split(';')[0]!;
+      expect(cookie).toBe('csv_wave_token=right-token');
+      expect((await fetch(local, { headers: { Cookie: cookie } })).status).toBe(200);
+    } finally {
+      await stop(server);
+    }
+    expect(readFileSync(join(dir, 'tasks.csv'), 'utf8')).not.toContain('in_progress');
+  });
+});
