@@ -1,4 +1,5 @@
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
+import { IncompleteWrite, writeAll } from '../csv/write-all.js';
 
 /**
  * A file opened once for appending, whose writes never tear or double a line: bytes a
@@ -17,11 +18,11 @@ export class AppendOnlyFile {
   write(text: string): void {
     if (text === '' && this.#unwritten.length === 0) return;
     const bytes = Buffer.concat([this.#unwritten, Buffer.from(text, 'utf8')]);
-    let offset = 0;
     try {
-      while (offset < bytes.length) offset += writeSync(this.#fd, bytes, offset);
+      writeAll(this.#fd, bytes);
     } catch (error) {
-      this.#unwritten = bytes.subarray(offset);
+      // A write that made no progress (a full disk) throws too, rather than looping.
+      this.#unwritten = error instanceof IncompleteWrite ? bytes.subarray(error.written) : bytes;
       throw error;
     }
     this.#unwritten = Buffer.alloc(0);

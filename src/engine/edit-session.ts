@@ -23,7 +23,6 @@ export function editSession<T>(
   checkSessionOwner(session);
   const lock = SessionLock.acquire(session.dir, warn);
   try {
-    claimSession(session);
     const { table, writer } = TasksWriter.read(session.tasksPath, { maxRows: session.config.max_rows });
     recoverRows(table.rows, session.dir);
     settlePipeline(session, table.rows.map((row) => row.role));
@@ -37,6 +36,8 @@ export function editSession<T>(
       });
     }
     fillWaveColumn(table.rows, report.plan.waves);
+    // Claimed only when something is written: a refused edit leaves the folder as it was.
+    claimSession(session);
     if (!writer.write()) {
       throw new WaveError('TASKS_EDITED', `${session.displayPath} was changed while csv-wave read it; nothing was written. Try again.`, {
         path: session.displayPath,

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -46,8 +47,11 @@ describe('csv-wave status', () => {
   test('[RUN] while a live run holds the lock', async () => {
     const dir = tempSession(kAllStatusesCsv);
     mkdirSync(join(dir, '.csv-wave'));
-    // This test's own process stands for the live run.
-    writeFileSync(join(dir, '.csv-wave', 'lock'), JSON.stringify({ pid: process.pid, hostname: hostname(), started: 'now' }));
+    // A live process stands for the run (not this one: status runs in it, and a lock naming
+    // the reader's own pid that the reader does not hold is a dead namesake's).
+    const live = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    try {
+    writeFileSync(join(dir, '.csv-wave', 'lock'), JSON.stringify({ pid: live.pid, hostname: hostname(), started: 'now' }));
     const result = await runCli('status', dir);
     expect(result.code).toBe(0);
     const line = result.stdout.split('\n').find((text) => text.includes(' IDEA-2 '));
@@ -55,6 +59,9 @@ describe('csv-wave status', () => {
     expect(result.stdout).toContain('10 tasks: pending 2, in_progress 1, completed 4, failed 1, skipped 2\n');
     const json = JSON.parse((await runCli('status', dir, '--json')).stdout) as Record<string, unknown>;
     expect(json['interrupted']).toBeUndefined();
+    } finally {
+      live.kill();
+    }
   });
 
   test('--json names the interrupted tasks when no run holds the lock', async () => {

@@ -5,7 +5,7 @@
  * output, and a reply the main thread cannot read fails its task too.
  */
 import { readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { kMaxJsonDepth, nestsDeeperThan } from '../../src/executors/json-depth.js';
 import type { ExecutorSpec, WorkerRequest } from '../../src/executors/messages.js';
@@ -15,7 +15,7 @@ import { runCli } from '../helpers/cli.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
 import { expectOthersIntact, hostileSession, kBystanders, runScripts } from './helpers.js';
 
-const kModule = relative(process.cwd(), new URL('./fixtures/deep-module.mjs', import.meta.url).pathname);
+const kModule = new URL('./fixtures/deep-module.mjs', import.meta.url).pathname;
 const kTooDeep = 'it nests objects and arrays deeper than 128 levels, the most csv-wave reads';
 
 /** A shell line printing a result whose discovery data is `levels` arrays deep. */
@@ -38,12 +38,12 @@ describe('deeply nested output fails its task instead of hanging the run', () =>
     for (const id of ['DEEP3K', 'DEEP5K']) {
       expect(rows.get(id)).toMatchObject({
         status: 'failed',
-        error: `Invalid output: stdout starts like a JSON result but is not valid JSON (${kTooDeep})`,
+        error: `Invalid output: stdout starts like a JSON result but is not valid JSON (${kTooDeep}); pass --output text to take stdout as text`,
       });
     }
     expect(rows.get('LASTLINE')).toMatchObject({
       status: 'failed',
-      error: `Invalid output: the last line of stdout looks like a JSON result but is not valid JSON (${kTooDeep})`,
+      error: `Invalid output: the last line of stdout looks like a JSON result but is not valid JSON (${kTooDeep}); pass --output text to take stdout as text`,
     });
     expectOthersIntact(dir);
   });
