@@ -25,8 +25,8 @@ interface LockContent extends ProcessIdentity {
 /** Whether the run a lock names may still be going, as far as this process can tell. */
 type OwnerState = 'running' | 'gone' | 'other-host' | 'other-namespace';
 
-/** The exact content of the locks this process holds: a lock naming this pid but not here is a dead namesake's. */
-const heldHere = new Set<string>();
+/** The locks this process holds, by path, with their exact content: a lock naming this pid but not here is a dead namesake's. */
+const heldHere = new Map<string, string>();
 
 /**
  * One run per session: `.csv-wave/lock` holds the owner's pid, host, boot, pid namespace
@@ -46,7 +46,7 @@ export class SessionLock {
     this.#path = path;
     this.#content = content;
     this.#warn = warn;
-    heldHere.add(content);
+    heldHere.set(path, content);
   }
 
   static acquire(sessionDir: string, warn: (message: string) => void): SessionLock {
@@ -58,7 +58,7 @@ export class SessionLock {
       const raw = readRaw(path);
       if (raw === undefined) continue; // released or taken over in between: try again
       const holder = parseLock(raw);
-      const state = ownerState(raw, holder);
+      const state = ownerState(path, raw, holder);
       if (state !== 'gone') throw lockedError(path, holder!, state);
       if (!warned) {
         warn(`Taking over a stale lock${holder ? ` of pid ${holder.pid}, which is no longer running` : ''}`);
@@ -74,7 +74,7 @@ export class SessionLock {
    * behind, and the next run takes it over, its owner being gone.
    */
   release(): void {
-    heldHere.delete(this.#content);
+    heldHere.delete(this.#path);
     try {
       if (readRaw(this.#path) !== this.#content) return;
       rmSync(this.#path, { force: true });
@@ -93,7 +93,7 @@ function ownContent(): string {
   } satisfies LockContent);
 }
 
-function ownerState(raw: string, holder: LockContent | undefined): OwnerState {
+function ownerState(path: string, raw: string, holder: LockContent | undefined): OwnerState {
   if (!holder) return 'gone'; // torn by a crash while it was written (only where there are no hard links)
   if (holder.hostname !== hostname()) return 'other-host';
   const own = ownIdentity();
@@ -103,7 +103,7 @@ function ownerState(raw: string, holder: LockContent | undefined): OwnerState {
     return 'other-namespace';
   }
   // This pid is this process, which knows which locks it holds.
-  if (holder.pid === process.pid) return heldHere.has(raw) ? 'running' : 'gone';
+  if (holder.pid === process.pid) return heldHere.get(path) === raw ? 'running' : 'gone';
   if (!isAlive(holder.pid)) return 'gone';
   // Alive, but started at another time: a later process that got the owner's pid.
   const startTicks = holder.startTicks === undefined ? undefined : startTicksOf(holder.pid);
@@ -152,7 +152,7 @@ function removeIfStill(path: string, stale: string, content: string, depth: numb
   if (!createLock(claim, content)) {
     const claimant = readRaw(claim);
     // Another process is taking it over; the next try sees the outcome.
-    if (claimant === undefined || depth >= kMaxClaimDepth || ownerState(claimant, parseLock(claimant)) !== 'gone') return;
+    if (claimant === undefined || depth >= kMaxClaimDepth || ownerState(claim, claimant, parseLock(claimant)) !== 'gone') return;
     removeIfStill(claim, claimant, content, depth + 1);
     return;
   }

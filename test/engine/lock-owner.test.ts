@@ -99,6 +99,14 @@ describe.runIf(kLinux)('who owns a lock: boot, pid namespace and start time (a c
     expect(existsSync(lockPath(dir))).toBe(false);
   });
 
+  it('releasing one session\'s lock does not free another this process holds', () => {
+    const [first, second] = [sessionDir(), sessionDir()];
+    const held = [SessionLock.acquire(first, () => {}), SessionLock.acquire(second, () => {})];
+    held[0]!.release();
+    expect(() => SessionLock.acquire(second, () => {})).toThrow(expect.objectContaining({ code: 'SESSION_LOCKED' }));
+    held[1]!.release();
+  });
+
   it('a lock of a live process is refused; the same pid with another start time (pid reuse) is taken over', async () => {
     const sleeper = spawn('sleep', ['600']);
     sleepers.push(sleeper);
