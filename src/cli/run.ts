@@ -40,7 +40,7 @@ export async function runWithReporter(
 ): Promise<number> {
   const events = new RunEmitter();
   const tty = io === processIo && process.stderr.isTTY === true;
-  attachReporter(events, io, flags.json ? 'json' : tty ? 'tty' : 'lines');
+  const detachReporter = attachReporter(events, io, flags.json ? 'json' : tty ? 'tty' : 'lines');
   const grace = graceSeconds(flags);
   const interrupted = io === processIo ? onSignals(io, grace ?? kDefaultGraceSeconds) : undefined;
   const stopWatchingOutput = io === processIo ? onOutputLost((name, code) => events.emit('warning', lostOutputNote(name, code))) : undefined;
@@ -59,6 +59,7 @@ export async function runWithReporter(
   } finally {
     interrupted?.dispose();
     stopWatchingOutput?.();
+    detachReporter();
   }
 }
 
