@@ -11,7 +11,7 @@ export type TerminalStream = NodeJS.WritableStream & { isTTY?: boolean; columns?
  * Failures and warnings are printed above it as they happen (the bar alone only counts
  * them), and the end-of-run text replaces it.
  */
-export function attachBar(events: RunEmitter, terminal: TerminalStream, failures: readonly FailedTask[]): void {
+export function attachBar(events: RunEmitter, terminal: TerminalStream, failures: readonly FailedTask[]): () => void {
   const bar = new cliProgress.SingleBar(
     {
       format: 'wave {wave}/{waves} [{bar}] {value}/{total} done | {running} running | {failed} failed | {elapsed} | ETA {remaining}',
@@ -72,11 +72,16 @@ export function attachBar(events: RunEmitter, terminal: TerminalStream, failures
     if (event.status === 'failed') printAbove(`[FAIL] ${event.id} (wave ${event.wave}): ${oneLine(event.error, 200)}\n`);
     else show();
   });
-  events.on('run:done', (summary) => {
+  const takeDown = () => {
     if (live) bar.stop();
     live = false;
+  };
+  events.on('run:done', (summary) => {
+    takeDown();
     terminal.write(endOfRunText(summary, failures));
   });
+  // For a run that ends without run:done (it threw): the bar's redraw timer would keep the process alive.
+  return takeDown;
 }
 
 /** The time left at the pace so far; `–` until a task has finished, as there is no pace before. */

@@ -10,26 +10,26 @@ export type ReporterMode = 'tty' | 'lines' | 'json';
  * Shows a run as it goes, from the engine's events (listr2 renderers style): a live bar on
  * a terminal (`terminal`, stderr by default), one plain line per event otherwise, nothing
  * but the final JSON with --json. Warnings always go to stderr. Both the bar and the lines
- * end with the tasks that failed in the run and a summary.
+ * end with the tasks that failed in the run and a summary. Returns what takes the display
+ * down when a run ends without `run:done`.
  */
 export function attachReporter(
   events: RunEmitter,
   io: CliIo,
   mode: ReporterMode,
   terminal: TerminalStream = process.stderr,
-): void {
+): () => void {
   const failures: FailedTask[] = [];
   events.on('task:done', (event) => {
     if (event.status === 'failed') failures.push({ id: event.id, error: event.error });
   });
-  if (mode === 'tty') {
-    attachBar(events, terminal, failures);
-    return;
-  }
+  if (mode === 'tty') return attachBar(events, terminal, failures);
   events.on('warning', (message) => io.stderr(`warning: ${message}\n`));
-  if (mode === 'json') return;
-  attachLines(events, io);
-  events.on('run:done', (summary) => io.stdout(endOfRunText(summary, failures)));
+  if (mode !== 'json') {
+    attachLines(events, io);
+    events.on('run:done', (summary) => io.stdout(endOfRunText(summary, failures)));
+  }
+  return () => {};
 }
 
 function attachLines(events: RunEmitter, io: CliIo): void {

@@ -41,7 +41,7 @@ export async function runWithReporter(
 ): Promise<number> {
   const events = new RunEmitter();
   const tty = io === processIo && process.stderr.isTTY === true;
-  attachReporter(events, io, flags.json ? 'json' : tty ? 'tty' : 'lines');
+  const detachReporter = attachReporter(events, io, flags.json ? 'json' : tty ? 'tty' : 'lines');
   const grace = graceSeconds(flags);
   const interrupted = io === processIo ? onSignals(io, grace ?? kDefaultGraceSeconds) : undefined;
   const stopWatchingOutput = io === processIo ? onOutputLost((name, code) => events.emit('warning', lostOutputNote(name, code))) : undefined;
@@ -60,6 +60,7 @@ export async function runWithReporter(
   } finally {
     interrupted?.dispose();
     stopWatchingOutput?.();
+    detachReporter();
   }
 }
 

@@ -70,15 +70,34 @@ export class AutoAnswers implements AnswerSource {
 
 /** Asks a person on the terminal. */
 export class TerminalAnswers implements AnswerSource {
+  readonly #input: NodeJS.ReadableStream;
+  readonly #output: NodeJS.WritableStream;
+
+  constructor(input: NodeJS.ReadableStream = process.stdin, output: NodeJS.WritableStream = process.stderr) {
+    this.#input = input;
+    this.#output = output;
+  }
+
   async decide(question: string): Promise<GateDecision> {
-    const prompt = createInterface({ input: process.stdin, output: process.stderr });
+    // Line mode, not raw mode: readline's raw mode throws an uncaught EIO when the terminal
+    // hangs up mid-question, which would end the whole run.
+    const prompt = createInterface({ input: this.#input, output: this.#output, terminal: false });
+    // End of input (the terminal closed, or Ctrl-D) leaves a question unanswered for ever:
+    // the gate fails, saying why, rather than hold the run.
+    const closed = new Promise<never>((_, reject) =>
+      prompt.once('close', () =>
+        reject(new Error(`${question} No answer: the terminal closed before the question was answered; run again to be asked, or pass --answers FILE or --auto`)),
+      ),
+    );
+    closed.catch(() => {}); // closing it ourselves after an answer is no error
+    const ask = (text: string) => Promise.race([prompt.question(text), closed]);
     try {
       for (;;) {
-        const answer = await prompt.question(`${question}\n  1) Continue deeper  2) Adjust direction  3) Done\n> `);
+        const answer = await ask(`${question}\n  1) Continue deeper  2) Adjust direction  3) Done\n> `);
         const decision = parseDecision(answer);
         if (!decision) continue;
         if (decision !== 'adjust') return { decision };
-        const focus = (await prompt.question('New focus: ')).trim();
+        const focus = (await ask('New focus: ')).trim();
         if (focus !== '') return { decision, focus };
       }
     } finally {

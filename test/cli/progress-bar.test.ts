@@ -100,6 +100,23 @@ describe('the live bar on a terminal', () => {
   });
 });
 
+describe('taking the bar down', () => {
+  it('a run that ends without run:done (it threw): the returned function stops the bar and shows the cursor again', () => {
+    const terminal = new FakeTerminal();
+    const events = new RunEmitter();
+    const takeDown = attachReporter(events, { stdout: () => {}, stderr: () => {} }, 'tty', terminal);
+    events.emit('run:start', { session: 's', total: 2, waveCount: 1 });
+    const drawn = terminal.text.length;
+    expect(terminal.text).toContain('\x1b[?25l'); // the bar hid the cursor
+    takeDown();
+    expect(terminal.text.slice(drawn)).toContain('\x1b[?25h');
+    // Events after that draw nothing.
+    const after = terminal.text.length;
+    events.emit('task:start', { id: 'a', wave: 1, attempt: 1 });
+    expect(terminal.text.length).toBe(after);
+  });
+});
+
 describe('eta', () => {
   it('is – before anything finished, then the time left at the pace so far', () => {
     expect(eta(0, 10, 5000)).toBe('–');

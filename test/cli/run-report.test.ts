@@ -93,6 +93,18 @@ describe('the failures of the run are listed at the end', () => {
   });
 });
 
+/** Wave 1: a fails at once, b waits for the file `go`; wave 2: c after a (skipped), and d after b unless left out. */
+function skipAheadSession(withD = true): { dir: string; cmd: string } {
+  const dir = genericSession([
+    { id: 'a', description: 'fails', role: 'r' },
+    { id: 'b', description: 'waits for go', role: 'r' },
+    { id: 'c', description: 'after a', role: 'r', deps: 'a' },
+    ...(withD ? [{ id: 'd', description: 'after b', role: 'r', deps: 'b' }] : []),
+  ]);
+  const cmd = 'case "$CSV_WAVE_TASK_ID" in a) exit 1;; b) while [ ! -f go ]; do sleep 0.02; done;; esac; echo ok';
+  return { dir, cmd };
+}
+
 describe('wave lines come in wave order', () => {
   it('brainstorm: a wave skipped by the GC round that converged is started and done after the wave before it', async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'csv-wave-report-')), 'bs');
@@ -108,14 +120,7 @@ describe('wave lines come in wave order', () => {
   });
 
   it('a failure that skips the next wave while its own wave still runs: "Wave 2" comes after "Wave 1 done"', async () => {
-    const dir = genericSession([
-      { id: 'a', description: 'fails', role: 'r' },
-      { id: 'b', description: 'waits for go', role: 'r' },
-      { id: 'c', description: 'after a', role: 'r', deps: 'a' },
-      { id: 'd', description: 'after b', role: 'r', deps: 'b' },
-    ]);
-    // d depends on b: wave 2 is not all skipped, and runs once b is done.
-    const cmd = 'case "$CSV_WAVE_TASK_ID" in a) exit 1;; b) while [ ! -f go ]; do sleep 0.02; done;; esac; echo ok';
+    const { dir, cmd } = skipAheadSession();
     const run = spawnCli('run', dir, '--cmd', cmd, '--concurrency', '2', '--retries', '0');
     running = { run, dir };
     // c is skipped as soon as a fails, while b still runs; only then may b finish.
@@ -130,6 +135,21 @@ describe('wave lines come in wave order', () => {
       'Wave 1 done: 1 completed, 1 failed, 0 skipped',
       'Wave 2: 2 task(s)',
       'Wave 2 done: 1 completed, 0 failed, 1 skipped',
+    ]);
+  });
+
+  it('--schedule eager: no start lines, and a wave 2 skipped whole while wave 1 runs is done after it', async () => {
+    const { dir, cmd } = skipAheadSession(false);
+    const run = spawnCli('run', dir, '--cmd', cmd, '--concurrency', '2', '--retries', '0', '--schedule', 'eager');
+    running = { run, dir };
+    await waitFor(() => run.stdoutSoFar().includes('[SKIP] c '), 'c to be skipped');
+    writeFileSync(join(dir, 'go'), '');
+    const ended = await run.exited;
+    running = undefined;
+    expect(ended.code, ended.stderr).toBe(1);
+    expect(waveLines(ended.stdout)).toEqual([
+      'Wave 1 done: 1 completed, 1 failed, 0 skipped',
+      'Wave 2 done: 0 completed, 0 failed, 1 skipped',
     ]);
   });
 });
