@@ -57,7 +57,9 @@ export function registerInit(program: Command, io: CliIo, done: (code: number) =
       if (flags.json) printJson(io, { ...result, tasks: result.tasks.map((row) => row.id) });
       else {
         io.stdout(`Wrote ${result.tasks.length} tasks in ${result.waveCount} waves to ${dir}/tasks.csv (${result.config.pipeline}, ${result.config.mode} mode)\n`);
-        if (!result.config.executor) io.stdout(`Run it with: csv-wave run ${dir} --cmd '…' (or --module PATH)\n`);
+        if (!result.config.executor) {
+          io.stdout(`Run it with: csv-wave run ${dir} --cmd '…' (or --module PATH, or --executor openai --model NAME)\n`);
+        }
         else io.stdout(`Run it with: csv-wave run ${dir}\n`);
       }
       done(ExitCode.Ok);
