@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { buildDag } from '../graph/dag.js';
 import { computeWaves } from '../graph/waves.js';
 import { splitList } from '../csv/columns.js';
@@ -18,7 +18,7 @@ import type { PipelineName } from '../schema/session.js';
 
 interface StatusFlags {
   json?: boolean;
-  only?: string[];
+  only?: string;
   wave?: string;
 }
 
@@ -28,7 +28,7 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
     .description('one line per task ([DONE] [RUN] [INTR] [WAIT] [FAIL] [SKIP] [----]), then counts per status and wave')
     .argument('<session>', 'session folder, or the path of its tasks.csv')
     .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}, "interrupted"?: [ids]}')
-    .addOption(new Option('--only <status...>', 'list only the tasks of these statuses (counts stay the whole session\'s)').choices([...kTaskStatuses]))
+    .option('--only <statuses>', `list only the tasks of these statuses, comma-separated (${kTaskStatuses.join(', ')}); counts stay the whole session's`)
     .option('--wave <n>', 'list only the tasks of wave N (counts stay the whole session\'s)'))
     .action((sessionPath: string, options: StatusFlags & { pipeline?: PipelineName }) => {
       // status reads what is there, even a file that would not validate: it is how a person
@@ -83,7 +83,18 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
 
 /** The rows `--only` and `--wave` keep (all of them without either). */
 function selectRows(options: StatusFlags, waves: ReadonlyMap<string, number>): (row: TaskRow) => boolean {
-  const statuses = options.only ? new Set(options.only) : undefined;
+  let statuses: Set<string> | undefined;
+  if (options.only !== undefined) {
+    statuses = new Set(splitList(options.only.replaceAll(',', ';')));
+    const known = new Set<string>(kTaskStatuses);
+    const unknown = [...statuses].filter((status) => !known.has(status));
+    if (statuses.size === 0 || unknown.length > 0) {
+      throw new WaveError(
+        'USAGE',
+        `Expected \`--only\` to be statuses among ${kTaskStatuses.join(', ')}, comma-separated, got \`${options.only}\``,
+      );
+    }
+  }
   let wave: number | undefined;
   if (options.wave !== undefined) {
     wave = Number(options.wave);

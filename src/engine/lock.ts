@@ -236,13 +236,14 @@ function parseLock(raw: string): LockContent | undefined {
  * reads: `status` uses it to tell a running task from one a killed run left `in_progress`.
  */
 export function runHoldsLock(sessionDir: string): boolean {
+  const path = join(sessionDir, '.csv-wave', 'lock');
   let raw: string | undefined;
   try {
-    raw = readRaw(join(sessionDir, '.csv-wave', 'lock'));
+    raw = readRaw(path);
   } catch {
     return true; // a lock that cannot be read is not ours to call stale
   }
-  return raw !== undefined && ownerState(raw, parseLock(raw)) !== 'gone';
+  return raw !== undefined && ownerState(path, raw, parseLock(raw)) !== 'gone';
 }
 
 /** True when a process of this pid runs on this machine (whoever owns it). */

@@ -164,6 +164,23 @@ describe('rerun --task', () => {
     expect(JSON.parse(both.stdout)).toEqual({ chosen: ['b', 'y'], cascaded: ['c', 'z'] });
   });
 
+  it('with --no-cascade also resets the tasks a rerun checkpoint had blocked', async () => {
+    const dir = tempSession(
+      [
+        'id,title,description,role,deps,context_from,exec_mode,status,error',
+        '"k","K","checkpoint","r","","","csv-wave","completed",""',
+        '"m","M","after k","r","k","","csv-wave","skipped","Blocked by checkpoint k: not safe"',
+        '"n","N","after m","r","m","","csv-wave","skipped","Blocked by checkpoint k: not safe"',
+        '"k2","K2","another checkpoint","r","","","csv-wave","completed",""',
+        '"o","O","after k2","r","k2","","csv-wave","skipped","Blocked by checkpoint k2"',
+        '',
+      ].join('\n'),
+      { 'session.json': kSessionJson },
+    );
+    const dry = await runCli('rerun', dir, '--task', 'k', '--no-cascade', '--dry-run', '--json');
+    expect(JSON.parse(dry.stdout)).toEqual({ chosen: ['k'], cascaded: ['m', 'n'] });
+  });
+
   it('exits 2 for a task id not in tasks.csv, and changes nothing', async () => {
     const dir = await completedSession();
     const before = readFileSync(join(dir, 'tasks.csv'));
