@@ -24,7 +24,9 @@ function checkCommand(template: string, columns: readonly string[], sessionDir: 
     throw new WaveError('INVALID_EXECUTOR', `Command template ${shown}: ${problems.join('; ')}`);
   }
   const program = plainProgram(template);
-  if (program !== undefined && findOnPath(program, sessionDir) === undefined) {
+  // Without PATH, sh searches a default path of its own: nothing to check against.
+  const path = process.env['PATH'];
+  if (program !== undefined && path !== undefined && findOnPath(program, path, sessionDir) === undefined) {
     throw new WaveError(
       'INVALID_EXECUTOR',
       `Command not found: ${program} (the first word of ${shown}) is not a program on PATH; ` +
@@ -53,8 +55,8 @@ function plainProgram(template: string): string | undefined {
 }
 
 /** The program's path as /bin/sh finds it (an empty PATH entry is the working folder, the session's). */
-function findOnPath(program: string, sessionDir: string): string | undefined {
-  for (const entry of (process.env['PATH'] ?? '').split(delimiter)) {
+function findOnPath(program: string, path: string, sessionDir: string): string | undefined {
+  for (const entry of path.split(delimiter)) {
     const candidate = join(entry === '' ? sessionDir : entry, program);
     try {
       accessSync(candidate, constants.X_OK);
