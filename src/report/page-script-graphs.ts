@@ -1,7 +1,8 @@
 /**
- * The report page's script, part 2: the DAG laid out by wave (SVG; per-wave aggregates
+ * The report page's script, part 3: the DAG laid out by wave (SVG; per-wave aggregates
  * that expand on click past kDagLimit tasks), the timeline (one bar per attempt, lanes
- * by slot, wave starts marked, zoom with the wheel or buttons, pan by dragging), and start-up.
+ * by slot, wave starts marked, zoom with the wheel or buttons, pan by dragging), start-up and
+ * live updates from `csv-wave serve`.
  */
 export const kPageScriptGraphs = String.raw`
 var DAG_LIMIT = 2000;
