@@ -65,6 +65,8 @@ const kSessionOutputs = [
   'context.md',
   'discussion.md',
   'usage.ndjson',
+  'attempts.ndjson',
+  'report.html',
 ];
 
 /** The decomposer: writes a new session's tasks.csv and session.json. */

@@ -1,7 +1,8 @@
 /**
- * The report page's script, part 2: the DAG laid out by wave (SVG; per-wave aggregates
+ * The report page's script, part 3: the DAG laid out by wave (SVG; per-wave aggregates
  * that expand on click past kDagLimit tasks), the timeline (one bar per attempt, lanes
- * by slot, wave starts marked, zoom with the wheel or buttons, pan by dragging), and start-up.
+ * by slot, wave starts marked, zoom with the wheel or buttons, pan by dragging), start-up and
+ * live updates from `csv-wave serve`.
  */
 export const kPageScriptGraphs = String.raw`
 var DAG_LIMIT = 2000;
@@ -120,6 +121,8 @@ RENDER.timeline = function (root) {
   if (D.attempts.length === 0) { root.appendChild(el('p', 'muted', 'No attempt recorded yet (attempts.ndjson is empty).')); return; }
   var bar = el('div', 'controls');
   var zoomIn = el('button', 'chip', 'zoom in'), zoomOut = el('button', 'chip', 'zoom out'), reset = el('button', 'chip', 'reset');
+  zoomIn.id = 'timeline-zoom-in';
+  zoomOut.id = 'timeline-zoom-out';
   bar.appendChild(zoomIn); bar.appendChild(zoomOut); bar.appendChild(reset);
   var legend = el('span', 'muted', 'wheel to zoom, drag to pan · ');
   bar.appendChild(legend);
@@ -159,6 +162,8 @@ RENDER.timeline = function (root) {
     if (!(key in waveStarts) || a[2] < waveStarts[key].at) waveStarts[key] = { at: a[2], wave: D.tasks[a[0]][T.wave] };
   });
   function draw() {
+    // The zoom factor, for people reading the page's state (and tests).
+    s.setAttribute('data-zoom', String(Math.round((k / k0) * 1000) / 1000));
     nodes.forEach(function (r, i) {
       var a = D.attempts[i];
       r.setAttribute('x', String(tx + a[2] * k));

@@ -1,14 +1,37 @@
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { writeFileAtomic } from '../csv/atomic-write.js';
 import type { TasksTable } from '../csv/tasks-file.js';
+import { WaveError } from '../errors.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
 import { buildReportData } from './report-data.js';
 import { reportHtml } from './report-html.js';
 
 export const kReportFile = 'report.html';
 
-/** Writes report.html (or `out`) for the session's rows, atomically; returns its path. */
+/**
+ * Writes report.html (or `out`) for the session's rows and returns its path. report.html
+ * is replaced by a rename, so a reader never sees half a page. Its temporary file sits in
+ * `.csv-wave/`, where one left by a run killed mid-write is in nobody's way, and it is not
+ * flushed to disk first: a run writes it at each wave end, with nothing running in waves
+ * mode, and the page is a view that the next run or `csv-wave report` writes again.
+ */
 export function writeReport(sessionDir: string, table: TasksTable, out?: string): string {
-  const path = out ?? sessionPathForWrite(sessionDir, kReportFile);
-  writeFileAtomic(path, reportHtml(buildReportData(sessionDir, table)));
+  const html = reportHtml(buildReportData(sessionDir, table));
+  if (out !== undefined) {
+    writeFileAtomic(out, html);
+    return out;
+  }
+  const path = sessionPathForWrite(sessionDir, kReportFile);
+  const temporary = sessionPathForWrite(sessionDir, join('.csv-wave', `${kReportFile}.${process.pid}.tmp`));
+  try {
+    // A fresh file, never one planted at the temporary name (a symlink would be written through).
+    rmSync(temporary, { force: true });
+    writeFileSync(temporary, html, { flag: 'wx' });
+    renameSync(temporary, path);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw new WaveError('IO', `Cannot write ${path}: ${(error as Error).message}`, { path, cause: error });
+  }
   return path;
 }

@@ -54,6 +54,11 @@ describe('report.html of a finished brainstorm session (real browser)', () => {
     await page.click('#tab-timeline');
     expect(await page.locator('#timeline rect.bar').count()).toBe(attempts.length);
     expect(await page.locator('#timeline rect.bar[data-outcome="retried"]').count()).toBe(1);
+    const widthOf = async () => Number(await page.getAttribute('#timeline rect.bar[data-outcome="retried"]', 'width'));
+    const before = await widthOf();
+    await page.click('#timeline-zoom-in');
+    await page.waitForSelector('#timeline[data-zoom="2"]');
+    expect(await widthOf()).toBeCloseTo(before * 2, 0);
     await page.screenshot({ path: join(shots, 'timeline.png'), fullPage: true });
 
     await page.click('#tab-dag');
@@ -142,5 +147,26 @@ describe('report.html of a hostile session (real browser)', () => {
     expect(browser.blocked).toEqual([]);
     expect(browser.dialogs).toEqual([]);
     expect(browser.consoleErrors).toEqual([]);
+  });
+});
+
+describe('report.html of a session past 2,000 tasks (real browser)', () => {
+  test('the DAG shows one box per wave, and a click draws that wave\'s tasks', async () => {
+    const rows = [];
+    for (let i = 0; i < 2100; i++) rows.push({ id: `T${i}`, description: 'd', role: 'r', deps: i >= 700 ? `T${i - 700}` : '' });
+    const big = genericSession(rows);
+    expect((await runCli('plan', big)).code).toBe(0);
+    expect((await runCli('report', big)).code).toBe(0);
+    const { page } = browser;
+    await page.goto(`${pathToFileURL(join(big, 'report.html')).href}#dag`);
+    await page.waitForSelector('body[data-ready="true"]');
+    expect(await page.locator('#dag g.aggregate').count()).toBe(3);
+    expect(await page.locator('g.node').count()).toBe(0);
+    await page.click('#dag g.aggregate[data-wave="2"]');
+    expect(await page.locator('g.node').count()).toBe(700);
+    expect(await page.locator('g.node[data-id="T700"]').count()).toBe(1);
+    await page.screenshot({ path: join(shots, 'dag-aggregates.png') });
+    expect(browser.consoleErrors).toEqual([]);
+    expect(browser.blocked).toEqual([]);
   });
 });
