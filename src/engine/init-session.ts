@@ -55,8 +55,6 @@ export interface InitResult {
 /** What csv-wave writes into a session folder besides tasks.csv and session.json (DESIGN.md section 1). */
 const kSessionOutputs = [
   'discoveries.ndjson',
-  'attempts.ndjson',
-  'report.html',
   'discoveries',
   'interactive',
   'artifacts',
