@@ -22,7 +22,7 @@ export function editSession<T>(
   checkSessionOwner(session);
   const lock = SessionLock.acquire(session.dir, warn);
   try {
-    claimSession(session);
+    checkSessionOwner(session);
     const { table, writer } = TasksWriter.read(session.tasksPath, { maxRows: session.config.max_rows });
     recoverRows(table.rows, session.dir);
     const { write, result } = edit(table, session);
@@ -35,6 +35,7 @@ export function editSession<T>(
       });
     }
     fillWaveColumn(table.rows, report.plan.waves);
+    claimSession(session);
     if (!writer.write()) {
       throw new WaveError('TASKS_EDITED', `${session.displayPath} was changed while csv-wave read it; nothing was written. Try again.`, {
         path: session.displayPath,
