@@ -20,9 +20,10 @@ export function editSession<T>(
   overrides: SessionOverrides = {},
 ): T {
   const session = openSession(path, overrides);
-  checkSessionOwner(session);
   const lock = SessionLock.acquire(session.dir, warn);
   try {
+    // Under the lock: no other run can claim the folder between the check and the write.
+    checkSessionOwner(session);
     const { table, writer } = TasksWriter.read(session.tasksPath, { maxRows: session.config.max_rows });
     recoverRows(table.rows, session.dir);
     settlePipeline(session, table.rows.map((row) => row.role));

@@ -83,7 +83,8 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
   checkSessionOwner(session);
   const lock = SessionLock.acquire(session.dir, warn);
   try {
-    claimSession(session);
+    // Again under the lock: another tasks file may have claimed the folder in between.
+    checkSessionOwner(session);
     removeStaleTemporaries(session.dir, basename(session.tasksPath), warn);
     // A resume must not run a task beside its own command, still running from a killed run.
     const leftovers = killLeftoverCommands(session.dir);
@@ -108,6 +109,8 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     fillWaveColumn(table.rows, waves);
     options.prepare?.(table.rows, waves);
 
+    // The first write into the session: a run refused before it leaves the folder as it was.
+    claimSession(session);
     if (!writeBeforeRun(writer, path)) {
       // Saved between our read and this write: nothing ran yet, and the journal (if any) stays.
       throw new WaveError(

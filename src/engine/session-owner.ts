@@ -38,11 +38,20 @@ export function checkSessionOwner(session: Session): void {
 
 /**
  * Records that the folder's state belongs to this tasks file, after checking that it does
- * not belong to another. Called under the session lock, before the journal is read.
+ * not belong to another. Called under the session lock, right before the first write into the session.
  * Sessions from before the record existed are claimed by the first tasks file run in them.
  */
 export function claimSession(session: Session): void {
   checkSessionOwner(session);
   if (recordedOwner(session) !== undefined) return;
-  writeWholeFile(sessionPathForWrite(session.dir, join('.csv-wave', kOwnerFile)), `${basename(session.tasksPath)}\n`);
+  const path = sessionPathForWrite(session.dir, join('.csv-wave', kOwnerFile));
+  try {
+    writeWholeFile(path, `${basename(session.tasksPath)}\n`);
+  } catch (error) {
+    // A full disk or a read-only folder: the user's to fix, before anything ran.
+    throw new WaveError('WRITE_FAILED', `Cannot write ${path}: ${(error as Error).message}. Nothing was run.`, {
+      path,
+      cause: error,
+    });
+  }
 }
