@@ -20,9 +20,11 @@ export function editSession<T>(
   overrides: SessionOverrides = {},
 ): T {
   const session = openSession(path, overrides);
+  // Before the lock too, so that a refused tasks file never holds the other file's lock.
+  checkSessionOwner(session);
   const lock = SessionLock.acquire(session.dir, warn);
   try {
-    // Under the lock: no other run can claim the folder between the check and the write.
+    // Again under the lock: another tasks file may have claimed the folder in between.
     checkSessionOwner(session);
     const { table, writer } = TasksWriter.read(session.tasksPath, { maxRows: session.config.max_rows });
     recoverRows(table.rows, session.dir);
