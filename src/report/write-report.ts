@@ -1,7 +1,8 @@
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../csv/atomic-write.js';
 import type { TasksTable } from '../csv/tasks-file.js';
+import { writeAll } from '../csv/write-all.js';
 import { WaveError } from '../errors.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
 import { buildReportData } from './report-data.js';
@@ -27,7 +28,12 @@ export function writeReport(sessionDir: string, table: TasksTable, out?: string)
   try {
     // A fresh file, never one planted at the temporary name (a symlink would be written through).
     rmSync(temporary, { force: true });
-    writeFileSync(temporary, html, { flag: 'wx' });
+    const fd = openSync(temporary, 'wx');
+    try {
+      writeAll(fd, html); // every byte or an error: a full disk must not leave half a page
+    } finally {
+      closeSync(fd);
+    }
     renameSync(temporary, path);
   } catch (error) {
     rmSync(temporary, { force: true });
