@@ -4,14 +4,13 @@ import { computeWaves } from '../graph/waves.js';
 import { splitList } from '../csv/columns.js';
 import type { TaskRow } from '../csv/tasks-file.js';
 import { WaveError } from '../errors.js';
-import { readJournal, replayJournal } from '../engine/journal.js';
-import { readSessionTasks } from '../engine/load.js';
 import { runHoldsLock } from '../engine/lock.js';
 import { openSession } from '../engine/session.js';
 import { countByStatus, countByWave, rowObject, taskLines } from '../engine/status-report.js';
 import { kTaskStatuses } from '../schema/row.js';
 import { statusOf } from '../schema/task-state.js';
 import { readUsage } from '../knowledge/usage.js';
+import { currentTasks } from '../report/session-state.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
 import { addPipelineFlag, sessionOverrides } from './pipeline-flag.js';
 import type { PipelineName } from '../schema/session.js';
@@ -35,10 +34,9 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       // looks at a session in any state.
       // The pipeline does not change what status shows; the flag is taken like everywhere else.
       const session = openSession(sessionPath, sessionOverrides(options));
-      const table = readSessionTasks(session);
-      // Results a run accepted since its last rewrite of tasks.csv (the journal), so that
-      // status shows what a running run has done, or what a killed one left for resume.
-      replayJournal(table.rows, readJournal(session.dir));
+      // With the results a run accepted since its last rewrite of tasks.csv (the journal), so
+      // that status shows what a running run has done, or what a killed one left for resume.
+      const table = currentTasks(session);
       const counts = countByStatus(table.rows);
       const usage = readUsage(session.dir);
       const graph = buildDag(table.rows.map((row) => ({ id: row.id, deps: splitList(row.deps) })));

@@ -1,4 +1,4 @@
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 
 /** The one system call every write of csv-wave goes through; tests pass one that writes less. */
 export type WriteFn = (fd: number, bytes: Uint8Array, offset: number, length: number) => number;
@@ -40,13 +40,22 @@ export function writeAll(fd: number, data: string | Uint8Array, write: WriteFn =
 
 /**
  * Writes a whole file (`'w'`: replaced; `'a'`: appended to) through writeAll, so that no
- * short write goes unnoticed. Not atomic: a file a reader must never see half of goes
+ * short write goes unnoticed. An append that fails is taken back whole (the file is cut
+ * back to its size before it), so that a line cut short by a full disk never runs into the
+ * next append and spoils both. Not atomic: a file a reader must never see half of goes
  * through writeFileAtomic. Throws the system's error, or IncompleteWrite.
  */
 export function writeWholeFile(path: string, data: string | Uint8Array, flag: 'w' | 'a' = 'w', write?: WriteFn): void {
   const fd = openSync(path, flag);
   try {
-    writeAll(fd, data, write);
+    const sizeBefore = flag === 'a' ? fstatSync(fd).size : 0;
+    try {
+      writeAll(fd, data, write);
+    } catch (error) {
+      // Shrinking a file needs no free space: this works on a full disk too.
+      if (flag === 'a') ftruncateSync(fd, sizeBefore);
+      throw error;
+    }
   } finally {
     closeSync(fd);
   }

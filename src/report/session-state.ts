@@ -2,14 +2,18 @@ import type { TasksTable } from '../csv/tasks-file.js';
 import { readJournal, replayJournal } from '../engine/journal.js';
 import { readSessionTasks } from '../engine/load.js';
 import type { Session } from '../engine/session.js';
+import { checkSessionOwner } from '../engine/session-owner.js';
 
 /**
  * The session's tasks as they stand, also while a run goes on: tasks.csv with the
  * journal's entries applied in memory. Read-only and without the lock: nothing is written,
  * so a report or the live view never gets in a run's way. A tasks.csv caught between two
- * atomic rewrites does not exist (rename), so every read sees a whole file.
+ * atomic rewrites does not exist (rename), so every read sees a whole file. The journal
+ * belongs to the folder's own tasks file: another file in the folder is refused (USAGE),
+ * never shown with the first one's results.
  */
 export function currentTasks(session: Session): TasksTable {
+  checkSessionOwner(session);
   const table = readSessionTasks(session);
   replayJournal(table.rows, readJournal(session.dir));
   return table;

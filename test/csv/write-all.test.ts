@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -22,7 +22,7 @@ describe('writeWholeFile', () => {
 
   test('a call that writes nothing is an IncompleteWrite saying how far it got, never an endless loop', () => {
     const path = join(mkdtempSync(join(tmpdir(), 'csv-wave-write-all-')), 'discoveries.ndjson');
-    writeFileSync(path, '');
+    writeFileSync(path, '{"a":1}\n');
     let error: unknown;
     try {
       writeWholeFile(path, 'x'.repeat(100), 'a', trickle(10, 4));
@@ -32,7 +32,10 @@ describe('writeWholeFile', () => {
     expect(error).toBeInstanceOf(IncompleteWrite);
     expect((error as IncompleteWrite).written).toBe(40);
     expect((error as Error).message).toBe('wrote 40 of 100 bytes: no progress (is the disk full?)');
-    expect(statSync(path).size).toBe(40);
+    // The failed append is taken back whole: no half line for the next append to run into.
+    expect(readFileSync(path, 'utf8')).toBe('{"a":1}\n');
+    writeWholeFile(path, '{"b":2}\n', 'a');
+    expect(readFileSync(path, 'utf8')).toBe('{"a":1}\n{"b":2}\n');
   });
 });
 

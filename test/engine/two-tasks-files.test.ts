@@ -52,6 +52,18 @@ describe('a second tasks file in a session folder', () => {
     expect(second.stderr).toMatch(/b\.csv: the session in .* belongs to a\.csv .*Move b\.csv into a folder of its own/);
     expect(second.code).toBe(2);
     expect(readFileSync(join(dir, 'b.csv'), 'utf8')).toBe(b);
+    // status and report apply the folder's journal: they refuse b.csv rather than show it
+    // with a.csv's result for X; status of a.csv shows that result.
+    for (const command of ['status', 'report']) {
+      const refused = await spawnCli(command, join(dir, 'b.csv'), '--json').exited;
+      expect(refused.code, command).toBe(2);
+      // With --json the error is the JSON document on stdout.
+      expect(refused.stdout + refused.stderr).toMatch(/belongs to a\.csv/);
+      expect(refused.stdout).not.toMatch(/from-a/);
+    }
+    const status = await spawnCli('status', join(dir, 'a.csv'), '--json').exited;
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/from-a/);
 
     const resumed = await spawnCli('resume', join(dir, 'a.csv'), '--cmd', kCmd).exited;
     expect(resumed.code).toBe(0);
