@@ -12,10 +12,22 @@ import { templateProblems } from '../executors/template.js';
  * not on PATH (exit 127 per task), a module that is missing or has no default export.
  * Throws WaveError INVALID_EXECUTOR (exit code 2) saying what to do.
  */
-export async function checkExecutor(spec: ExecutorSpec, columns: readonly string[], sessionDir: string): Promise<void> {
+export async function checkExecutor(
+  spec: ExecutorSpec,
+  columns: readonly string[],
+  sessionDir: string,
+  moduleLoadTimeoutMs = kModuleLoadTimeoutMs,
+): Promise<void> {
   if (spec.type === 'command') checkCommand(spec.template, columns, sessionDir);
-  else if (spec.type === 'module') await checkModule(spec.path);
+  else if (spec.type === 'module') await checkModule(spec.path, moduleLoadTimeoutMs);
 }
+
+/**
+ * How long a module's top-level code may take to load. One that never finishes (it awaits
+ * something that never comes, with a timer keeping its thread alive) would otherwise hold
+ * the run, and its lock, before any task starts.
+ */
+export const kModuleLoadTimeoutMs = 30_000;
 
 function checkCommand(template: string, columns: readonly string[], sessionDir: string): void {
   const shown = JSON.stringify(template);
@@ -68,7 +80,7 @@ function findOnPath(program: string, path: string, sessionDir: string): string |
   return undefined;
 }
 
-async function checkModule(path: string): Promise<void> {
+async function checkModule(path: string, loadTimeoutMs: number): Promise<void> {
   if (!existsSync(path)) {
     throw new WaveError(
       'INVALID_EXECUTOR',
@@ -77,7 +89,7 @@ async function checkModule(path: string): Promise<void> {
       { path },
     );
   }
-  const loaded = await loadInThread(path);
+  const loaded = await loadInThread(path, loadTimeoutMs);
   if ('error' in loaded) throw new WaveError('INVALID_EXECUTOR', `Cannot load the module ${path}: ${loaded.error}`, { path });
   if (loaded.type !== 'function') {
     throw new WaveError(
@@ -93,7 +105,7 @@ async function checkModule(path: string): Promise<void> {
  * its default export: its top-level code (a process.exit, a thrown error) cannot touch
  * the run, and whatever it leaves running ends with the thread.
  */
-function loadInThread(path: string): Promise<{ type: string } | { error: string }> {
+function loadInThread(path: string, timeoutMs: number): Promise<{ type: string } | { error: string }> {
   const code = `
     const { parentPort, workerData } = require('node:worker_threads');
     import(workerData).then(
@@ -101,9 +113,17 @@ function loadInThread(path: string): Promise<{ type: string } | { error: string 
       (error) => parentPort.postMessage({ error: error instanceof Error ? error.message : String(error) }),
     );`;
   const worker = new Worker(code, { eval: true, workerData: pathToFileURL(path).href });
+  let timer: NodeJS.Timeout | undefined;
   return new Promise<{ type: string } | { error: string }>((resolve) => {
+    timer = setTimeout(
+      () => resolve({ error: `its top-level code did not finish within ${timeoutMs / 1000} s (does it await something that never comes?)` }),
+      timeoutMs,
+    );
     worker.once('message', resolve);
     worker.once('error', (error) => resolve({ error: error.message }));
     worker.once('exit', (code) => resolve({ error: `it ended its thread while loading (exit code ${code})` }));
-  }).finally(() => void worker.terminate());
+  }).finally(() => {
+    clearTimeout(timer);
+    void worker.terminate();
+  });
 }

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { checkExecutor } from '../../src/engine/check-executor.js';
 import { runCli } from '../helpers/cli.js';
 import { genericSession, readRows, tasksCsv } from '../helpers/generic-session.js';
 
@@ -104,5 +105,17 @@ describe('a relative module path is relative to the session folder, on the comma
     const run = await runCli('run', dir);
     expect(run.code, run.stderr).toBe(0);
     expect(readRows(dir).get('REPORT-001')!.findings).toBe('module saw REPORT-001');
+  });
+});
+
+describe('a module whose top-level code never finishes', () => {
+  test('is refused once the load time is up, not waited on for ever (the lock would be held meanwhile)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'csv-wave-hang-module-'));
+    const path = join(dir, 'hang.mjs');
+    // A timer keeps the loading thread alive while its top level awaits what never comes.
+    writeFileSync(path, 'setInterval(() => {}, 1000);\nawait new Promise(() => {});\nexport default async () => ({ findings: "never" });\n');
+    const check = checkExecutor({ type: 'module', path }, ['id'], dir, 200);
+    await expect(check).rejects.toThrow(/its top-level code did not finish within 0\.2 s/);
+    await expect(check).rejects.toMatchObject({ code: 'INVALID_EXECUTOR' });
   });
 });
