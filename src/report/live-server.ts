@@ -1,10 +1,10 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Session } from '../engine/session.js';
 import { WaveError } from '../errors.js';
-import { sessionPathForRead } from '../knowledge/session-path.js';
+import { artifactFile } from './artifact-files.js';
 import { buildReportData } from './report-data.js';
 import { reportHtml } from './report-html.js';
 import { hostHeaderIsLoopback, isLoopbackHost, kTokenCookie, proofOf } from './server-auth.js';
@@ -87,10 +87,11 @@ export async function startLiveServer(session: Session, options: LiveServerOptio
       request.on('close', () => clients.delete(response));
       return;
     }
-    const artifact = /^\/artifacts\/([A-Za-z0-9][A-Za-z0-9._-]*)$/.exec(url.pathname);
+    // Exactly /artifacts/<id>/<name>.md, as the report links it; both parts are checked in artifactFile.
+    const artifact = /^\/artifacts\/([^/]+)\/([^/]+)$/.exec(url.pathname);
     if (artifact) {
-      const path = sessionPathForRead(session.dir, join('artifacts', artifact[1]!));
-      if (!existsSync(path) || !statSync(path).isFile()) return respond(response, 404, 'No such artifact\n');
+      const path = artifactFile(session.dir, artifact[1]!, artifact[2]!);
+      if (path === undefined) return respond(response, 404, 'No such artifact\n');
       // Shown as text whatever it holds: an artifact is task output.
       return respond(response, 200, readFileSync(path), {
         'Content-Type': 'text/plain; charset=utf-8',

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { unguardCell } from '../csv/formula-guard.js';
@@ -8,6 +8,7 @@ import { readDiscoveries } from '../knowledge/discoveries-board.js';
 import { readUsage } from '../knowledge/usage.js';
 import type { AttemptEnd, AttemptLine } from '../schema/attempt.js';
 import type { TaskStatus } from '../schema/row.js';
+import { listArtifacts } from './artifact-files.js';
 import { groupFailures, type FailureGroup } from './failures.js';
 import { assignLanes } from './lanes.js';
 import { readAttempts } from './read-attempts.js';
@@ -131,7 +132,7 @@ function taskDetails(sessionDir: string, table: TasksTable): Record<string, Task
   for (const line of readDiscoveries(join(sessionDir, 'discoveries.ndjson'))) {
     if (ids.has(line.worker)) (detail(line.worker).discoveries ??= []).push({ type: line.type, data: line.data });
   }
-  for (const [id, path] of artifactPaths(sessionDir, ids)) (detail(id).artifacts ??= []).push(path);
+  for (const [id, path] of listArtifacts(sessionDir, ids)) (detail(id).artifacts ??= []).push(path);
   return details;
 }
 
@@ -158,22 +159,4 @@ function readPrevContexts(sessionDir: string, table: TasksTable): Map<string, st
     }
   }
   return found;
-}
-
-/** artifacts/<id>-<name> files, as [task id, relative path]; a file whose prefix is no task's id is left out. */
-function artifactPaths(sessionDir: string, ids: ReadonlySet<string>): [string, string][] {
-  const folder = join(sessionDir, 'artifacts');
-  if (!existsSync(folder)) return [];
-  const paths: [string, string][] = [];
-  for (const name of readdirSync(folder).sort()) {
-    // Ids may hold `-`: the longest prefix that is an id names the task.
-    for (let cut = name.lastIndexOf('-'); cut > 0; cut = name.lastIndexOf('-', cut - 1)) {
-      const id = name.slice(0, cut);
-      if (ids.has(id)) {
-        paths.push([id, `artifacts/${name}`]);
-        break;
-      }
-    }
-  }
-  return paths;
 }

@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { openBrowser, type WatchedBrowser } from '../helpers/browser.js';
 import { runCli } from '../helpers/cli.js';
+import { artifactSession } from '../helpers/artifact-session.js';
 import { genericSession } from '../helpers/generic-session.js';
 import { kScriptedAgentPath } from '../helpers/scripted-agent.js';
 
@@ -113,9 +114,9 @@ describe('report.html of a hostile session (real browser)', () => {
       "H6) yes '<img src=x onerror=alert(9)></script>' | head -c 102400;; *) printf %s {description};; esac";
     const run = await runCli('run', hostile, '--cmd', cmd);
     expect(run.code, run.stderr).toBe(1);
-    // An artifact whose name holds a scheme is listed as text, never as a link.
-    mkdirSync(join(hostile, 'artifacts'), { recursive: true });
-    writeFileSync(join(hostile, 'artifacts', 'H1-javascript:alert(7).md'), 'x');
+    // A file whose name holds a scheme is no artifact name: it is neither linked nor listed.
+    mkdirSync(join(hostile, 'artifacts', 'H1'), { recursive: true });
+    writeFileSync(join(hostile, 'artifacts', 'H1', 'javascript:alert(7).md'), 'x');
     expect((await runCli('report', hostile)).code).toBe(0);
 
     const { page } = browser;
@@ -139,7 +140,7 @@ describe('report.html of a hostile session (real browser)', () => {
     await page.click('.trow[data-id="H1"]');
     expect(await page.textContent('#detail h2')).toContain(kScript);
     expect(await page.locator('#detail a').count()).toBe(0);
-    expect(await page.textContent('#detail')).toContain('artifacts/H1-javascript:alert(7).md');
+    expect(await page.textContent('#detail')).not.toContain('javascript:alert(7)');
     await page.click('.trow[data-id="H3"]');
     expect(await page.textContent('#detail pre[data-field="description"]')).toBe(kRtlEmoji.repeat(1000));
 
@@ -147,6 +148,31 @@ describe('report.html of a hostile session (real browser)', () => {
     expect(browser.blocked).toEqual([]);
     expect(browser.dialogs).toEqual([]);
     expect(browser.consoleErrors).toEqual([]);
+  });
+});
+
+describe('report.html of a session with artifacts (real browser)', () => {
+  test('each task links its own artifacts/<id>/<name>.md files, A never those of A-b, and no symlink', async () => {
+    const session = await artifactSession();
+    expect((await runCli('report', session)).code).toBe(0);
+    const { page } = browser;
+    await page.goto(pathToFileURL(join(session, 'report.html')).href);
+    await page.waitForSelector('body[data-ready="true"]');
+    await page.click('#tab-tasks');
+    const links = async (id: string) => {
+      await page.click(`.trow[data-id="${id}"]`);
+      await page.waitForSelector(`#detail[data-task="${id}"]`);
+      return page.locator('#detail a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
+    };
+    expect(await links('A')).toEqual(['artifacts/A/output.md']);
+    expect(await links('A-b')).toEqual(['artifacts/A-b/notes.md']);
+    expect(await page.textContent('#detail')).not.toContain('escape');
+    // The link leads to the file the engine wrote.
+    await page.click('#detail a');
+    await page.waitForURL(/artifacts\/A-b\/notes\.md$/);
+    expect(await page.textContent('body')).toBe(readFileSync(join(session, 'artifacts', 'A-b', 'notes.md'), 'utf8'));
+    expect(browser.consoleErrors).toEqual([]);
+    expect(browser.blocked).toEqual([]);
   });
 });
 

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { artifactSession, kNotes } from '../helpers/artifact-session.js';
 import { openBrowser, type WatchedBrowser } from '../helpers/browser.js';
 import { genericSession } from '../helpers/generic-session.js';
 import { spawnCli, spawnCliWith, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
@@ -71,6 +72,37 @@ describe('csv-wave serve', () => {
     expect(browser.blocked).toEqual([]);
     expect(browser.consoleErrors).toEqual([]);
     expect(existsSync(join(dir, 'report.html'))).toBe(true);
+  });
+});
+
+describe('csv-wave serve of artifacts', () => {
+  test('serves artifacts/<id>/<name>.md as the engine wrote it; 404 for a symlink, a bad name or a path outside', async () => {
+    const dir = await artifactSession();
+    const { server, url } = await serve(dir);
+    try {
+      const output = await fetch(`${url}artifacts/A/output.md`);
+      expect(output.status).toBe(200);
+      expect(output.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+      expect(await output.text()).toBe(readFileSync(join(dir, 'artifacts', 'A', 'output.md'), 'utf8'));
+      expect(await (await fetch(`${url}artifacts/A-b/notes.md`)).text()).toBe(kNotes);
+      for (const path of [
+        'artifacts/A/escape.md', // a symlink out of the session
+        'artifacts/A-b/inside.md', // a symlink inside it: still never served
+        'artifacts/A/missing.md',
+        'artifacts/A/output', // not a <name>.md file
+        'artifacts/A', // the folder
+        'artifacts/A%2F..%2F..%2Ftasks.csv/x.md',
+        'artifacts/..%2Ftasks.csv/x.md',
+        'artifacts/%2E%2E/tasks.csv',
+        'artifacts/A/..%2F..%2Ftasks.csv',
+        'artifacts/A/b/output.md',
+        'artifacts/A-output.md', // the old flat layout
+      ]) {
+        expect((await fetch(`${url}${path}`)).status, path).toBe(404);
+      }
+    } finally {
+      await stop(server);
+    }
   });
 });
 
