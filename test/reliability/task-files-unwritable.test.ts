@@ -12,13 +12,15 @@ import { spawnCli } from '../helpers/spawn-cli.js';
 // like the folder stands in the way (ENOTDIR), which holds as root too, where permission
 // bits would not.
 describe.each([
-  { folder: 'artifacts', written: join('artifacts', 'a', 'notes.md') },
-  { folder: 'discoveries', written: join('discoveries', 'a.json') },
-])('$folder/ cannot be written by a task', ({ folder, written }) => {
+  { folder: 'artifacts', written: join('artifacts', 'a', 'notes.md'), first: { role: 'r' } },
+  { folder: 'discoveries', written: join('discoveries', 'a.json'), first: { role: 'r' } },
+  // An explorer's result is cached by the engine's main thread, after the worker replied.
+  { folder: 'explorations', written: join('explorations', 'cache-index.json'), first: { role: 'explorer', angle: 'costs' } },
+])('$folder/ cannot be written by a task', ({ folder, written, first }) => {
   it('stops the run (exit 1) with the task pending and its dependents not skipped; resume completes everything', async () => {
     const dir = genericSession(
       [
-        { id: 'a', description: 'first', role: 'r' },
+        { id: 'a', description: 'first', ...first },
         { id: 'b', description: 'after a', role: 'r', deps: 'a' },
         { id: 'c', description: 'after b', role: 'r', deps: 'b' },
       ],
