@@ -60,3 +60,21 @@ export function writeWholeFile(path: string, data: string | Uint8Array, flag: 'w
     closeSync(fd);
   }
 }
+
+/** System errors that say the folder cannot take a file, whatever the file: out of space, read-only, not ours, in the way. */
+const kFolderErrorCodes: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'ENOTDIR', 'EIO']);
+
+/**
+ * Whether a write failed because of where it went rather than what was written: a short
+ * write, or one of kFolderErrorCodes on the error or any error it was caused by (a
+ * WaveError IO keeps the system's error in `cause`). A refusal to write through a symlink
+ * carries no such code: it is not the folder's state and stays the caller's failure.
+ */
+export function isFolderWriteFailure(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth++) {
+    if (current instanceof IncompleteWrite) return true;
+    const code = (current as NodeJS.ErrnoException).code;
+    if (code !== undefined && kFolderErrorCodes.has(code)) return true;
+  }
+  return false;
+}

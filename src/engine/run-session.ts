@@ -213,9 +213,13 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     });
     const board = new DiscoveryBoard(session.dir, warn, { maxLineBytes: settings.maxDiscoveryLineBytes });
 
-    // Once the session cannot be written, a task that comes back failed may have failed
-    // for that reason alone (its discovery file, its artifacts): it goes back to pending.
-    const keepReply = (reply: WorkerReply) => writeProblem === undefined || reply.kind !== 'error';
+    // A task that could not write its own files into the session (class io) stops the run
+    // like a failed rewrite of tasks.csv. Once the session cannot be written, a task that
+    // comes back failed may have failed for that reason alone: it goes back to pending.
+    const keepReply = (reply: WorkerReply) => {
+      if (reply.kind === 'error' && reply.errorClass === 'io') writeFailed(new Error(reply.error));
+      return writeProblem === undefined || reply.kind !== 'error';
+    };
     const inFlight = new InFlight((id) => table.rows.find((row) => row.id === id));
     const scheduler = new Scheduler(
       table.rows,

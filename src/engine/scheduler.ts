@@ -360,6 +360,13 @@ export class Scheduler {
       this.#finish(entry, reply.status, reply, reply.error);
       return;
     }
+    if (reply.errorClass === 'io') {
+      // The session folder failed the task, not the task itself: it is no failure (no
+      // dependent skipped), it stays pending for `resume`, and nothing new starts.
+      entry.row.status = 'pending';
+      this.stop('io', `Stopped: ${entry.row.id} could not write its files into the session folder (${reply.error})`);
+      return;
+    }
     const retryable = kRetryableClasses.has(reply.errorClass) && entry.attempts <= this.#options.retries;
     // A worker can die under a task that did nothing wrong (another task on its thread was
     // ended, or spent its memory): one more attempt on a fresh worker tells the two apart.

@@ -1,4 +1,5 @@
 import pLimit from 'p-limit';
+import { isFolderWriteFailure } from '../csv/write-all.js';
 import { finishAttempt } from '../executors/finish-attempt.js';
 import type { TaskLimits, WorkerReply, WorkerRequest } from '../executors/messages.js';
 import type { WorkerPool } from '../executors/worker-pool.js';
@@ -48,8 +49,16 @@ export function createTaskRunner(setup: TaskRunnerSetup): (request: WorkerReques
     if (earlier) await earlier;
     const reused = reuse(request);
     if (reused) return reused;
-    const run = execute(request).then((reply) => {
-      if (reply.kind === 'finished' && reply.status === 'completed') explorations.store(angle!, request.task.id, reply.findings);
+    const run = execute(request).then((reply): WorkerReply => {
+      if (reply.kind !== 'finished' || reply.status !== 'completed') return reply;
+      try {
+        explorations.store(angle!, request.task.id, reply.findings);
+      } catch (error) {
+        // A cache the session folder cannot take (a full disk) stops the run like any write
+        // that fails; the task is not to blame and stays pending (error class io).
+        if (!isFolderWriteFailure(error)) throw error;
+        return { kind: 'error', errorClass: 'io', error: `Cannot cache the exploration: ${(error as Error).message}` };
+      }
       return reply;
     });
     const settled = run.catch(() => undefined);

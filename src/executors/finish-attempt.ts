@@ -1,3 +1,4 @@
+import { isFolderWriteFailure } from '../csv/write-all.js';
 import { kDefaultArtifactLimits, writeTaskArtifacts } from '../knowledge/artifacts.js';
 import { cutText } from '../knowledge/cut-text.js';
 import {
@@ -86,9 +87,11 @@ export function finishAttempt(
     try {
       return finishResult(task, result, limits, notes, extras, discoveryFiles);
     } catch (error) {
-      // Its files could not be written (a symlink out of the session, a full disk): the
-      // task fails saying so, and the run goes on.
-      return { kind: 'error', errorClass: 'task-failure', error: cutError(clean(describe(error))), ...extras };
+      // Its files could not be written. A full disk or a read-only folder is no fault of
+      // the task: class io stops the run and the task stays pending for `resume`. Anything
+      // else (a symlink out of the session) fails the task saying so, and the run goes on.
+      const errorClass = isFolderWriteFailure(error) ? 'io' : 'task-failure';
+      return { kind: 'error', errorClass, error: cutError(clean(describe(error))), ...extras };
     }
   } catch (error) {
     return invalid(`cannot be processed (${describe(error).replace(/\s+/g, ' ')})`);

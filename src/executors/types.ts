@@ -18,7 +18,14 @@ export type ErrorClass =
   /** The task itself failed (non-zero exit, a thrown error, status failed); not retried. */
   | 'task-failure'
   /** The worker thread died under the task (process.exit, out of memory); not retried. */
-  | 'worker-crash';
+  | 'worker-crash'
+  /**
+   * The task's own files (artifacts, discovery file, exploration cache) could not be
+   * written into the session folder (a full disk, a read-only folder): the folder is at
+   * fault, not the task. Never retried nor counted as a failure: the task goes back to
+   * pending and the run stops as for any failed write (the `io` stop reason).
+   */
+  | 'io';
 
 export const kRetryableClasses: ReadonlySet<ErrorClass> = new Set(['rate-limited', 'transient', 'timeout']);
 

@@ -2,7 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync, writeSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { IncompleteWrite, writeWholeFile, type WriteFn } from '../../src/csv/write-all.js';
+import { IncompleteWrite, isFolderWriteFailure, writeWholeFile, type WriteFn } from '../../src/csv/write-all.js';
+import { WaveError } from '../../src/errors.js';
 
 const kSrc = new URL('../../src/', import.meta.url);
 
@@ -57,4 +58,24 @@ test('no source file writes a file but through write-all.ts', () => {
   };
   walk(kSrc);
   expect(offenders).toEqual([]);
+});
+
+// What stops a run (error class io) rather than failing the task whose files these were.
+describe('isFolderWriteFailure', () => {
+  const system = (code: string) => Object.assign(new Error(`${code}: what the system said`), { code });
+
+  test('a short write, and the folder errors, also as the cause of a WaveError IO, are the folder\'s', () => {
+    expect(isFolderWriteFailure(new IncompleteWrite(3, 10, 'no progress (is the disk full?)'))).toBe(true);
+    for (const code of ['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'ENOTDIR', 'EIO']) {
+      expect(isFolderWriteFailure(system(code)), code).toBe(true);
+      expect(isFolderWriteFailure(new WaveError('IO', `Cannot write x: ${code}`, { cause: system(code) })), code).toBe(true);
+    }
+  });
+
+  test('a refusal to write through a symlink out of the session, or any other error, is not', () => {
+    expect(isFolderWriteFailure(new WaveError('IO', 'Refused to write artifacts/a/notes.md: artifacts is a symlink to /x'))).toBe(false);
+    expect(isFolderWriteFailure(system('ENAMETOOLONG'))).toBe(false);
+    expect(isFolderWriteFailure(new Error('plain'))).toBe(false);
+    expect(isFolderWriteFailure('ENOSPC')).toBe(false);
+  });
 });
