@@ -8,7 +8,8 @@
  * arrive as plain text.
  *
  * Where no quoting is safe — inside backquotes, in a comment, after a here-document
- * operator — the template is refused (checkTemplate, before any task starts).
+ * operator, inside `${...}`, from a `$'...'` on — the template is refused (checkTemplate,
+ * before any task starts).
  */
 export function renderCommand(template: string, values: Readonly<Record<string, string>>): string {
   let command = '';
@@ -51,6 +52,16 @@ type Context =
   | 'backquote'
   /** In a `#` comment: a newline in the cell would end it and run the rest. */
   | 'comment'
+  /**
+   * Inside `${...}`, or after one that holds quotes or commands: shells disagree on the
+   * quoting inside (dash and bash nest double quotes there) and so on where it ends.
+   */
+  | 'param'
+  /**
+   * In or after a `$'...'`: bash reads backslash escapes there, dash has no such quotes, so
+   * the two end the string at different places.
+   */
+  | 'ansic'
   /** After `<<`: a here-document body expands `$(...)` whatever the quotes. */
   | 'heredoc'
   /**
@@ -64,6 +75,9 @@ const kUnquotable: Partial<Record<Context, string>> = {
   comment: 'is in a shell comment, which a newline in the cell would end: take it out of the comment',
   heredoc:
     'follows a here-document (<<), whose body runs $(...) in a cell: pipe the value instead, e.g. printf \'%s\\n\' {name} | cmd',
+  param:
+    'is inside ${...} (or after one holding quotes or commands), where shells quote differently: assign the cell to a variable first, e.g. x={name}; echo "${U:-$x}"',
+  ansic: "is inside or after a $'...' string, which bash and dash end at different places: write '...' or \"...\" instead",
   unsure: 'follows a case statement inside $(...), after which csv-wave cannot tell how to quote it: move the case into a script, or the placeholder before it',
 };
 
@@ -86,18 +100,38 @@ function parseTemplate(template: string): TemplatePart[] {
   const parens: number[] = [0];
   let heredoc = false;
   let unsure = false;
+  // A `$'` was seen: from there on where quotes end depends on the shell.
+  let ansic = false;
+  // A `${...}` held quotes or commands: where it ended depends on the shell.
+  let tangled = false;
+  // The `{` at `at` is the brace of a `${` just opened.
+  let paramBrace = false;
   const top = (): Context => stack[stack.length - 1]!;
+  const place = (): Context =>
+    heredoc ? 'heredoc' : ansic ? 'ansic' : tangled || stack.includes('param') ? 'param' : unsure ? 'unsure' : top();
+  /** Opens a nested context; quotes or commands inside a `${...}` make its end unsure. */
+  const push = (context: Context): void => {
+    if (stack.includes('param')) tangled = true;
+    stack.push(context);
+  };
   let at = 0;
   while (at < template.length) {
     kToken.lastIndex = at;
     const token = kToken.exec(template);
+    const afterDollar = paramBrace;
+    paramBrace = false;
     if (token) {
       const [raw, name] = token;
-      if (name === undefined) text += raw[0];
-      else {
+      if (name === undefined) {
+        text += raw[0];
+        // `}}` renders as the `}` that closes a `${`.
+        if (raw === '}}' && top() === 'param') stack.pop();
+      } else {
         if (text !== '') parts.push({ kind: 'text', text });
         text = '';
-        parts.push({ kind: 'placeholder', name, raw, context: heredoc ? 'heredoc' : unsure ? 'unsure' : top() });
+        parts.push({ kind: 'placeholder', name, raw, context: place() });
+        // `${name}`: the placeholder's own braces were the `${...}`, now closed.
+        if (afterDollar) stack.pop();
       }
       at += raw.length;
       continue;
@@ -115,17 +149,29 @@ function parseTemplate(template: string): TemplatePart[] {
     } else if (context === 'backquote') {
       if (char === '`') stack.pop();
     } else if (char === '`') {
-      stack.push('backquote');
+      push('backquote');
     } else if (char === '$' && next === '(') {
-      stack.push('plain');
+      push('plain');
       parens.push(0);
       length = 2;
+    } else if (char === '$' && next === '$') {
+      length = 2; // the shell's pid, not a `$` before the next character
+    } else if (char === '$' && next === '{') {
+      // The `{` stays for the next step: it may begin `{{` or a placeholder.
+      push('param');
+      paramBrace = true;
     } else if (context === 'double') {
       if (char === '"') stack.pop();
+    } else if (context === 'param' && char === '}') {
+      stack.pop();
+    } else if (char === '$' && next === "'") {
+      ansic = true;
+      push('single');
+      length = 2;
     } else if (char === "'") {
-      stack.push('single');
+      push('single');
     } else if (char === '"') {
-      stack.push('double');
+      push('double');
     } else if (char === '#' && kWordStart.has(template[at - 1])) {
       stack.push('comment');
     } else if (stack.length > 1 && kWordStart.has(template[at - 1]) && /^case\s/.test(template.slice(at, at + 5))) {
@@ -133,6 +179,8 @@ function parseTemplate(template: string): TemplatePart[] {
     } else if (char === '<' && next === '<') {
       heredoc = true;
       length = 2;
+    } else if (context === 'param') {
+      // Parentheses in a `${...}` word are plain text to the shell.
     } else if (char === '(') {
       parens[parens.length - 1]!++;
     } else if (char === ')') {

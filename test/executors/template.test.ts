@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -94,6 +94,37 @@ describe('placeholders inside the template\'s own quotes', () => {
     expect(templateProblems('echo a#{file} "#{file}"', ['file'])).toEqual([]);
   });
 
+  test('a placeholder inside ${...} or $\'...\' is refused, with the fix', () => {
+    const param =
+      '{x} is inside ${...} (or after one holding quotes or commands), where shells quote differently: assign the cell to a variable first, e.g. x={x}; echo "${U:-$x}"';
+    const ansic = "{x} is inside or after a $'...' string, which bash and dash end at different places: write '...' or \"...\" instead";
+    // The reported templates: dash and bash read the inner quotes as nested ones.
+    expect(templateProblems('echo "${U:-"{x}"}"', ['x'])).toEqual([param]);
+    expect(templateProblems('echo "${U#"{x}"}"', ['x'])).toEqual([param]);
+    // `${x}` would render as `$'cell'`, which bash reads with backslash escapes.
+    expect(templateProblems('echo ${x} "${x}"', ['x'])).toEqual([param, param]);
+    // After a ${...} that held quotes, where it ended is not sure either.
+    expect(templateProblems('echo "${U:-"a"}" {x}', ['x'])).toEqual([param]);
+    expect(templateProblems("echo $'{x}' {x}", ['x'])).toEqual([ansic, ansic]);
+    // The fix the message shows is accepted, and so are plain ${...} and a quoted $'.
+    expect(templateProblems('x={x}; echo "${U:-$x}"', ['x'])).toEqual([]);
+    expect(templateProblems('echo ${HOME} {x} "${HOME}" "{x}" "$\'" {x} $${x}', ['x'])).toEqual([]);
+    expect(renderCommand('echo ${HOME} {x} ${{x}}', { x: 'V' })).toBe("echo ${HOME} 'V' ${x}");
+  });
+
+  test('a template with a placeholder in ${...} is refused before any task starts (exit 2)', async () => {
+    const dir = genericSession([{ id: 'A', description: 'd', role: 'r', file: 'x.txt' }]);
+    const template = 'echo "${U:-"{file}"}" > ran.txt';
+    const result = await runCli('run', dir, '--cmd', template);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      `Command template ${JSON.stringify(template)}: ` +
+        '{file} is inside ${...} (or after one holding quotes or commands), where shells quote differently: assign the cell to a variable first, e.g. x={file}; echo "${U:-$x}"\n',
+    );
+    expect(existsSync(join(dir, 'ran.txt'))).toBe(false);
+    expect(readRows(dir).get('A')!.status).toBe('');
+  });
+
   test('through a whole run: cat "{file}" reads the file whose name has a space', async () => {
     const dir = genericSession([{ id: 'A', description: 'd', role: 'r', file: 'my file.txt' }]);
     writeFileSync(join(dir, 'my file.txt'), 'contents');
@@ -184,6 +215,45 @@ describe('shell safety', () => {
         expect(existsSync(marker)).toBe(false);
       }),
       { numRuns: 300 },
+    );
+  });
+
+  test('a cell nested in quotes, ${...}, $\'...\' and $(...) either is refused or runs nothing, in dash and bash', () => {
+    // Each wrapper opens a context around what it wraps; up to three, '' being none.
+    const wrappers: [string, string][] = [
+      ['', ''],
+      ['"', '"'],
+      ["'", "'"],
+      ['${U:-', '}'],
+      ['${U#', '}'],
+      ["$'", "'"],
+      ['$(printf %s ', ')'],
+    ];
+    const template = fc
+      .array(fc.constantFrom(...wrappers), { minLength: 3, maxLength: 3 })
+      .map((around) => `printf %s ${around.reduceRight((inner, [open, close]) => open + inner + close, '{v}')}`);
+    // A marker of its own, removed before each try, so that shrinking sees each template afresh.
+    const leaked = join(dir, 'pwned-nested');
+    // Each cell holds several ways out, so that one run tries them all.
+    const way = (quote: string) => `${quote}; touch ${leaked}; ${quote}`;
+    const hostileCell = fc.constantFrom(
+      `$(touch ${leaked})\`touch ${leaked}\`${way("'")}${way('"')}`,
+      `\\'; touch ${leaked}; '`,
+      `'"$(touch ${leaked})"'`,
+      `(touch ${leaked})`,
+    );
+    fc.assert(
+      fc.property(template, hostileCell, (template, v) => {
+        fc.pre(templateProblems(template, ['v']).length === 0);
+        rmSync(leaked, { force: true });
+        const command = renderCommand(template, { v });
+        for (const shell of ['/bin/sh', 'bash']) {
+          // A syntax error is fine; running the cell's command is not.
+          spawnSync(shell, ['-c', command], { cwd: dir });
+          expect(existsSync(leaked), `${shell} -c ${command}`).toBe(false);
+        }
+      }),
+      { numRuns: 1000 },
     );
   });
 
