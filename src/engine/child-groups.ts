@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { procStatFields } from '../executors/proc-stat.js';
 
 /**
  * The process groups of the commands this process started for a session: its children
@@ -110,14 +111,8 @@ function processTable(): ProcessEntry[] {
     const entries: ProcessEntry[] = [];
     for (const name of readdirSync('/proc')) {
       if (!/^\d+$/.test(name)) continue;
-      let stat: string;
-      try {
-        stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      } catch {
-        continue; // the process ended while the table was read
-      }
-      // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses, so split after the last ')'.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const fields = procStatFields(name);
+      if (fields === undefined) continue; // the process ended while the table was read
       entries.push({ pid: Number(name), ppid: Number(fields[1]), pgid: Number(fields[2]) });
     }
     return entries;

@@ -1,4 +1,5 @@
 import { readFileSync, readlinkSync } from 'node:fs';
+import { procStatFields } from '../executors/proc-stat.js';
 
 /**
  * What tells one process apart from another that later gets the same pid: the boot of the
@@ -29,11 +30,8 @@ export function ownIdentity(): ProcessIdentity {
 
 /** When the process of this pid (in this pid namespace) started, in clock ticks after boot; undefined where unknown or gone. */
 export function startTicksOf(pid: number | 'self'): number | undefined {
-  const stat = readOrUndefined(() => readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  if (stat === undefined) return undefined;
-  // pid (comm) state ppid …: comm may hold spaces and parentheses, so count after the last ')'.
-  // starttime is field 22; after the ')' the fields start at 3 (state).
-  const value = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[22 - 3]);
+  // starttime is field 22; the fields procStatFields returns start at 3 (state).
+  const value = Number(procStatFields(pid)?.[22 - 3]);
   return Number.isSafeInteger(value) ? value : undefined;
 }
 

@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { procStatFields } from './proc-stat.js';
 
 /** Rounds of looking: a process found may have started another before it was killed. */
 const kRounds = 5;
@@ -60,13 +61,8 @@ function lastPid(): number | undefined {
 }
 
 function groupOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // pid (comm) state ppid pgrp …: comm may hold spaces and parentheses.
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
-  } catch {
-    return undefined;
-  }
+  const pgrp = procStatFields(pid)?.[2];
+  return pgrp === undefined ? undefined : Number(pgrp);
 }
 
 function carries(pid: number, marker: readonly string[]): boolean {
