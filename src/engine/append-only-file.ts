@@ -1,4 +1,4 @@
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync } from 'node:fs';
 import { IncompleteWrite, writeAll } from '../csv/write-all.js';
 
 /**
@@ -26,6 +26,12 @@ export class AppendOnlyFile {
       throw error;
     }
     this.#unwritten = Buffer.alloc(0);
+  }
+
+  /** Empties the file, and drops what a failed write left: it is no longer to be written. */
+  truncate(): void {
+    this.#unwritten = Buffer.alloc(0);
+    ftruncateSync(this.#fd, 0);
   }
 
   close(): void {

@@ -1,8 +1,7 @@
-import { closeSync, existsSync, ftruncateSync, openSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isKnownColumn } from '../csv/columns.js';
 import { emptyRow, type TaskRow } from '../csv/tasks-file.js';
-import { IncompleteWrite, writeAll } from '../csv/write-all.js';
 import { WaveError } from '../errors.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
 import type { AttemptLine } from '../schema/attempt.js';
@@ -48,12 +47,11 @@ function journalPath(sessionDir: string): string {
  * loop.
  */
 export class Journal {
-  readonly #fd: number;
+  /** The journal file; what a failed write left unwritten goes first at the next flush. */
+  readonly #file: AppendOnlyFile;
   readonly #onError: (error: WaveError) => void;
   #buffer: string[] = [];
   #flushScheduled = false;
-  /** Bytes a failed write left unwritten: the next flush writes them first. */
-  #unwritten = Buffer.alloc(0);
   /** attempts.ndjson, when the journal keeps it; it is never emptied by a checkpoint. */
   readonly #attempts: AppendOnlyFile | undefined;
   #attemptLines: string[] = [];
@@ -65,7 +63,7 @@ export class Journal {
   constructor(sessionDir: string, onError?: (error: WaveError) => void, options: { attempts?: boolean } = {}) {
     const path = sessionPathForWrite(sessionDir, join('.csv-wave', 'journal.ndjson'));
     try {
-      this.#fd = openSync(path, 'a');
+      this.#file = new AppendOnlyFile(path);
       if (options.attempts) this.#attempts = new AppendOnlyFile(sessionPathForWrite(sessionDir, kAttemptsFile));
     } catch (error) {
       throw new WaveError('IO', `Cannot open ${(error as { path?: string }).path ?? path}: ${(error as Error).message}`, {
@@ -114,18 +112,15 @@ export class Journal {
         this.#onError(new WaveError('IO', `Cannot write ${kAttemptsFile}: ${(error as Error).message}`, { cause: error }));
       }
     }
-    if (this.#buffer.length === 0 && this.#unwritten.length === 0) return true;
-    const bytes = Buffer.concat([this.#unwritten, Buffer.from(this.#buffer.join(''), 'utf8')]);
+    const text = this.#buffer.join('');
     this.#buffer = [];
     try {
-      writeAll(this.#fd, bytes);
-    } catch (error) {
       // The next flush goes on from the first byte not written, so that no line is torn or doubled.
-      this.#unwritten = bytes.subarray(error instanceof IncompleteWrite ? error.written : 0);
+      this.#file.write(text);
+    } catch (error) {
       this.#onError(new WaveError('IO', `Cannot write the journal: ${(error as Error).message}`, { cause: error }));
       return false;
     }
-    this.#unwritten = Buffer.alloc(0);
     return true;
   }
 
@@ -135,9 +130,8 @@ export class Journal {
    */
   checkpoint(): void {
     this.#buffer = [];
-    this.#unwritten = Buffer.alloc(0);
     try {
-      ftruncateSync(this.#fd, 0);
+      this.#file.truncate();
     } catch (error) {
       this.#onError(new WaveError('IO', `Cannot empty the journal: ${(error as Error).message}`, { cause: error }));
     }
@@ -146,7 +140,7 @@ export class Journal {
   /** Writes what is buffered and closes the file. False when some entries could not be written (they are lost). */
   close(): boolean {
     const written = this.flush();
-    closeSync(this.#fd);
+    this.#file.close();
     this.#attempts?.close();
     return written;
   }
