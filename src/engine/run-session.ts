@@ -202,6 +202,10 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       // One limit per run is one per endpoint: a run talks to one model server.
       endpointConcurrency: settings.executor.type === 'openai' ? settings.endpointConcurrency : undefined,
       warn,
+      prompts:
+        settings.executor.type === 'openai'
+          ? { sessionDir: session.dir, pipeline: session.config.pipeline, topic: session.config.topic ?? '' }
+          : undefined,
     });
     const lane = new InteractiveLane({
       handlers: options.interactiveHandlers ?? handlersFor(session.config.pipeline),

@@ -5,6 +5,8 @@ import type { TaskLimits, WorkerReply, WorkerRequest } from '../executors/messag
 import type { WorkerPool } from '../executors/worker-pool.js';
 import type { DiscoveryFilePolicy } from '../knowledge/discovery-files.js';
 import { angleKey, type ExplorationCache } from '../knowledge/exploration-cache.js';
+import { buildPromptContext, type PromptContext } from '../knowledge/prompt-context.js';
+import { buildUpstream } from '../knowledge/upstream.js';
 
 export interface TaskRunnerSetup {
   pool: WorkerPool;
@@ -14,6 +16,8 @@ export interface TaskRunnerSetup {
   /** Requests in flight at once to the model endpoint; undefined when the executor calls none. */
   endpointConcurrency: number | undefined;
   warn: (message: string) => void;
+  /** Where model prompts read the session from; undefined when the executor makes no model calls. */
+  prompts: { sessionDir: string; pipeline: string; topic: string } | undefined;
 }
 
 /**
@@ -29,8 +33,15 @@ export function createTaskRunner(setup: TaskRunnerSetup): (request: WorkerReques
   const exploring = new Map<string, Promise<unknown>>();
 
   const execute = (request: WorkerRequest): Promise<WorkerReply> => {
-    const limited: WorkerRequest = { ...request, limits, discoveryFiles };
+    const limited: WorkerRequest = { ...request, limits, discoveryFiles, ...promptOf(request) };
     return endpoint ? endpoint(() => pool.run(limited)) : pool.run(limited);
+  };
+
+  /** A model prompt's view of the session, read here on the main thread: workers do not read the session folder. */
+  const promptOf = (request: WorkerRequest): { prompt?: PromptContext } => {
+    const prompts = setup.prompts;
+    if (prompts === undefined || request.executor.type !== 'openai') return {};
+    return { prompt: buildPromptContext(prompts.sessionDir, prompts, buildUpstream(prompts.sessionDir, request.deps)) };
   };
 
   const reuse = (request: WorkerRequest): WorkerReply | undefined => {

@@ -9,6 +9,7 @@ import type { DiscoveryInput } from '../schema/discovery.js';
 import type { OutputMode } from '../schema/session.js';
 import type { TaskResult } from '../schema/result.js';
 import type { DiscoveryFilePolicy } from '../knowledge/discovery-files.js';
+import type { PromptContext } from '../knowledge/prompt-context.js';
 import type { DependencyState } from '../knowledge/upstream.js';
 import type { ErrorClass, TaskInput, TokenUsage } from './types.js';
 
@@ -44,6 +45,8 @@ export interface WorkerRequest {
   /** The task without its upstream context, which the worker reads from disk. */
   task: Omit<TaskInput, 'upstream'>;
   deps: DependencyState[];
+  /** For the openai executor: the session's prompt context, read by the engine (workers never read the session folder for it). */
+  prompt?: PromptContext;
   timeoutMs: number;
   /**
    * Run on a thread that runs nothing else: set for the retry after a worker died under

@@ -1,13 +1,12 @@
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import { z } from 'zod';
-import type { UpstreamContext } from '../knowledge/upstream.js';
+import type { PromptContext } from '../knowledge/prompt-context.js';
 import { taskResultSchema, type TaskResult } from '../schema/result.js';
 import { describe } from './module.js';
 import type { AttemptOutcome, Executor, ExecutorRunOptions, TaskInput, TokenUsage } from './types.js';
-import { sessionPathForRead } from '../knowledge/session-path.js';
 
 export interface OpenAiExecutorOptions {
   /** The model name the server knows, e.g. `gpt-4o-mini` or a local model's name. */
@@ -39,16 +38,6 @@ const kBuiltInPrompts = fileURLToPath(new URL('../../prompts/', import.meta.url)
 const kNoKey = 'not-needed';
 /** Shorter keys are dummies (`x`, `none`) whose scrubbing would only mangle text. */
 const kMinSecretLength = 8;
-/** What `{discoveries}` shows of discoveries.ndjson: the newest lines, within a budget. */
-const kDigestLines = 30;
-const kDigestChars = 4000;
-const kDigestTailBytes = 256 * 1024;
-/** What `{upstream}` shows of the dependencies' artifacts. */
-const kArtifactChars = 6000;
-const kUpstreamChars = 16000;
-/** What `{wisdom}` shows: the end of each file, where the newest entries are. */
-const kWisdomFileChars = 1000;
-const kWisdomChars = 3000;
 /** Characters of a bad answer quoted in the error of an attempt that stays invalid. */
 const kBadAnswerQuote = 200;
 /** setTimeout's ceiling: how an attempt without --timeout tells the SDK "no timeout". */
@@ -103,11 +92,6 @@ function pruneSchema(value: unknown): unknown {
   return pruned;
 }
 
-interface SessionInfo {
-  pipeline: string;
-  topic: string;
-}
-
 type Answer = { ok: true; result: TaskResult } | { ok: false; problem: string };
 
 /**
@@ -125,7 +109,6 @@ export class OpenAiExecutor implements Executor {
   readonly #secret: string | undefined;
   readonly #promptRoots: readonly string[];
   readonly #templates = new Map<string, string | null>();
-  readonly #sessions = new Map<string, SessionInfo>();
 
   constructor(options: OpenAiExecutorOptions) {
     if (typeof options.model !== 'string' || options.model.trim() === '') {
@@ -158,11 +141,13 @@ export class OpenAiExecutor implements Executor {
 
   async #attempt(task: TaskInput, options: ExecutorRunOptions): Promise<OpenAiOutcome> {
     if (options.signal.aborted) return { kind: 'error', errorClass: 'transient', error: 'Stopped: the run was interrupted' };
+    const context = options.prompt;
+    if (context === undefined) {
+      return { kind: 'error', errorClass: 'task-failure', error: 'The openai executor needs the prompt context of the task (ExecutorRunOptions.prompt)' };
+    }
     let prompt: string;
-    let session: SessionInfo;
     try {
-      session = this.#sessionInfo(task.session);
-      prompt = this.#prompt(task, session);
+      prompt = this.#prompt(task, context);
     } catch (error) {
       return { kind: 'error', errorClass: 'task-failure', error: describe(error) };
     }
@@ -216,7 +201,7 @@ export class OpenAiExecutor implements Executor {
           return withUsage({ kind: 'error', errorClass: 'task-failure', error: `The model refused the task: ${refusal}` });
         }
         const content = choice?.message?.content ?? '';
-        const answer = readAnswer(content, choice?.finish_reason, session.pipeline, task.row.role ?? '');
+        const answer = readAnswer(content, choice?.finish_reason, context.pipeline, task.row.role ?? '');
         if (answer.ok) return withUsage({ kind: 'result', result: { ...answer.result, id: task.id } });
         if (request >= 2) {
           return withUsage({
@@ -280,41 +265,21 @@ export class OpenAiExecutor implements Executor {
     return JSON.parse(text.split(escaped).join('***')) as OpenAiOutcome;
   }
 
-  #sessionInfo(session: string): SessionInfo {
-    const cached = this.#sessions.get(session);
-    if (cached) return cached;
-    // The engine validated session.json where it entered; only two fields matter here.
-    let raw: unknown = {};
-    const path = join(session, 'session.json');
-    if (existsSync(path)) {
-      try {
-        raw = JSON.parse(readFileSync(path, 'utf8'));
-      } catch (error) {
-        throw new Error(`Cannot read ${path}: ${describe(error)}`, { cause: error });
-      }
-    }
-    const fields = raw !== null && typeof raw === 'object' ? (raw as Record<string, unknown>) : {};
-    const info: SessionInfo = {
-      pipeline: typeof fields.pipeline === 'string' && kPathNamePattern.test(fields.pipeline) ? fields.pipeline : 'brainstorm',
-      topic: typeof fields.topic === 'string' ? fields.topic : '',
-    };
-    this.#sessions.set(session, info);
-    return info;
-  }
-
-  #prompt(task: TaskInput, session: SessionInfo): string {
+  #prompt(task: TaskInput, context: PromptContext): string {
     const role = task.row.role ?? '';
-    const template = this.#template(session.pipeline, role);
+    // A pipeline name that cannot be a folder name finds no template of its own.
+    const pipeline = kPathNamePattern.test(context.pipeline) ? context.pipeline : 'brainstorm';
+    const template = this.#template(pipeline, role);
     const orNone = (text: string) => (text.trim() === '' ? '(none)' : text);
     return renderPrompt(template, {
       ...task.row,
       id: task.id,
-      pipeline: session.pipeline,
-      topic: session.topic.trim() === '' ? '(no topic given: see the task description)' : session.topic,
+      pipeline,
+      topic: context.topic.trim() === '' ? '(no topic given: see the task description)' : context.topic,
       prev_context: orNone(task.prev_context),
-      discoveries: orNone(discoveriesDigest(task.session)),
-      upstream: orNone(upstreamDigest(task.session, task.upstream)),
-      wisdom: orNone(wisdomDigest(task.upstream)),
+      discoveries: orNone(context.discoveries),
+      upstream: orNone(context.upstream),
+      wisdom: orNone(context.wisdom),
     });
   }
 
@@ -434,112 +399,6 @@ function quoteAnswer(content: string): string {
   if (trimmed === '') return '';
   const quoted = trimmed.length > kBadAnswerQuote ? `${trimmed.slice(0, kBadAnswerQuote)}…` : trimmed;
   return `; the answer began: ${quoted}`;
-}
-
-/** A newest-last digest of discoveries.ndjson, read from the end so that its size does not matter. */
-function discoveriesDigest(session: string): string {
-  const path = join(session, 'discoveries.ndjson');
-  let text: string;
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, 'r');
-    const size = fstatSync(fd).size;
-    const start = Math.max(0, size - kDigestTailBytes);
-    const buffer = Buffer.alloc(size - start);
-    readSync(fd, buffer, 0, buffer.length, start);
-    text = buffer.toString('utf8');
-    // A read that starts inside the file starts inside a line.
-    if (start > 0) text = text.slice(text.indexOf('\n') + 1);
-  } catch {
-    return '';
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-  const entries: string[] = [];
-  for (const line of text.split('\n').filter((l) => l.trim() !== '').slice(-kDigestLines)) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(line);
-    } catch {
-      continue;
-    }
-    const { type, worker, data } = (parsed ?? {}) as { type?: unknown; worker?: unknown; data?: unknown };
-    if (typeof type !== 'string' || data === null || typeof data !== 'object') continue;
-    const fields = data as Record<string, unknown>;
-    const label = ['title', 'name', 'idea_title', 'proposal_title', 'round']
-      .map((field) => fields[field])
-      .find((value) => typeof value === 'string' || typeof value === 'number');
-    const extra = [fields.severity, fields.rank === undefined ? undefined : `rank ${String(fields.rank)}`, fields.signal]
-      .filter((value) => typeof value === 'string' && value !== '')
-      .join(', ');
-    const by = typeof worker === 'string' ? ` [${worker}]` : '';
-    entries.push(`- ${type}: ${label === undefined ? '(untitled)' : oneLine(String(label))}${extra === '' ? '' : ` (${extra})`}${by}`);
-  }
-  return keepNewest(entries, kDigestChars).join('\n');
-}
-
-/** The dependencies' findings, key findings and artifacts: what a prompt cannot read itself. */
-function upstreamDigest(session: string, upstream: UpstreamContext): string {
-  let budget = kUpstreamChars;
-  const parts: string[] = [];
-  for (const dep of upstream.deps) {
-    const lines = [`### ${dep.id} (${dep.status})`, dep.findings.trim() === '' ? '(no findings)' : dep.findings.trim()];
-    const keyFindings = dep.discovery?.data.key_findings ?? [];
-    if (keyFindings.length > 0) lines.push('Key findings:', ...keyFindings.map((finding) => `- ${finding}`));
-    const decisions = dep.discovery?.data.decisions ?? [];
-    if (decisions.length > 0) lines.push('Decisions:', ...decisions.map((decision) => `- ${decision}`));
-    for (const artifact of dep.artifacts) {
-      if (budget <= 0) {
-        lines.push(`(artifact ${artifact} left out: the context is full)`);
-        continue;
-      }
-      const content = readInside(session, artifact);
-      if (content === undefined) continue;
-      const room = Math.min(kArtifactChars, budget);
-      const shown = content.length > room ? `${content.slice(0, room)}\n[… ${content.length - room} more characters]` : content;
-      budget -= Math.min(content.length, room);
-      lines.push(`#### Artifact ${artifact}`, shown.trim());
-    }
-    parts.push(lines.join('\n'));
-  }
-  return parts.join('\n\n');
-}
-
-function wisdomDigest(upstream: UpstreamContext): string {
-  const parts = Object.entries(upstream.wisdom)
-    .filter(([, text]) => text.trim() !== '')
-    .map(([name, text]) => {
-      const tail = text.trim().slice(-kWisdomFileChars);
-      return `#### ${name}\n${tail.length < text.trim().length ? `…${tail.slice(tail.indexOf('\n') + 1)}` : tail}`;
-    });
-  return keepNewest(parts, kWisdomChars).join('\n\n');
-}
-
-/** A file of the session folder; undefined when it is missing or lies outside the folder. */
-function readInside(session: string, path: string): string | undefined {
-  try {
-    return readFileSync(sessionPathForRead(session, path), 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-/** The last entries that fit in `budget` characters, in their order. */
-function keepNewest(entries: readonly string[], budget: number): string[] {
-  const kept: string[] = [];
-  let used = 0;
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i]!;
-    if (used + entry.length + 1 > budget) break;
-    kept.unshift(entry);
-    used += entry.length + 1;
-  }
-  return kept;
-}
-
-function oneLine(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > 120 ? `${flat.slice(0, 119)}…` : flat;
 }
 
 function serverMessage(error: APIError): string {

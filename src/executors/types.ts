@@ -1,5 +1,6 @@
 /** Everything a task receives: on stdin for commands, as the first argument for modules (schema/task-input.ts). */
 export type { TaskInput } from '../schema/task-input.js';
+import type { PromptContext } from '../knowledge/prompt-context.js';
 import type { TaskInput } from '../schema/task-input.js';
 
 /**
@@ -51,6 +52,8 @@ export interface ExecutorRunOptions {
   timeoutMs: number;
   /** Bytes of a command's stdout kept (the run's `maxStdoutBytes`). @default the executor's own, 1 MiB */
   maxStdoutBytes?: number;
+  /** What a model prompt shows of the session (the openai executor needs it; others ignore it). */
+  prompt?: PromptContext;
 }
 
 /** The one small interface every executor implements (tinypool `runtime/` style). */

@@ -59,6 +59,7 @@ export default async function runAttempt(request: WorkerRequest): Promise<Worker
     signal: kNeverAborted,
     timeoutMs: request.timeoutMs,
     ...(limits.maxStdoutBytes === undefined ? {} : { maxStdoutBytes: limits.maxStdoutBytes }),
+    ...(request.prompt === undefined ? {} : { prompt: request.prompt }),
   });
   return { ...withInputNotes(finishAttempt(task, outcome, limits, request.discoveryFiles), task.prev_context), thread: threadId };
 }

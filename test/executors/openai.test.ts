@@ -1,9 +1,10 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import { OpenAiExecutor, parseRetryAfter, renderPrompt, type OpenAiExecutorOptions, type OpenAiOutcome } from '../../src/executors/openai.js';
 import type { ExecutorRunOptions, TaskInput } from '../../src/executors/types.js';
+import { buildPromptContext } from '../../src/knowledge/prompt-context.js';
 import type { UpstreamContext } from '../../src/knowledge/upstream.js';
 import { taskResultSchema } from '../../src/schema/result.js';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-openai-server.js';
@@ -59,8 +60,12 @@ function executor(options: Partial<OpenAiExecutorOptions> = {}): OpenAiExecutor 
   return new OpenAiExecutor({ model: 'fake-model', baseUrl: server.baseUrl, apiKey: kKey, ...options });
 }
 
+/** Runs an attempt with the prompt context the engine reads for it on its main thread. */
 function run(exec: OpenAiExecutor, input: TaskInput, options: Partial<ExecutorRunOptions> = {}): Promise<OpenAiOutcome> {
-  return exec.run(input, { signal: new AbortController().signal, timeoutMs: 30_000, ...options });
+  const path = join(input.session, 'session.json');
+  const config = (existsSync(path) ? JSON.parse(readFileSync(path, 'utf8')) : {}) as { pipeline?: string; topic?: string };
+  const prompt = buildPromptContext(input.session, { pipeline: config.pipeline ?? 'brainstorm', topic: config.topic ?? '' }, input.upstream);
+  return exec.run(input, { signal: new AbortController().signal, timeoutMs: 30_000, prompt, ...options });
 }
 
 function expectError(outcome: OpenAiOutcome, errorClass: string): Extract<OpenAiOutcome, { kind: 'error' }> {
@@ -335,10 +340,12 @@ describe('OpenAiExecutor: error classes', () => {
     expect(error.error).toContain('interrupted');
   });
 
-  test('a broken session.json fails the task without a request', async () => {
+  // The engine reads session.json and the board on its main thread (a broken session.json
+  // stops the run before any task: test/cli/validate.test.ts); the worker never reads them.
+  test('an attempt without its prompt context fails without a request and reads no session file', async () => {
     const dir = session(null, { 'session.json': '{ not json' });
-    const error = expectError(await run(executor(), task(dir)), 'task-failure');
-    expect(error.error).toContain('session.json');
+    const outcome = await executor().run(task(dir), { signal: new AbortController().signal, timeoutMs: 30_000 });
+    expect(expectError(outcome, 'task-failure').error).toContain('prompt context');
     expect(server.requests).toHaveLength(0);
   });
 });
