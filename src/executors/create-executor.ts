@@ -1,7 +1,7 @@
 import { CommandExecutor } from './command.js';
 import type { ExecutorSpec } from './messages.js';
 import { ModuleExecutor } from './module.js';
-import { OpenAiExecutor } from './openai.js';
+import { OpenAiExecutor } from './openai/index.js';
 import type { Executor } from './types.js';
 
 export function createExecutor(spec: ExecutorSpec): Executor {

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
-import { OpenAiExecutor, parseRetryAfter, renderPrompt, type OpenAiExecutorOptions, type OpenAiOutcome } from '../../src/executors/openai.js';
+import { OpenAiExecutor, parseRetryAfter, renderPrompt, type OpenAiExecutorOptions, type OpenAiOutcome } from '../../src/executors/openai/index.js';
 import type { ExecutorRunOptions, TaskInput } from '../../src/executors/types.js';
 import { buildPromptContext } from '../../src/knowledge/prompt-context.js';
 import type { UpstreamContext } from '../../src/knowledge/upstream.js';

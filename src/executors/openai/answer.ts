@@ -1,0 +1,80 @@
+import type OpenAI from 'openai';
+import { z } from 'zod';
+import { taskResultSchema, type TaskResult } from '../../schema/result.js';
+import { describe } from '../module.js';
+
+/** A reply's content read as a result, or the problem worded for the repair request. */
+export type Answer = { ok: true; result: TaskResult } | { ok: false; problem: string };
+
+type ResponseFormat = OpenAI.ResponseFormatJSONSchema;
+
+/** Characters of a bad answer quoted in the error of an attempt that stays invalid. */
+const kBadAnswerQuote = 200;
+
+let responseFormat: ResponseFormat | undefined;
+
+/** The result's JSON Schema as the request's response_format (built once). */
+export function taskResultFormat(): ResponseFormat {
+  responseFormat ??= {
+    type: 'json_schema',
+    json_schema: {
+      name: 'task_result',
+      strict: false,
+      schema: pruneSchema(z.toJSONSchema(taskResultSchema, { io: 'input', unrepresentable: 'any' })) as Record<string, unknown>,
+    },
+  };
+  return responseFormat;
+}
+
+/** Drops keywords some OpenAI-compatible servers reject or cannot turn into a grammar. */
+function pruneSchema(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(pruneSchema);
+  if (value === null || typeof value !== 'object') return value;
+  const pruned: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === '$schema' || key === 'propertyNames') continue;
+    pruned[key] = pruneSchema(inner);
+  }
+  return pruned;
+}
+
+/**
+ * Parses a reply's content and checks it against the result schema. A role's own rules
+ * (role-check.ts) come after, on a result that passed.
+ */
+export function readAnswer(content: string, finishReason: string | undefined): Answer {
+  const cutOff = finishReason === 'length' ? ' (the answer was cut off at the token limit: write less, and put long text in artifacts)' : '';
+  const text = stripCodeFence(content.trim());
+  if (text === '') return { ok: false, problem: `the answer was empty${cutOff}` };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, problem: `the answer is not valid JSON (${describe(error)})${cutOff}` };
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return { ok: false, problem: 'the answer is JSON but not an object' };
+  }
+  const parsed = taskResultSchema.safeParse(value);
+  if (!parsed.success) {
+    const details = parsed.error.issues
+      .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'result'}: ${issue.message}`)
+      .join('; ');
+    return { ok: false, problem: `the answer does not match the result schema (${details})` };
+  }
+  return { ok: true, result: parsed.data };
+}
+
+/** The start of a bad answer, for the error of an attempt whose repair failed too. */
+export function quoteAnswer(content: string): string {
+  const trimmed = content.trim();
+  if (trimmed === '') return '';
+  const quoted = trimmed.length > kBadAnswerQuote ? `${trimmed.slice(0, kBadAnswerQuote)}…` : trimmed;
+  return `; the answer began: ${quoted}`;
+}
+
+/** Local models often wrap JSON in a markdown fence even when asked not to. */
+function stripCodeFence(text: string): string {
+  const fenced = /^```[A-Za-z0-9_-]*\s*\n([\s\S]*?)\n?```$/.exec(text);
+  return fenced ? fenced[1]!.trim() : text;
+}

@@ -1,0 +1,3 @@
+export { OpenAiExecutor, type OpenAiExecutorOptions, type OpenAiOutcome } from './executor.js';
+export { parseRetryAfter } from './errors.js';
+export { renderPrompt } from './prompt.js';
