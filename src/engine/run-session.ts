@@ -36,7 +36,6 @@ import { RunStop } from './run-stop.js';
 import { RunTally } from './run-tally.js';
 import { Scheduler } from './scheduler.js';
 import { createTaskRunner } from './task-runner.js';
-import { countByStatus } from './status-report.js';
 import { skippedForFailure, statusOf } from '../schema/task-state.js';
 import { Checkpointer } from './checkpointer.js';
 
@@ -87,9 +86,9 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       reporter.waveEnd();
     });
     journal.checkpoint();
-    const tally = new RunTally(events);
 
     const runIds = new Set(table.rows.filter((row) => statusOf(row) === 'pending').map((row) => row.id));
+    const tally = new RunTally(events, runIds.size);
     events.emit('run:start', { session: session.dir, total: runIds.size, waveCount });
     const pool = new WorkerPool({
       threads: settings.threads,
@@ -227,17 +226,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       warn(`context.md was not written: ${error instanceof Error ? error.message : String(error)}`);
     }
     reporter.final();
-    const summary: RunSummary = {
-      // Tasks added during the run (a GC round, a discussion) ran in it too.
-      total: runIds.size + tally.added,
-      ran: tally.ran,
-      attempts: tally.attempts,
-      counts: countByStatus(table.rows),
-      durationMs,
-      stopped: outcome.stopped,
-      reason: outcome.reason,
-      exitCode: outcome.exitCode,
-    };
+    const summary = tally.summary(table.rows, durationMs, outcome);
     events.emit('run:done', summary);
     return summary;
   } finally {

@@ -1,16 +1,22 @@
-import type { RunEmitter } from './events.js';
+import type { TaskRow } from '../csv/tasks-file.js';
+import type { RunEmitter, RunSummary } from './events.js';
+import type { RunEnding } from './run-outcome.js';
+import { countByStatus } from './status-report.js';
 
 /**
- * What a run did, for its summary, counted from its events: a halt or a stop leaves
+ * What a run did, counted from its events, for its summary: a halt or a stop leaves
  * scheduled tasks that never started, and tasks added during the run (a GC round, a
  * discussion) ran in it too.
  */
 export class RunTally {
+  readonly #planned: number;
   readonly #started = new Set<string>();
   #attempts = 0;
   #added = 0;
 
-  constructor(events: RunEmitter) {
+  /** @param planned the tasks the run set out to run */
+  constructor(events: RunEmitter, planned: number) {
+    this.#planned = planned;
     events.on('task:start', (event) => {
       this.#started.add(event.id);
       this.#attempts++;
@@ -20,18 +26,17 @@ export class RunTally {
     });
   }
 
-  /** Tasks that started at least once. */
-  get ran(): number {
-    return this.#started.size;
-  }
-
-  /** Attempts started, retries included. */
-  get attempts(): number {
-    return this.#attempts;
-  }
-
-  /** Tasks added while the run went. */
-  get added(): number {
-    return this.#added;
+  /** The run's summary, from the tally, the rows as the run left them, and its outcome. */
+  summary(rows: readonly TaskRow[], durationMs: number, outcome: RunEnding & { exitCode: number }): RunSummary {
+    return {
+      total: this.#planned + this.#added,
+      ran: this.#started.size,
+      attempts: this.#attempts,
+      counts: countByStatus(rows),
+      durationMs,
+      stopped: outcome.stopped,
+      reason: outcome.reason,
+      exitCode: outcome.exitCode,
+    };
   }
 }

@@ -61,10 +61,27 @@ describe('journalRun', () => {
 });
 
 describe('RunTally', () => {
-  test('counts the tasks that started, the attempts, and the tasks added during the run', () => {
+  test('the summary counts the planned and added tasks, the tasks that started, the attempts, and the rows by status', () => {
     const events = new RunEmitter();
-    const tally = new RunTally(events);
+    const tally = new RunTally(events, 3);
     emitRun(events);
-    expect({ ran: tally.ran, attempts: tally.attempts, added: tally.added }).toEqual({ ran: 1, attempts: 2, added: 1 });
+    const rows = [
+      { ...emptyRow(), id: 'a', status: 'completed' },
+      { ...emptyRow(), id: 'b', status: 'skipped' },
+      { ...emptyRow(), id: 'c', status: 'pending' },
+      { ...emptyRow(), id: 'd', status: 'completed' },
+    ] as const;
+    const summary = tally.summary(rows, 42, { stopped: 'halt', reason: 'Halted', exitCode: 1 });
+    expect(summary).toEqual({
+      // Three planned and one added; a ran twice, b was skipped without running.
+      total: 4,
+      ran: 1,
+      attempts: 2,
+      counts: { pending: 1, in_progress: 0, completed: 2, failed: 0, skipped: 1 },
+      durationMs: 42,
+      stopped: 'halt',
+      reason: 'Halted',
+      exitCode: 1,
+    });
   });
 });
