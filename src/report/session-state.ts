@@ -1,6 +1,6 @@
 import type { TasksTable } from '../csv/tasks-file.js';
 import { readJournal, replayJournal } from '../engine/journal.js';
-import { readSessionTasks } from '../engine/load.js';
+import { readSessionTasks } from '../engine/prepare-session.js';
 import type { Session } from '../engine/session.js';
 import { checkSessionOwner } from '../engine/session-owner.js';
 

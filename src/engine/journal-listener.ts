@@ -1,0 +1,29 @@
+import { rowCells } from '../csv/tasks-file.js';
+import { recordAttempts } from './attempt-log.js';
+import type { RunEmitter } from './events.js';
+import type { Journal } from './journal.js';
+
+/**
+ * Journals a run from its events, so that every state change is durable before tasks.csv
+ * shows it: starts, finishes, the tasks an interactive task added or rewired, and one
+ * attempts.ndjson line per attempt.
+ */
+export function journalRun(events: RunEmitter, journal: Journal): void {
+  recordAttempts(events, journal);
+  events.on('task:start', (event) => journal.append({ type: 'start', id: event.id, attempt: event.attempt }));
+  events.on('tasks:changed', (change) => {
+    for (const row of change.added) journal.append({ type: 'add', row: rowCells(row) });
+    for (const update of change.updated) journal.append({ type: 'update', ...update });
+  });
+  events.on('task:done', (event) =>
+    journal.append({
+      type: 'finish',
+      id: event.id,
+      status: event.status,
+      findings: event.findings,
+      gc_signal: event.gc_signal,
+      severity_summary: event.severity_summary,
+      error: event.error,
+    }),
+  );
+}

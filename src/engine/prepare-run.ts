@@ -1,0 +1,51 @@
+import type { TaskRow } from '../csv/tasks-file.js';
+import type { PipelineName } from '../schema/session.js';
+import { checkExecutor } from './check-executor.js';
+import { normalizeRunOptions, type NormalizedRunOptions, type RunOptions } from './options.js';
+import { fillWaveColumn } from './plan.js';
+import { planTasks, prepareSession, writeFirst, type HeldSession } from './prepare-session.js';
+import { openSession } from './session.js';
+import { withSessionDefaults } from './session-defaults.js';
+import type { TaskPlan } from './validate.js';
+
+/** What a run is asked to do (the fields of RunSessionOptions that preparing it reads). */
+export interface RunRequest extends RunOptions {
+  pipeline?: PipelineName;
+  prepare?: (rows: TaskRow[], waves: ReadonlyMap<string, number>) => void;
+}
+
+export interface PreparedRun extends HeldSession {
+  /** The run's options, session.json's filling what the caller left out. */
+  settings: NormalizedRunOptions;
+  plan: TaskPlan;
+}
+
+/**
+ * Everything before a run's first task: options settled, the session held and brought up
+ * to date, the tasks validated, the executor checked, the waves filled in and tasks.csv
+ * written once. The caller releases the lock; a run refused here has released it, and
+ * before the first write it leaves the folder as it was.
+ */
+export async function prepareRun(path: string, request: RunRequest, warn: (message: string) => void): Promise<PreparedRun> {
+  const session = openSession(path, request.pipeline === undefined ? {} : { pipeline: request.pipeline });
+  const settings = normalizeRunOptions(withSessionDefaults(request, session.config, session.dir));
+  const held = prepareSession(session, { hold: { warn, run: true }, bom: settings.bom ?? session.config.bom });
+  try {
+    const plan = planTasks(held);
+    // A bad executor fails here, once, rather than on every task.
+    await checkExecutor(settings.executor, held.table.columns, session.dir);
+    fillWaveColumn(held.table.rows, plan.waves);
+    request.prepare?.(held.table.rows, plan.waves);
+    writeFirst(held, {
+      // Saved between our read and this write: nothing ran yet, and the journal (if any) stays.
+      edited: `${session.displayPath} was changed by someone else while csv-wave was reading it; nothing was run. Run the command again.`,
+      failed:
+        `Nothing was run; tasks.csv and the journal were left as they were. ` +
+        `Free some space (or make the folder writable) and run \`csv-wave resume ${path}\`.`,
+    });
+    return { ...held, settings, plan };
+  } catch (error) {
+    held.lock.release();
+    throw error;
+  }
+}
