@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import { z } from 'zod';
 import type { UpstreamContext } from '../knowledge/upstream.js';
+import { findPipeline } from '../pipelines/pipeline-for.js';
 import { taskResultSchema, type TaskResult } from '../schema/result.js';
 import { describe } from './module.js';
 import type { AttemptOutcome, Executor, ExecutorRunOptions, TaskInput, TokenUsage } from './types.js';
@@ -55,7 +56,6 @@ const kBadAnswerQuote = 200;
 const kNoTimeoutMs = 2 ** 31 - 1;
 /** Names a pipeline or role may have to be used in a template path. */
 const kPathNamePattern = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
-const kSeverityLevels = ['CRITICAL', 'HIGH', 'MEDIUM', 'LOW'] as const;
 
 /** The output contract, the same for every role; the role's template says what to put in it. */
 const kSystemPrompt = `You are one worker in a csv-wave pipeline: a batch of tasks run in dependency waves. Your answer is stored as the result of your task and shown to the tasks that come after it.
@@ -392,35 +392,12 @@ function readAnswer(content: string, finishReason: string | undefined, pipeline:
 }
 
 /**
- * What a role's result must carry beyond the schema: the GC check reads the challenger's
- * signal and counts, and takes missing ones for CONVERGED, which would end a brainstorm
- * early. Counts written loosely (`high=2, Critical: 0 …`) are accepted and rewritten in the
- * exact form; missing or contradictory ones get the repair request.
+ * What a role's result must carry beyond the schema: the session's pipeline holds a model's
+ * answer to its rules (the challenger's severity counts and signal); what they refuse gets
+ * the repair request.
  */
 function checkRole(pipeline: string, role: string, result: TaskResult): Answer {
-  if (pipeline !== 'brainstorm' || role !== 'challenger' || result.status !== 'completed') return { ok: true, result };
-  const summary = result.severity_summary ?? '';
-  const counts = new Map<string, number>();
-  for (const match of summary.matchAll(/\b(critical|high|medium|low)\s*[:=]\s*(\d+)/gi)) {
-    counts.set(match[1]!.toUpperCase(), Number(match[2]));
-  }
-  if (!kSeverityLevels.every((level) => counts.has(level))) {
-    return {
-      ok: false,
-      problem: `severity_summary must be exactly "CRITICAL:n HIGH:n MEDIUM:n LOW:n" with the four counts, got ${JSON.stringify(result.severity_summary ?? null)}`,
-    };
-  }
-  const signal = result.gc_signal?.trim().toUpperCase();
-  if (signal !== 'REVISION_NEEDED' && signal !== 'CONVERGED') {
-    return { ok: false, problem: `gc_signal must be "REVISION_NEEDED" or "CONVERGED", got ${JSON.stringify(result.gc_signal ?? null)}` };
-  }
-  const serious = counts.get('CRITICAL')! + counts.get('HIGH')!;
-  const expected = serious > 0 ? 'REVISION_NEEDED' : 'CONVERGED';
-  if (signal !== expected) return { ok: false, problem: `gc_signal must be ${expected} when CRITICAL + HIGH is ${serious}, got ${signal}` };
-  return {
-    ok: true,
-    result: { ...result, gc_signal: signal, severity_summary: kSeverityLevels.map((level) => `${level}:${counts.get(level)}`).join(' ') },
-  };
+  return findPipeline(pipeline)?.normaliseResult(role, result, 'require') ?? { ok: true, result };
 }
 
 /** Local models often wrap JSON in a markdown fence even when asked not to. */
