@@ -6,10 +6,8 @@ import type { WorkerReply } from '../executors/messages.js';
 import { WorkerPool } from '../executors/worker-pool.js';
 import { buildPrevContext } from '../graph/prev-context.js';
 import { NoAnswers } from '../interactive/answers.js';
-import { handlersFor } from '../interactive/handlers.js';
 import { InteractiveLane } from '../interactive/lane.js';
 import type { AnswerSource, InteractiveHandler } from '../interactive/types.js';
-import { ExplorationCache } from '../knowledge/exploration-cache.js';
 import { recordUsage } from '../knowledge/usage.js';
 import { writeContextReport } from '../knowledge/context-report.js';
 import { DiscoveryBoard } from '../knowledge/discoveries-board.js';
@@ -21,6 +19,7 @@ import {
 } from '../knowledge/discovery-files.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
 import { appendWisdom, kWisdomKinds } from '../knowledge/wisdom.js';
+import { pipelineFor } from '../pipelines/pipeline-for.js';
 import type { PipelineName } from '../schema/session.js';
 import { killChildProcessGroups, killLeftoverCommands } from './child-groups.js';
 import { RunEmitter, type RunSummary } from './events.js';
@@ -98,7 +97,9 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     const discoveryFiles = settings.discoveryFiles ?? (session.config.pipeline === 'generic' ? 'when-rich' : 'always');
     const runTask = createTaskRunner({
       pool,
-      explorations: new ExplorationCache(session.dir),
+      pipeline: pipelineFor(session.config.pipeline),
+      sessionDir: session.dir,
+      topic: session.config.topic ?? '',
       limits: {
         maxStdoutBytes: settings.maxStdoutBytes,
         maxArtifactsPerTask: settings.maxArtifactsPerTask,
@@ -108,13 +109,9 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       // One limit per run is one per endpoint: a run talks to one model server.
       endpointConcurrency: settings.executor.type === 'openai' ? settings.endpointConcurrency : undefined,
       warn,
-      prompts:
-        settings.executor.type === 'openai'
-          ? { sessionDir: session.dir, pipeline: session.config.pipeline, topic: session.config.topic ?? '' }
-          : undefined,
     });
     const lane = new InteractiveLane({
-      handlers: options.interactiveHandlers ?? handlersFor(session.config.pipeline),
+      handlers: options.interactiveHandlers ?? pipelineFor(session.config.pipeline).handlers,
       rows: () => table.rows,
       config: session.config,
       sessionDir: session.dir,

@@ -7,8 +7,9 @@ import {
   type DiscoveryFileInput,
   type DiscoveryFilePolicy,
 } from '../knowledge/discovery-files.js';
-import { signalFromSeverity } from '../pipelines/brainstorm/severity.js';
+import { pipelineFor } from '../pipelines/pipeline-for.js';
 import { taskResultSchema, type TaskResult } from '../schema/result.js';
+import type { PipelineName } from '../schema/session.js';
 import { kMaxTimerMs } from '../schema/timer-range.js';
 import { cleanText } from './clean-text.js';
 import { nestsDeeperThan, tooDeepText } from './json-depth.js';
@@ -26,8 +27,8 @@ const kMaxLabelChars = 500;
  * Turns an executor's raw outcome into a reply: the result is validated with zod (an
  * invalid one fails the task naming the bad field), long findings and the result's
  * artifacts are written to artifacts/ (within `limits`), and a finished task gets its
- * discovery file. A challenger that gave severity counts but no gc_signal gets it derived
- * from the counts.
+ * discovery file. The pipeline's result rules apply (a challenger that gave severity
+ * counts but no gc_signal gets it derived from the counts); a result they refuse is invalid.
  *
  * Every text that came from the task is made safe here, once, before it is written
  * anywhere: secrets of the environment become `***` (artifact contents included), and
@@ -39,6 +40,7 @@ export function finishAttempt(
   outcome: AttemptOutcome,
   limits: TaskLimits = {},
   discoveryFiles: DiscoveryFilePolicy = 'always',
+  pipeline: PipelineName = 'generic',
 ): WorkerReply {
   const scrubber = SecretScrubber.fromEnv();
   // Cleaned first: a secret that control characters split is whole once they are gone.
@@ -85,7 +87,7 @@ export function finishAttempt(
       return invalid(`cannot be processed (${describe(error).replace(/\s+/g, ' ')})`);
     }
     try {
-      return finishResult(task, result, limits, notes, extras, discoveryFiles);
+      return finishResult(task, result, limits, notes, extras, discoveryFiles, pipeline);
     } catch (error) {
       // Its files could not be written. A full disk or a read-only folder is no fault of
       // the task: class io stops the run and the task stays pending for `resume`. Anything
@@ -105,6 +107,7 @@ function finishResult(
   executorNotes: string[],
   extras: { usage?: TokenUsage; notes?: string[] },
   discoveryFiles: DiscoveryFilePolicy,
+  pipeline: PipelineName,
 ): WorkerReply {
   if (result.id !== undefined && result.id !== task.id) {
     return { kind: 'error', errorClass: 'invalid-output', error: `Invalid result: id is ${cutText(result.id, 100)}, expected ${task.id}`, ...extras };
@@ -117,6 +120,8 @@ function finishResult(
   };
   const severity = label('severity_summary', result.severity_summary);
   const signal = label('gc_signal', result.gc_signal);
+  const ruled = pipelineFor(pipeline).normaliseResult(task.row.role ?? '', { ...result, gc_signal: signal, severity_summary: severity }, 'derive');
+  if (!ruled.ok) return { kind: 'error', errorClass: 'invalid-output', error: cutError(`Invalid result: ${ruled.problem}`), ...extras };
   const written = writeTaskArtifacts(
     task.session,
     task.id,
@@ -148,8 +153,8 @@ function finishResult(
     kind: 'finished',
     status: result.status,
     findings: written.cell,
-    gc_signal: signal || (task.row.role === 'challenger' ? signalFromSeverity(severity) : ''),
-    severity_summary: severity,
+    gc_signal: ruled.result.gc_signal ?? '',
+    severity_summary: ruled.result.severity_summary ?? '',
     error,
     discoveries: result.discoveries ?? [],
     wisdom: result.wisdom ?? {},

@@ -6,7 +6,7 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { DiscoveryInput } from '../schema/discovery.js';
-import type { OutputMode } from '../schema/session.js';
+import type { OutputMode, PipelineName } from '../schema/session.js';
 import type { TaskResult } from '../schema/result.js';
 import type { DiscoveryFilePolicy } from '../knowledge/discovery-files.js';
 import type { PromptContext } from '../knowledge/prompt-context.js';
@@ -42,6 +42,8 @@ export interface WorkerRequest {
   discoveryFiles?: DiscoveryFilePolicy;
   /** Output caps of the run. @default the defaults of TaskLimits */
   limits?: TaskLimits;
+  /** The session's pipeline, whose result rules the worker applies. @default 'generic' */
+  pipeline?: PipelineName;
   /** The task without its upstream context, which the worker reads from disk. */
   task: Omit<TaskInput, 'upstream'>;
   deps: DependencyState[];

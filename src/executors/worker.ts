@@ -61,7 +61,7 @@ export default async function runAttempt(request: WorkerRequest): Promise<Worker
     ...(limits.maxStdoutBytes === undefined ? {} : { maxStdoutBytes: limits.maxStdoutBytes }),
     ...(request.prompt === undefined ? {} : { prompt: request.prompt }),
   });
-  return { ...withInputNotes(finishAttempt(task, outcome, limits, request.discoveryFiles), task.prev_context), thread: threadId };
+  return { ...withInputNotes(finishAttempt(task, outcome, limits, request.discoveryFiles, request.pipeline), task.prev_context), thread: threadId };
 }
 
 /** prev_context of a task cut at its cap (the marker of graph/prev-context.ts). */

@@ -1,14 +1,10 @@
 import type { PipelineName } from '../schema/session.js';
+import { brainstormPipeline } from './brainstorm/pipeline.js';
+import { pipelineFor } from './pipeline-for.js';
 
-/** The roles each pipeline knows; `generic` accepts any non-empty role (null here). */
-const kPipelineRoles: Record<PipelineName, ReadonlySet<string> | null> = {
-  brainstorm: new Set(['ideator', 'challenger', 'synthesizer', 'evaluator', 'gc-controller']),
-  analyze: new Set(['explorer', 'analyst', 'discussant', 'synthesizer']),
-  generic: null,
-};
-
+/** The roles a pipeline knows; `generic` accepts any non-empty role (null here). */
 export function pipelineRoles(pipeline: PipelineName): ReadonlySet<string> | null {
-  return kPipelineRoles[pipeline];
+  return pipelineFor(pipeline).roles;
 }
 
 /**
@@ -16,8 +12,7 @@ export function pipelineRoles(pipeline: PipelineName): ReadonlySet<string> | nul
  * role (so the seed's files behave as before), generic otherwise. Empty roles do not count.
  */
 export function inferPipeline(roles: Iterable<string>): PipelineName {
-  const brainstorm = kPipelineRoles.brainstorm!;
-  for (const role of roles) if (role !== '' && !brainstorm.has(role)) return 'generic';
+  for (const role of roles) if (role !== '' && !brainstormPipeline.roles.has(role)) return 'generic';
   return 'brainstorm';
 }
 
@@ -26,7 +21,7 @@ export function inferPipeline(roles: Iterable<string>): PipelineName {
  * and how to take any role.
  */
 export function roleHint(pipeline: PipelineName): string {
-  const roles = kPipelineRoles[pipeline];
+  const roles = pipelineRoles(pipeline);
   const known = roles === null ? 'any non-empty role' : [...roles].join(', ');
   return `the ${pipeline} pipeline takes ${known}; for roles of your own, pass --pipeline generic or set "pipeline": "generic" in session.json`;
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { AnswerFile, AutoAnswers, NoAnswers, parseDecision } from '../../src/interactive/answers.js';
-import { gateChanges } from '../../src/interactive/discussion-gate.js';
+import { gateChanges } from '../../src/pipelines/analyze/discussion-gate.js';
 import { analyzeTasks } from '../../src/pipelines/analyze/decompose.js';
 
 const rows = () => analyzeTasks({ topic: 'T', perspectives: ['a'], mode: 'deep' });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { decideGc } from '../../src/interactive/gc-controller.js';
+import { decideGc } from '../../src/pipelines/brainstorm/gc-controller.js';
 import { nextGcRound } from '../../src/pipelines/brainstorm/gc-round.js';
 import { brainstormTasks, kDefaultAngles } from '../../src/pipelines/brainstorm/decompose.js';
 import { parseSeverity, signalFromSeverity } from '../../src/pipelines/brainstorm/severity.js';

@@ -1,14 +1,14 @@
-import { splitList } from '../csv/columns.js';
-import type { TaskRow } from '../csv/tasks-file.js';
-import type { WorkerRequest } from '../executors/messages.js';
-import { kAnalyzeModes, type AnalyzeMode } from '../pipelines/analyze/decompose.js';
-import { loopTasksBelow } from '../pipelines/loop-tasks.js';
-import { newRow } from '../pipelines/new-row.js';
-import { nextId } from '../pipelines/task-ids.js';
-import { statusOf } from '../schema/task-state.js';
-import type { GateDecision, HandlerResult, InteractiveContext, InteractiveHandler, SessionChanges } from './types.js';
-import { sessionPathForWrite } from '../knowledge/session-path.js';
-import { writeWholeFile } from '../csv/write-all.js';
+import { splitList } from '../../csv/columns.js';
+import type { TaskRow } from '../../csv/tasks-file.js';
+import type { WorkerRequest } from '../../executors/messages.js';
+import { kAnalyzeModes, type AnalyzeMode } from './decompose.js';
+import { loopTasksBelow } from '../loop-tasks.js';
+import { newRow } from '../new-row.js';
+import { nextId } from '../task-ids.js';
+import { statusOf } from '../../schema/task-state.js';
+import type { GateDecision, HandlerResult, InteractiveContext, InteractiveHandler, SessionChanges } from '../../interactive/types.js';
+import { sessionPathForWrite } from '../../knowledge/session-path.js';
+import { writeWholeFile } from '../../csv/write-all.js';
 
 /** The roles of a discussion loop: the discussions and the supplementary analyses between them. */
 const kLoopRoles = new Set(['discussant', 'analyst']);

@@ -1,10 +1,10 @@
-import { splitList } from '../csv/columns.js';
-import type { TaskRow } from '../csv/tasks-file.js';
-import type { WorkerRequest } from '../executors/messages.js';
-import { kGcConvergedError, statusOf } from '../schema/task-state.js';
-import { laterGcRounds, nextGcRound } from '../pipelines/brainstorm/gc-round.js';
-import { parseSeverity, signalFromSeverity } from '../pipelines/brainstorm/severity.js';
-import type { HandlerResult, InteractiveContext, InteractiveHandler, SessionChanges } from './types.js';
+import { splitList } from '../../csv/columns.js';
+import type { TaskRow } from '../../csv/tasks-file.js';
+import type { WorkerRequest } from '../../executors/messages.js';
+import { kGcConvergedError, statusOf } from '../../schema/task-state.js';
+import { laterGcRounds, nextGcRound } from './gc-round.js';
+import { parseSeverity, signalFromSeverity } from './severity.js';
+import type { HandlerResult, InteractiveContext, InteractiveHandler, SessionChanges } from '../../interactive/types.js';
 
 /** @default 2 generator-critic rounds */
 export const kDefaultMaxGcRounds = 2;

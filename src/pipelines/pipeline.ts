@@ -1,0 +1,50 @@
+import type { TaskRow } from '../csv/tasks-file.js';
+import type { WorkerReply, WorkerRequest } from '../executors/messages.js';
+import type { InteractiveHandler } from '../interactive/types.js';
+import type { TaskResult } from '../schema/result.js';
+import type { PipelineName } from '../schema/session.js';
+
+/** How strictly a task's result is held to its pipeline's rules. */
+export type ResultCheck =
+  /** Any executor's result: what the pipeline can derive is filled in; nothing is refused. */
+  | 'derive'
+  /** A model's answer: what is missing or contradictory is refused, with a problem worded for a repair request. */
+  | 'require';
+
+/** A result as the pipeline's rules leave it, or why they refuse it. */
+export type Normalised = { ok: true; result: TaskResult } | { ok: false; problem: string };
+
+/** What the engine lends a pipeline's attempt hook for one run. */
+export interface AttemptHookContext {
+  sessionDir: string;
+  warn(message: string): void;
+  /**
+   * The reply for a raw result the hook produced itself instead of running the attempt,
+   * finished as an executor's result is (validated, its files written).
+   */
+  finish(request: WorkerRequest, result: Record<string, unknown>): WorkerReply;
+}
+
+/** Runs one attempt: `run` is what the engine would do without the hook. */
+export type AroundAttempt = (request: WorkerRequest, run: (request: WorkerRequest) => Promise<WorkerReply>) => Promise<WorkerReply>;
+
+/**
+ * What makes brainstorm, analyze and generic differ: everything else in the engine is
+ * the same for all pipelines and names no role. Looked up with `pipelineFor(name)`.
+ */
+export interface Pipeline {
+  readonly name: PipelineName;
+  /** The roles validation accepts; null for any non-empty role. */
+  readonly roles: ReadonlySet<string> | null;
+  /** Interactive tasks of these roles are run by their handler in the main thread; others go through the executor. */
+  readonly handlers: ReadonlyMap<string, InteractiveHandler>;
+  /** The pipeline's rules for a finished result of a task of this role (the challenger's severity rule). */
+  normaliseResult(role: string, result: TaskResult, check: ResultCheck): Normalised;
+  /**
+   * The rows `init` lays out for a new session. Each pipeline's plan (angles, perspectives,
+   * a topic) is its own, so only the pipeline's own object can call it with its real type.
+   */
+  readonly decompose: (plan: never) => TaskRow[];
+  /** Made once per run, then wraps every attempt the run makes; absent when attempts run as they are. */
+  readonly aroundAttempt?: (context: AttemptHookContext) => AroundAttempt;
+}
