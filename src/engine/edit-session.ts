@@ -1,4 +1,4 @@
-import type { TasksTable } from '../csv/tasks-file.js';
+import type { TasksTable } from '../csv/tasks-table.js';
 import { WaveError } from '../errors.js';
 import { Journal, recoverRows } from './journal.js';
 import { SessionLock } from './lock.js';

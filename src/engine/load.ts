@@ -1,4 +1,5 @@
-import { readTasksFile, type TasksTable } from '../csv/tasks-file.js';
+import { readTasksFile } from '../csv/parse-tasks.js';
+import type { TasksTable } from '../csv/tasks-table.js';
 import { WaveError } from '../errors.js';
 import { openSession, settlePipeline, type Session, type SessionOverrides } from './session.js';
 import { validateTasks, type TaskPlan } from './validate.js';

@@ -2,7 +2,7 @@ import { readdirSync, rmSync } from 'node:fs';
 import { basename, isAbsolute, join, resolve } from 'node:path';
 import { writeFileAtomic } from '../csv/atomic-write.js';
 import { splitList } from '../csv/columns.js';
-import { rowCells, type TaskRow } from '../csv/tasks-file.js';
+import { rowCells, type TaskRow } from '../csv/tasks-table.js';
 import { serializeWaveFile } from '../csv/wave-file.js';
 import { WaveError } from '../errors.js';
 import type { ExecutorSpec, WorkerReply } from '../executors/messages.js';

@@ -1,5 +1,5 @@
 import { splitList } from '../csv/columns.js';
-import { rowCells, type TaskRow } from '../csv/tasks-file.js';
+import { rowCells, type TaskRow } from '../csv/tasks-table.js';
 import { buildDag } from '../graph/dag.js';
 import { buildPrevContext } from '../graph/prev-context.js';
 import { computeWaves } from '../graph/waves.js';

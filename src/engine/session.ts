@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { z } from 'zod';
 import { showCell } from '../csv/columns.js';
-import { textProblem } from '../csv/tasks-file.js';
+import { textProblem } from '../csv/utf8-text.js';
 import { WaveError, formatViolations, type Violation } from '../errors.js';
 import { inferPipeline } from '../pipelines/roles.js';
 import { sessionConfigSchema, type PipelineName, type SessionConfig } from '../schema/session.js';

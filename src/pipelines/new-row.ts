@@ -1,4 +1,4 @@
-import { emptyRow, type TaskRow } from '../csv/tasks-file.js';
+import { emptyRow, type TaskRow } from '../csv/tasks-table.js';
 import type { KnownColumn } from '../csv/columns.js';
 
 /** A pending task row with the given input cells; every other cell empty. */

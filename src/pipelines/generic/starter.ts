@@ -1,4 +1,4 @@
-import type { TaskRow } from '../../csv/tasks-file.js';
+import type { TaskRow } from '../../csv/tasks-table.js';
 import { newRow } from '../new-row.js';
 
 /**
