@@ -12,8 +12,9 @@
  * Why a script: other branches add files importing from OLD while the split is under way;
  * after merging them, running the same command again points those at the new modules.
  * It is idempotent (a second run changes nothing). Nothing is written when any file has a
- * problem (an unmapped name of a deleted module, `export *`, `import * as`, a default
- * import): the problems are listed, file and line, to be fixed by hand.
+ * problem (an unmapped name of a deleted module, `import * as`, a default import, an
+ * `export *` of a deleted module): the problems are listed, file and line, to be fixed by
+ * hand. An `export *` of a module that still exists is left as it is, with a warning.
  */
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -45,7 +46,10 @@ export interface MoveMap {
 
 export interface Rewrite {
   text: string;
+  /** What stops the rewrite: fix these by hand, then run again. */
   problems: string[];
+  /** What a person should look at, without stopping the rewrite. */
+  warnings: string[];
 }
 
 /** `import`/`export`, `type`?, `{…}` or something else, `from`, the quoted specifier. */
@@ -54,12 +58,16 @@ const kStatement = /^([ \t]*)(import|export)(\s+type)?\s+([^;'"]*?)\s+from\s+(['
 /** The source with every statement naming `map.oldModule` pointed at the new modules. */
 export function moveImports(source: string, file: string, map: MoveMap): Rewrite {
   const problems: string[] = [];
+  const warnings: string[] = [];
   const text = source.replace(kStatement, (whole, indent: string, keyword: string, statementType: string | undefined, clause: string, _q: string, specifier: string, offset: number) => {
     if (resolveSpecifier(file, specifier) !== map.oldModule) return whole;
     const where = `${file}:${lineAt(source, offset)}`;
     const braces = /^\{([\s\S]*)\}$/.exec(clause.trim());
     if (braces === null) {
-      problems.push(`${where}: \`${keyword} ${clause.trim()}\` names no bindings one by one: rewrite it by hand`);
+      // `export * from OLD` still holds while OLD exists; it just re-exports fewer names.
+      if (keyword === 'export' && clause.trim() === '*' && map.oldExists) {
+        warnings.push(`${where}: \`export *\` of the old module no longer re-exports the moved names`);
+      } else problems.push(`${where}: \`${keyword} ${clause.trim()}\` names no bindings one by one: rewrite it by hand`);
       return whole;
     }
     const groups = new Map<string, Binding[]>();
@@ -76,7 +84,7 @@ export function moveImports(source: string, file: string, map: MoveMap): Rewrite
     const statements = [...groups].map(([target, bindings]) => statement(indent, keyword, bindings, specifierFor(file, target)));
     return statements.join('\n');
   });
-  return { text, problems };
+  return { text, problems, warnings };
 }
 
 function parseBindings(list: string, statementType: boolean): Binding[] {
@@ -160,6 +168,7 @@ function main(argv: readonly string[]): number {
     const source = readFileSync(path, 'utf8');
     const rewrite = moveImports(source, path, map);
     problems.push(...rewrite.problems.map((problem) => problem.replace(path, relative(root, path))));
+    for (const warning of rewrite.warnings) console.error(`warning: ${warning.replace(path, relative(root, path))}`);
     if (rewrite.text !== source) changed.push({ path, text: rewrite.text });
   }
   if (problems.length > 0) {

@@ -52,11 +52,14 @@ describe('moveImports', () => {
     expect(gone.problems).toEqual(['/repo/src/csv/a.ts:1: cellOf is not given a new module, and /repo/src/csv/old.ts is gone']);
   });
 
-  test('`export *` and namespace imports of the old module are reported, not guessed', () => {
+  test('namespace imports of the old module are reported, not guessed; `export *` too once the old module is gone', () => {
     const source = "const a = 1;\nexport * from './old.js';\nimport * as old from './old.js';\n";
-    const { text, problems } = moveImports(source, '/repo/src/csv/index.ts', map(true));
-    expect(text).toBe(source);
-    expect(problems.map((p) => p.split(': ')[0])).toEqual(['/repo/src/csv/index.ts:2', '/repo/src/csv/index.ts:3']);
+    const gone = moveImports(source, '/repo/src/csv/index.ts', map(false));
+    expect(gone.text).toBe(source);
+    expect(gone.problems.map((p) => p.split(': ')[0])).toEqual(['/repo/src/csv/index.ts:2', '/repo/src/csv/index.ts:3']);
+    const kept = moveImports(source, '/repo/src/csv/index.ts', map(true));
+    expect(kept.problems.map((p) => p.split(': ')[0])).toEqual(['/repo/src/csv/index.ts:3']);
+    expect(kept.warnings.map((p) => p.split(': ')[0])).toEqual(['/repo/src/csv/index.ts:2']);
   });
 });
 
