@@ -53,13 +53,14 @@ export interface Rewrite {
 }
 
 /** `import`/`export`, `type`?, `{…}` or something else, `from`, the quoted specifier. */
-const kStatement = /^([ \t]*)(import|export)(\s+type)?\s+([^;'"]*?)\s+from\s+(['"])(\.{1,2}\/[^'"]*)\5\s*;?/gm;
+const kStatement = /^([ \t]*)(import|export)(\s+type)?\s+([^;'"]*?)\s+from\s+(['"])(\.{1,2}\/[^'"]*)\5[ \t]*;?/gm;
 
 /** The source with every statement naming `map.oldModule` pointed at the new modules. */
 export function moveImports(source: string, file: string, map: MoveMap): Rewrite {
   const problems: string[] = [];
   const warnings: string[] = [];
-  const text = source.replace(kStatement, (whole, indent: string, keyword: string, statementType: string | undefined, clause: string, _q: string, specifier: string, offset: number) => {
+  const joined = new Set<string>();
+  const moved = source.replace(kStatement, (whole, indent: string, keyword: string, statementType: string | undefined, clause: string, _q: string, specifier: string, offset: number) => {
     if (resolveSpecifier(file, specifier) !== map.oldModule) return whole;
     const where = `${file}:${lineAt(source, offset)}`;
     const braces = /^\{([\s\S]*)\}$/.exec(clause.trim());
@@ -81,10 +82,46 @@ export function moveImports(source: string, file: string, map: MoveMap): Rewrite
       group.push(binding);
       groups.set(target, group);
     }
+    if (groups.size === 1 && groups.has(map.oldModule)) return whole; // nothing it names moved
+    for (const target of groups.keys()) joined.add(target);
     const statements = [...groups].map(([target, bindings]) => statement(indent, keyword, bindings, specifierFor(file, target)));
     return statements.join('\n');
   });
-  return { text, problems, warnings };
+  return { text: mergeImports(moved, file, joined), problems, warnings };
+}
+
+/**
+ * The file with its `import {…}` statements of each of `modules` merged into the first one:
+ * a moved name may go to a module the file already imports from.
+ */
+function mergeImports(text: string, file: string, modules: ReadonlySet<string>): string {
+  const byModule = new Map<string, { start: number; end: number; indent: string; specifier: string; bindings: Binding[] }[]>();
+  for (const match of text.matchAll(kStatement)) {
+    const [whole, indent, keyword, statementType, clause, , specifier] = match;
+    const braces = /^\{([\s\S]*)\}$/.exec(clause!.trim());
+    const module = resolveSpecifier(file, specifier!);
+    if (keyword !== 'import' || braces === null || !modules.has(module)) continue;
+    const found = byModule.get(module) ?? [];
+    const start = match.index;
+    found.push({ start, end: start + whole.length, indent: indent!, specifier: specifier!, bindings: parseBindings(braces[1]!, statementType !== undefined) });
+    byModule.set(module, found);
+  }
+  const edits: { start: number; end: number; replacement: string }[] = [];
+  for (const [first, ...rest] of byModule.values()) {
+    if (first === undefined || rest.length === 0) continue;
+    const bindings = new Map<string, Binding>();
+    for (const binding of [first, ...rest].flatMap((s) => s.bindings)) {
+      const seen = bindings.get(binding.text);
+      bindings.set(binding.text, { ...binding, type: binding.type && (seen?.type ?? true) });
+    }
+    edits.push({ start: first.start, end: first.end, replacement: statement(first.indent, 'import', [...bindings.values()], first.specifier) });
+    for (const { start, end } of rest) edits.push({ start, end: text[end] === '\n' ? end + 1 : end, replacement: '' });
+  }
+  let merged = text;
+  for (const { start, end, replacement } of edits.sort((a, b) => b.start - a.start)) {
+    merged = merged.slice(0, start) + replacement + merged.slice(end);
+  }
+  return merged;
 }
 
 function parseBindings(list: string, statementType: boolean): Binding[] {

@@ -35,6 +35,25 @@ describe('moveImports', () => {
     expect(text).toBe("export type { Row } from '../core/task.js';\nimport type { Row as R } from '../core/task.js';\nimport { kLimit } from './parse-a.js';\n");
   });
 
+  test('a moved name joins the import the file already has of its new module; a statement naming nothing moved is kept as written', () => {
+    const source = [
+      "import { kLimit as kMax } from './parse-a.js';",
+      "import { cellOf, formatCountWithAVeryLongNameSoThatTheLineWouldBeReformattedIfItWereRewritten } from './old.js';",
+      "import { parseA, type Row } from './old.js';",
+      "import type { Row as R2 } from '../core/task.js';",
+      '',
+    ].join('\n');
+    const { text } = moveImports(source, '/repo/src/csv/a.ts', map(true));
+    expect(text).toBe(
+      [
+        "import { kLimit as kMax, parseA } from './parse-a.js';",
+        "import { cellOf, formatCountWithAVeryLongNameSoThatTheLineWouldBeReformattedIfItWereRewritten } from './old.js';",
+        "import type { Row, Row as R2 } from '../core/task.js';",
+        '',
+      ].join('\n'),
+    );
+  });
+
   test('other modules are left alone, and a second run changes nothing', () => {
     const source = "import { parseA } from '../../src/csv/old.js';\nimport { parseA as b } from '../../src/csv/older.js';\n";
     const once = moveImports(source, '/repo/test/csv/a.test.ts', map(false)).text;
