@@ -68,7 +68,7 @@ function sizeProblem(bytes: Buffer): Violation | undefined {
  * Offset of the first byte of the first ill-formed UTF-8 sequence (Unicode 15, table 3-7:
  * no overlong forms, no surrogates, nothing past U+10FFFF), or -1.
  */
-export function firstInvalidUtf8(bytes: Uint8Array): number {
+function firstInvalidUtf8(bytes: Uint8Array): number {
   const continuation = (at: number, low = 0x80, high = 0xbf) => {
     const byte = bytes[at];
     return byte !== undefined && byte >= low && byte <= high;
