@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import { parse, type CsvError } from 'csv-parse/sync';
 import { WaveError, type Violation } from '../errors.js';
 import { kCr, kLf, lineCounter } from './byte-lines.js';
-import { formatCount, isKnownColumn, kOutputColumns, kRequiredColumns, kTaskColumns, showCell } from './columns.js';
+import { formatCount, isKnownColumn, kOutputColumns, kRequiredColumns, showCell } from './columns.js';
+import { kTaskColumns, emptyRow, type TaskRow } from '../core/task.js';
 import { unguardCell } from './formula-guard.js';
-import { emptyRow, type FileFormat, type TaskRow, type TasksTable } from './tasks-table.js';
+import type { FileFormat, TasksTable } from './tasks-table.js';
 import { decodeUtf8Text, nulByteProblem } from './utf8-text.js';
 
 /** Options of readTasksFile and parseTasks. */

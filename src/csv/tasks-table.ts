@@ -1,12 +1,5 @@
-import { isKnownColumn, kTaskColumns, type KnownColumn } from './columns.js';
-
-/** One task: every known column as a string (empty when absent), plus the person's own columns. */
-export type TaskRow = Record<KnownColumn, string> & {
-  /** File line where the row starts (1-based; the header is line 1). 0 for rows added by the engine. */
-  line: number;
-  /** Columns csv-wave does not know, kept verbatim and written back in place. */
-  extra: Record<string, string>;
-};
+import type { TaskRow } from '../core/task.js';
+import { isKnownColumn } from './columns.js';
 
 /** How the file was laid out, so that a rewrite keeps it as the reader found it. */
 export interface FileFormat {
@@ -25,13 +18,6 @@ export interface TasksTable {
   columns: string[];
   rows: TaskRow[];
   format: FileFormat;
-}
-
-export function emptyRow(): TaskRow {
-  const row = { line: 0, extra: {} } as TaskRow;
-  for (const column of kTaskColumns) row[column] = '';
-  row.priority = '';
-  return row;
 }
 
 /** Every cell of a row by column name: the known columns and the person's own. */

@@ -1,5 +1,5 @@
 import { writeTasksFile } from '../csv/serialize-tasks.js';
-import type { TaskRow } from '../csv/tasks-table.js';
+import type { TaskRow } from '../core/task.js';
 import type { LoadedSession } from './load.js';
 
 export interface WaveSummary {

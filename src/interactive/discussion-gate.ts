@@ -1,5 +1,5 @@
 import { splitList } from '../csv/columns.js';
-import type { TaskRow } from '../csv/tasks-table.js';
+import type { TaskRow } from '../core/task.js';
 import type { WorkerRequest } from '../executors/messages.js';
 import { kAnalyzeModes, type AnalyzeMode } from '../pipelines/analyze/decompose.js';
 import { loopTasksBelow } from '../pipelines/loop-tasks.js';

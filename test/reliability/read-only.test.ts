@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseTasks } from '../../src/csv/parse-tasks.js';
-import type { TaskRow } from '../../src/csv/tasks-table.js';
+import type { TaskRow } from '../../src/core/task.js';
 import { readJournal } from '../../src/engine/journal.js';
 import { genericSession } from '../helpers/generic-session.js';
 import { countRuns } from '../helpers/runs-log.js';
