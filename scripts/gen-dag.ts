@@ -20,7 +20,7 @@ import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { kTaskColumns } from '../src/csv/columns.js';
+import { kTaskColumns } from '../src/core/task.js';
 
 export interface DagOptions {
   /** Number of tasks (rows). */

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
-import { readTasksFile } from '../../src/csv/tasks-file.js';
+import { readTasksFile } from '../../src/csv/parse-tasks.js';
 import { writeReport } from '../../src/report/write-report.js';
 import { mulberry32 } from '../gen-dag.js';
 

@@ -1,6 +1,6 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { Command } from 'commander';
-import { writeTasksFile } from '../csv/tasks-file.js';
+import { writeTasksFile } from '../csv/serialize-tasks.js';
 import { loadSession } from '../engine/load.js';
 import { summarizePlan, writeWaveColumn } from '../engine/plan.js';
 import { ExitCode, printJson, type CliIo } from './io.js';

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { buildDag } from '../graph/dag.js';
 import { computeWaves } from '../graph/waves.js';
 import { splitList } from '../csv/columns.js';
-import type { TaskRow } from '../csv/tasks-file.js';
+import type { TaskRow } from '../core/task.js';
 import { WaveError } from '../errors.js';
 import { runHoldsLock } from '../engine/lock.js';
 import { openSession } from '../engine/session.js';

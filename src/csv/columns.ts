@@ -1,27 +1,4 @@
-/** The columns of the master tasks.csv, in the seed's order (DESIGN.md section 2). */
-export const kTaskColumns = [
-  'id',
-  'title',
-  'description',
-  'role',
-  'angle',
-  'gc_round',
-  'deps',
-  'context_from',
-  'exec_mode',
-  'wave',
-  'status',
-  'findings',
-  'gc_signal',
-  'severity_summary',
-  'error',
-] as const;
-
-/** Optional input column that may follow the seed's columns. */
-export const kPriorityColumn = 'priority';
-
-export type SeedColumn = (typeof kTaskColumns)[number];
-export type KnownColumn = SeedColumn | typeof kPriorityColumn;
+import { kPriorityColumn, kTaskColumns, type KnownColumn, type SeedColumn } from '../core/task.js';
 
 /** Columns without which no task can be understood; the others default to empty. */
 export const kRequiredColumns: readonly SeedColumn[] = ['id', 'description', 'role'];

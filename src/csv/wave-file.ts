@@ -1,6 +1,8 @@
 import { kWaveFileColumns } from './columns.js';
 import { guardCell } from './formula-guard.js';
-import { stringifyRecords, type FileFormat, type TaskRow } from './tasks-file.js';
+import { stringifyRecords } from './serialize-tasks.js';
+import type { FileFormat } from './tasks-table.js';
+import type { TaskRow } from '../core/task.js';
 
 /**
  * The text of `wave-<N>.csv`: the wave's csv-wave rows with their prev_context

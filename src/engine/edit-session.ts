@@ -1,4 +1,4 @@
-import type { TasksTable } from '../csv/tasks-file.js';
+import type { TasksTable } from '../csv/tasks-table.js';
 import { Journal } from './journal.js';
 import { openSession, type Session, type SessionOverrides } from './session.js';
 import { planTasks, prepareSession, writeFirst } from './prepare-session.js';

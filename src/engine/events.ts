@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { TaskRow } from '../csv/tasks-file.js';
+import type { TaskRow } from '../core/task.js';
 import type { TaskStatus } from '../schema/row.js';
 import type { ErrorClass, TokenUsage } from '../executors/types.js';
 

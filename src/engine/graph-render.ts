@@ -1,6 +1,6 @@
 import { Graph, json } from '@dagrejs/graphlib';
 import { splitList } from '../csv/columns.js';
-import type { TasksTable } from '../csv/tasks-file.js';
+import type { TasksTable } from '../csv/tasks-table.js';
 import type { TaskStatus } from '../schema/row.js';
 import { statusOf } from '../schema/task-state.js';
 

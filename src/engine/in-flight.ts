@@ -1,4 +1,4 @@
-import type { TaskRow } from '../csv/tasks-file.js';
+import type { TaskRow } from '../core/task.js';
 
 /**
  * The tasks handed to an executor (or the interactive lane) that have not come back. A

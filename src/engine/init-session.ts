@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { kTaskColumns } from '../csv/columns.js';
-import { writeTasksFile, type TaskRow, type TasksTable } from '../csv/tasks-file.js';
+import { kTaskColumns, type TaskRow } from '../core/task.js';
+import { writeTasksFile } from '../csv/serialize-tasks.js';
+import type { TasksTable } from '../csv/tasks-table.js';
 import { WaveError } from '../errors.js';
 import { analyzeTasks, kAnalyzeModes, kDefaultPerspectives, type AnalyzeMode } from '../pipelines/analyze/decompose.js';
 import {

@@ -1,4 +1,4 @@
-import { rowCells } from '../csv/tasks-file.js';
+import { rowCells } from '../csv/tasks-table.js';
 import { recordAttempts } from './attempt-log.js';
 import type { RunEmitter } from './events.js';
 import type { Journal } from './journal.js';

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isKnownColumn } from '../csv/columns.js';
-import { emptyRow, type TaskRow } from '../csv/tasks-file.js';
+import { emptyRow, type TaskRow } from '../core/task.js';
 import { WaveError } from '../errors.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
 import type { AttemptLine } from '../schema/attempt.js';

@@ -1,4 +1,4 @@
-import type { TasksTable } from '../csv/tasks-file.js';
+import type { TasksTable } from '../csv/tasks-table.js';
 import { planTasks, prepareSession } from './prepare-session.js';
 import { openSession, type Session, type SessionOverrides } from './session.js';
 import type { TaskPlan } from './validate.js';

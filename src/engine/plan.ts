@@ -1,4 +1,5 @@
-import { writeTasksFile, type TaskRow } from '../csv/tasks-file.js';
+import { writeTasksFile } from '../csv/serialize-tasks.js';
+import type { TaskRow } from '../core/task.js';
 import type { LoadedSession } from './load.js';
 
 export interface WaveSummary {

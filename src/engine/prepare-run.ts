@@ -1,4 +1,4 @@
-import type { TaskRow } from '../csv/tasks-file.js';
+import type { TaskRow } from '../core/task.js';
 import type { PipelineName } from '../schema/session.js';
 import { checkExecutor } from './check-executor.js';
 import { normalizeRunOptions, type NormalizedRunOptions, type RunOptions } from './options.js';

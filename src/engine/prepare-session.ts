@@ -1,5 +1,6 @@
 import { basename } from 'node:path';
-import { readTasksFile, type TasksTable } from '../csv/tasks-file.js';
+import { readTasksFile } from '../csv/parse-tasks.js';
+import type { TasksTable } from '../csv/tasks-table.js';
 import { WaveError } from '../errors.js';
 import { killLeftoverCommands } from './child-groups.js';
 import { recoverRows } from './journal.js';

@@ -1,5 +1,5 @@
 import { splitList } from '../csv/columns.js';
-import type { TaskRow } from '../csv/tasks-file.js';
+import type { TaskRow } from '../core/task.js';
 import { WaveError } from '../errors.js';
 import { buildDag } from '../graph/dag.js';
 import { downstream } from '../graph/cascade.js';

@@ -1,6 +1,6 @@
 import { writeFileAtomic } from '../csv/atomic-write.js';
 import { splitList } from '../csv/columns.js';
-import type { TaskRow } from '../csv/tasks-file.js';
+import type { TaskRow } from '../core/task.js';
 import { serializeWaveFile } from '../csv/wave-file.js';
 import type { WorkerReply } from '../executors/messages.js';
 import { WorkerPool } from '../executors/worker-pool.js';

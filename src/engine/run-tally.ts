@@ -1,4 +1,4 @@
-import type { TaskRow } from '../csv/tasks-file.js';
+import type { TaskRow } from '../core/task.js';
 import type { RunEmitter, RunSummary } from './events.js';
 import type { RunEnding } from './run-outcome.js';
 import { countByStatus } from './status-report.js';

@@ -1,5 +1,6 @@
 import { splitList } from '../csv/columns.js';
-import { rowCells, type TaskRow } from '../csv/tasks-file.js';
+import { rowCells } from '../csv/tasks-table.js';
+import type { TaskRow } from '../core/task.js';
 import { buildDag } from '../graph/dag.js';
 import { buildPrevContext } from '../graph/prev-context.js';
 import { computeWaves } from '../graph/waves.js';

@@ -1,5 +1,6 @@
 import { splitList } from '../csv/columns.js';
-import { cellOf, type TaskRow, type TasksTable } from '../csv/tasks-file.js';
+import { cellOf, type TasksTable } from '../csv/tasks-table.js';
+import type { TaskRow } from '../core/task.js';
 import { kTaskStatuses, type TaskStatus } from '../schema/row.js';
 import { satisfiesDependents, statusOf } from '../schema/task-state.js';
 

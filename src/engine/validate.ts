@@ -1,6 +1,7 @@
 import type { TaskDag } from '../graph/dag.js';
 import { formatCount, isKnownColumn, kOutputColumns, kSpreadsheetCellLimit, showCell, splitList } from '../csv/columns.js';
-import { cellOf, type TasksTable, type TaskRow } from '../csv/tasks-file.js';
+import { cellOf, type TasksTable } from '../csv/tasks-table.js';
+import type { TaskRow } from '../core/task.js';
 import type { Violation } from '../errors.js';
 import { buildDag } from '../graph/dag.js';
 import { computeWaves } from '../graph/waves.js';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { TaskRow } from '../csv/tasks-file.js';
+import type { TaskRow } from '../core/task.js';
 import type { WorkerReply, WorkerRequest } from '../executors/messages.js';
 import type { AnswerSource, HandlerResult, InteractiveContext, InteractiveHandler } from './types.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';

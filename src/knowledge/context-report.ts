@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { writeFileAtomic } from '../csv/atomic-write.js';
-import type { TasksTable } from '../csv/tasks-file.js';
+import type { TasksTable } from '../csv/tasks-table.js';
 import { readDiscoveries } from './discoveries-board.js';
 import { readUsage } from './usage.js';
 import { sessionPathForWrite } from './session-path.js';

@@ -1,5 +1,4 @@
-import { emptyRow, type TaskRow } from '../csv/tasks-file.js';
-import type { KnownColumn } from '../csv/columns.js';
+import { emptyRow, type TaskRow, type KnownColumn } from '../core/task.js';
 
 /** A pending task row with the given input cells; every other cell empty. */
 export function newRow(cells: Partial<Record<KnownColumn, string>>): TaskRow {

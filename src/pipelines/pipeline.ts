@@ -1,4 +1,4 @@
-import type { TaskRow } from '../csv/tasks-file.js';
+import type { TaskRow } from '../core/task.js';
 import type { WorkerReply, WorkerRequest } from '../executors/messages.js';
 import type { InteractiveHandler } from '../interactive/types.js';
 import type { TaskResult } from '../schema/result.js';

@@ -1,5 +1,5 @@
 import { splitList } from '../csv/columns.js';
-import type { TaskRow } from '../csv/tasks-file.js';
+import type { TaskRow } from '../core/task.js';
 import { skippedForFailure, statusOf } from '../schema/task-state.js';
 
 /** Failed tasks with the same error class and message, or tasks skipped because of the same failed task. */

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { unguardCell } from '../csv/formula-guard.js';
-import type { TasksTable } from '../csv/tasks-file.js';
+import type { TasksTable } from '../csv/tasks-table.js';
 import { countByStatus } from '../engine/status-report.js';
 import { readDiscoveries } from '../knowledge/discoveries-board.js';
 import { readUsage } from '../knowledge/usage.js';

@@ -1,4 +1,4 @@
-import type { TasksTable } from '../csv/tasks-file.js';
+import type { TasksTable } from '../csv/tasks-table.js';
 import { writeReport } from './write-report.js';
 
 /** Share of a run's time that rewriting report.html at wave ends may take; past it a wave end is passed over. */

@@ -1,4 +1,4 @@
-import type { TasksTable } from '../csv/tasks-file.js';
+import type { TasksTable } from '../csv/tasks-table.js';
 import { readJournal, replayJournal } from '../engine/journal.js';
 import { readSessionTasks } from '../engine/prepare-session.js';
 import type { Session } from '../engine/session.js';

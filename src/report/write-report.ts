@@ -1,7 +1,7 @@
 import { closeSync, openSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../csv/atomic-write.js';
-import type { TasksTable } from '../csv/tasks-file.js';
+import type { TasksTable } from '../csv/tasks-table.js';
 import { writeAll } from '../csv/write-all.js';
 import { WaveError } from '../errors.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { parseTasks } from '../../src/csv/tasks-file.js';
+import { parseTasks } from '../../src/csv/parse-tasks.js';
 import { readJournal, replayJournal } from '../../src/engine/journal.js';
 import { runCli } from '../helpers/cli.js';
 import { kLogRun } from '../helpers/runs-log.js';

@@ -5,7 +5,7 @@
  * `<name>.expected` pair (see corpus.test.ts). Byte offsets in expected lines are found
  * with indexOf on the bytes built here, not computed the way csv-wave computes them.
  */
-import { kTaskColumns } from '../../src/csv/columns.js';
+import { kTaskColumns } from '../../src/core/task.js';
 
 export interface GeneratedCase {
   name: string;

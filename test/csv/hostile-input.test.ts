@@ -4,15 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { kTaskColumns, showCell, splitList } from '../../src/csv/columns.js';
-import {
-  decodeUtf8Text,
-  kDefaultMaxRows,
-  parseTasks,
-  readTasksFile,
-  serializeTasks,
-  textProblem,
-} from '../../src/csv/tasks-file.js';
+import { kTaskColumns } from '../../src/core/task.js';
+import { showCell, splitList } from '../../src/csv/columns.js';
+import { decodeUtf8Text, textProblem } from '../../src/csv/utf8-text.js';
+import { kDefaultMaxRows, parseTasks, readTasksFile } from '../../src/csv/parse-tasks.js';
+import { serializeTasks } from '../../src/csv/serialize-tasks.js';
 import { serializeWaveFile } from '../../src/csv/wave-file.js';
 import { readSessionConfig } from '../../src/engine/session.js';
 import { validateTasks } from '../../src/engine/validate.js';

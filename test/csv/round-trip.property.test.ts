@@ -1,15 +1,11 @@
 import { parse } from 'csv-parse/sync';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { kOutputColumns, kTaskColumns } from '../../src/csv/columns.js';
-import {
-  cellOf,
-  emptyRow,
-  parseTasks,
-  serializeTasks,
-  type TaskRow,
-  type TasksTable,
-} from '../../src/csv/tasks-file.js';
+import { kOutputColumns } from '../../src/csv/columns.js';
+import { kTaskColumns, emptyRow, type TaskRow } from '../../src/core/task.js';
+import { cellOf, type TasksTable } from '../../src/csv/tasks-table.js';
+import { parseTasks } from '../../src/csv/parse-tasks.js';
+import { serializeTasks } from '../../src/csv/serialize-tasks.js';
 
 const kFormulaStarts = ['=', '+', '-', '@', '\t', '\r'];
 

@@ -3,8 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { kTaskColumns } from '../../src/csv/columns.js';
-import { emptyRow, parseTasks, serializeTasks, writeTasksFile, type TasksTable } from '../../src/csv/tasks-file.js';
+import { kTaskColumns, emptyRow } from '../../src/core/task.js';
+import type { TasksTable } from '../../src/csv/tasks-table.js';
+import { parseTasks } from '../../src/csv/parse-tasks.js';
+import { serializeTasks, writeTasksFile } from '../../src/csv/serialize-tasks.js';
 import { expectWaveError } from '../helpers/wave-error.js';
 
 const kSeedHeader = kTaskColumns.join(',');

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import type { TaskRow } from '../../src/csv/tasks-file.js';
+import type { TaskRow } from '../../src/core/task.js';
 import { SessionLock } from '../../src/engine/lock.js';
 import { runCli } from '../helpers/cli.js';
 import { readCsvRecords, readRows } from '../helpers/generic-session.js';

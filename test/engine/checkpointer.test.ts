@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
-import { readTasksFile } from '../../src/csv/tasks-file.js';
+import { readTasksFile } from '../../src/csv/parse-tasks.js';
 import type { WriteFn } from '../../src/csv/write-all.js';
 import { Checkpointer } from '../../src/engine/checkpointer.js';
 import { Journal, readJournal, type JournalEntry } from '../../src/engine/journal.js';

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { emptyRow, type TaskRow } from '../../src/csv/tasks-file.js';
+import { emptyRow, type TaskRow } from '../../src/core/task.js';
 import { InFlight } from '../../src/engine/in-flight.js';
 
 function rows(...ids: string[]): TaskRow[] {

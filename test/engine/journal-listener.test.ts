@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { emptyRow } from '../../src/csv/tasks-file.js';
+import { emptyRow } from '../../src/core/task.js';
 import { RunEmitter } from '../../src/engine/events.js';
 import { Journal, readJournal } from '../../src/engine/journal.js';
 import { journalRun } from '../../src/engine/journal-listener.js';

@@ -2,7 +2,7 @@ import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { emptyRow, type TaskRow } from '../../src/csv/tasks-file.js';
+import { emptyRow, type TaskRow } from '../../src/core/task.js';
 import { Journal, engineDir, readJournal, replayJournal, type JournalEntry } from '../../src/engine/journal.js';
 
 function sessionDir(): string {

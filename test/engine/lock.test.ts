@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseTasks } from '../../src/csv/tasks-file.js';
+import { parseTasks } from '../../src/csv/parse-tasks.js';
 import { runCli } from '../helpers/cli.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';

@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseTasks, type TaskRow } from '../../src/csv/tasks-file.js';
+import { parseTasks } from '../../src/csv/parse-tasks.js';
+import type { TaskRow } from '../../src/core/task.js';
 import { runCli } from '../helpers/cli.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
 import { tempSession } from '../helpers/temp-session.js';

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseTasks } from '../../src/csv/tasks-file.js';
+import { parseTasks } from '../../src/csv/parse-tasks.js';
 import { readJournal, type JournalEntry } from '../../src/engine/journal.js';
 import { statusOf } from '../../src/schema/task-state.js';
 import { runCli } from '../helpers/cli.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseTasks } from '../../src/csv/tasks-file.js';
+import { parseTasks } from '../../src/csv/parse-tasks.js';
 import { RunEmitter } from '../../src/engine/events.js';
 import { Scheduler } from '../../src/engine/scheduler.js';
 import type { WorkerReply } from '../../src/executors/messages.js';

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseTasks } from '../../src/csv/tasks-file.js';
+import { parseTasks } from '../../src/csv/parse-tasks.js';
 import { TasksWriter } from '../../src/engine/tasks-writer.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readTasksFile } from '../../src/csv/tasks-file.js';
+import { readTasksFile } from '../../src/csv/parse-tasks.js';
 import { tasksCsv } from '../helpers/generic-session.js';
 import { spawnCli } from '../helpers/spawn-cli.js';
 

@@ -12,7 +12,7 @@
  */
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseTasks } from '../../src/csv/tasks-file.js';
+import { parseTasks } from '../../src/csv/parse-tasks.js';
 import { readJournal, replayJournal } from '../../src/engine/journal.js';
 import { readTaggedLog, taggedLogCommands, type LoggedEvent } from './runs-log.js';
 import { sleep, spawnCliWith, waitFor } from './spawn-cli.js';

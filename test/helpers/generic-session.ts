@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
-import { readTasksFile, type TaskRow } from '../../src/csv/tasks-file.js';
+import { readTasksFile } from '../../src/csv/parse-tasks.js';
+import type { TaskRow } from '../../src/core/task.js';
 import { tempSession } from './temp-session.js';
 
 /** A row of a hand-made tasks.csv: column name → cell. `id`, `description` and `role` are needed. */

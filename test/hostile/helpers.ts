@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { expect } from 'vitest';
-import { readTasksFile } from '../../src/csv/tasks-file.js';
+import { readTasksFile } from '../../src/csv/parse-tasks.js';
 import { runCli, type CliRun } from '../helpers/cli.js';
 import { genericSession, readRows, type RowInput } from '../helpers/generic-session.js';
 

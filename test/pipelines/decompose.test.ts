@@ -1,11 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
-import { kTaskColumns } from '../../src/csv/columns.js';
-import { serializeTasks } from '../../src/csv/tasks-file.js';
+import { kTaskColumns, type TaskRow } from '../../src/core/task.js';
+import { serializeTasks } from '../../src/csv/serialize-tasks.js';
 import { validateTasks } from '../../src/engine/validate.js';
 import { analyzeTasks } from '../../src/pipelines/analyze/decompose.js';
 import { brainstormTasks, kDefaultAngles } from '../../src/pipelines/brainstorm/decompose.js';
-import type { TaskRow } from '../../src/csv/tasks-file.js';
 
 const table = (rows: TaskRow[]) => ({ columns: [...kTaskColumns], rows, format: { bom: false, eol: '\n' as const } });
 

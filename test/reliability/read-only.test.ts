@@ -2,7 +2,8 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseTasks, type TaskRow } from '../../src/csv/tasks-file.js';
+import { parseTasks } from '../../src/csv/parse-tasks.js';
+import type { TaskRow } from '../../src/core/task.js';
 import { readJournal } from '../../src/engine/journal.js';
 import { genericSession } from '../helpers/generic-session.js';
 import { countRuns } from '../helpers/runs-log.js';

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseTasks, type TaskRow } from '../../src/csv/tasks-file.js';
+import { parseTasks } from '../../src/csv/parse-tasks.js';
+import type { TaskRow } from '../../src/core/task.js';
 import { RunEmitter } from '../../src/engine/events.js';
 import { readJournal } from '../../src/engine/journal.js';
 import { runSession } from '../../src/engine/run-session.js';

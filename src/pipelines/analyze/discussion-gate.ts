@@ -1,5 +1,5 @@
 import { splitList } from '../../csv/columns.js';
-import type { TaskRow } from '../../csv/tasks-file.js';
+import type { TaskRow } from '../../core/task.js';
 import type { WorkerRequest } from '../../executors/messages.js';
 import { kAnalyzeModes, type AnalyzeMode } from './decompose.js';
 import { loopTasksBelow } from '../loop-tasks.js';

@@ -1,5 +1,5 @@
 import { splitList } from '../../csv/columns.js';
-import type { TaskRow } from '../../csv/tasks-file.js';
+import type { TaskRow } from '../../core/task.js';
 import type { SessionChanges } from '../../interactive/types.js';
 import { loopTasksBelow } from '../loop-tasks.js';
 import { newRow } from '../new-row.js';

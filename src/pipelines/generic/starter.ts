@@ -1,4 +1,4 @@
-import type { TaskRow } from '../../csv/tasks-file.js';
+import type { TaskRow } from '../../core/task.js';
 import { newRow } from '../new-row.js';
 
 /**

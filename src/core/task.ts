@@ -1,0 +1,45 @@
+/**
+ * The domain record of a task: what the engine, the pipelines and the reports work on.
+ * tasks.csv is one way to store it (src/csv/ reads and writes it); nothing here knows files.
+ */
+
+/** The fields of a task that every session has, in the order of the seed's tasks.csv columns (DESIGN.md section 2). */
+export const kTaskColumns = [
+  'id',
+  'title',
+  'description',
+  'role',
+  'angle',
+  'gc_round',
+  'deps',
+  'context_from',
+  'exec_mode',
+  'wave',
+  'status',
+  'findings',
+  'gc_signal',
+  'severity_summary',
+  'error',
+] as const;
+
+/** Optional input field that may follow the seed's columns. */
+export const kPriorityColumn = 'priority';
+
+export type SeedColumn = (typeof kTaskColumns)[number];
+export type KnownColumn = SeedColumn | typeof kPriorityColumn;
+
+/** One task: every known column as a string (empty when absent), plus the person's own columns. */
+export type TaskRow = Record<KnownColumn, string> & {
+  /** File line where the row starts (1-based; the header is line 1). 0 for rows added by the engine. */
+  line: number;
+  /** Columns csv-wave does not know, kept verbatim and written back in place. */
+  extra: Record<string, string>;
+};
+
+/** A task with every field empty: the start of a row the engine or a pipeline adds. */
+export function emptyRow(): TaskRow {
+  const row = { line: 0, extra: {} } as TaskRow;
+  for (const column of kTaskColumns) row[column] = '';
+  row.priority = '';
+  return row;
+}

@@ -1,0 +1,33 @@
+import type { TaskRow } from '../core/task.js';
+import { isKnownColumn } from './columns.js';
+
+/** How the file was laid out, so that a rewrite keeps it as the reader found it. */
+export interface FileFormat {
+  bom: boolean;
+  eol: '\n' | '\r\n';
+  /**
+   * `;` for a file saved by a spreadsheet set to a European locale, which puts `;`
+   * between fields; it is read and written back that way. Absent: commas.
+   */
+  delimiter?: ';';
+}
+
+/** tasks.csv in memory: what parseTasks returns and serializeTasks writes back. */
+export interface TasksTable {
+  /** Column names in file order: known and extra, with missing seed columns appended. */
+  columns: string[];
+  rows: TaskRow[];
+  format: FileFormat;
+}
+
+/** Every cell of a row by column name: the known columns and the person's own. */
+export function rowCells(row: TaskRow): Record<string, string> {
+  const cells: Record<string, string> = { ...row.extra };
+  for (const [name, value] of Object.entries(row)) if (typeof value === 'string') cells[name] = value;
+  return cells;
+}
+
+/** A row's cell by column name, known or extra, as the task produced it. */
+export function cellOf(row: TaskRow, column: string): string {
+  return isKnownColumn(column) ? row[column] : (row.extra[column] ?? '');
+}

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { showCell } from '../csv/columns.js';
+import type { Violation } from '../errors.js';
+import { sessionConfigSchema } from '../schema/session.js';
+import { jsonErrorPosition, positionOf } from './json-error-position.js';
+import { nearestName } from './nearest-name.js';
+
+/**
+ * The message for a session.json JSON.parse refused, in a compiler's terms:
+ * `<path>:<line>:<column>: not valid JSON: …`.
+ */
+export function jsonSyntaxMessage(shown: string, text: string, error: Error): string {
+  const { line, column, detail } = jsonErrorPosition(text, error);
+  return `${shown}:${line}:${column}: not valid JSON: ${detail}: fix it, or delete session.json to use the defaults`;
+}
+
+/**
+ * zod's issues with session.json as violations at the line of their key, in line order:
+ * an unknown key is named with the key it most likely meant, or the keys there are.
+ */
+export function sessionViolations(issues: readonly z.core.$ZodIssue[], text: string): Violation[] {
+  const violations: Violation[] = [];
+  for (const issue of issues) {
+    const where = issue.path.map(String);
+    if (issue.code === 'unrecognized_keys') {
+      const known = Object.keys(objectShapeAt(where) ?? {});
+      for (const key of issue.keys) {
+        const name = [...where, key].join('.');
+        const near = nearestName(key, known);
+        const hint = near === undefined ? `known keys: ${known.join(', ')}` : `did you mean ${near}?`;
+        violations.push({ line: lineOfKey(text, key), message: `Unknown key: ${showCell(name)} (${hint})` });
+      }
+    } else {
+      const name = where.length > 0 ? where.join('.') : '(top level)';
+      const key = where.at(-1);
+      violations.push({ line: key === undefined ? 1 : lineOfKey(text, key), message: `${showCell(name)}: ${issue.message}` });
+    }
+  }
+  return violations.sort((a, b) => a.line - b.line);
+}
+
+/** The keys an object in session.json may have, found by walking the schema along `path`. */
+function objectShapeAt(path: readonly string[]): Record<string, unknown> | undefined {
+  let schema: z.ZodType = sessionConfigSchema;
+  for (const key of ['', ...path]) {
+    while (schema instanceof z.ZodOptional || schema instanceof z.ZodDefault) schema = schema.unwrap() as z.ZodType;
+    if (!(schema instanceof z.ZodObject)) return undefined;
+    if (key === '') continue;
+    const next = (schema.shape as Record<string, z.ZodType | undefined>)[key];
+    if (next === undefined) return undefined;
+    schema = next;
+  }
+  while (schema instanceof z.ZodOptional || schema instanceof z.ZodDefault) schema = schema.unwrap() as z.ZodType;
+  return schema instanceof z.ZodObject ? (schema.shape as Record<string, unknown>) : undefined;
+}
+
+/** The line where `"key":` first appears, for a message that points at it; 1 if it is not found. */
+function lineOfKey(text: string, key: string): number {
+  const pattern = new RegExp(`${JSON.stringify(key).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*:`);
+  const at = pattern.exec(text)?.index;
+  return at === undefined ? 1 : positionOf(text, at).line;
+}
