@@ -22,14 +22,14 @@ export interface SpawnOptions {
   gid?: number;
 }
 
-/** Starts `node dist/cli/bin.js ...argv` as a child process (run `npx tsc -p tsconfig.json` first). */
+/** Starts `node dist/cli/bin.js ...argv` as a child process (vitest's global setup builds dist/). */
 export function spawnCli(...argv: string[]): SpawnedCli {
   return spawnCliWith({}, ...argv);
 }
 
 /** spawnCli with an environment added to this process's, or as another user. */
 export function spawnCliWith(options: SpawnOptions, ...argv: string[]): SpawnedCli {
-  if (!existsSync(kBinPath)) throw new Error(`${kBinPath} is missing: build with \`npx tsc -p tsconfig.json\``);
+  if (!existsSync(kBinPath)) throw new Error(`${kBinPath} is missing: build with \`npm run build\``);
   const child = spawn(process.execPath, [kBinPath, ...argv], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...options.env },
