@@ -1,31 +1,17 @@
 import { readdirSync, rmSync } from 'node:fs';
 import { basename, isAbsolute, join, resolve } from 'node:path';
-import { writeFileAtomic } from '../csv/atomic-write.js';
-import { splitList } from '../csv/columns.js';
 import { rowCells, type TaskRow } from '../csv/tasks-file.js';
-import { serializeWaveFile } from '../csv/wave-file.js';
 import { WaveError } from '../errors.js';
 import type { ExecutorSpec, WorkerReply } from '../executors/messages.js';
-import { WorkerPool } from '../executors/worker-pool.js';
-import { buildPrevContext } from '../graph/prev-context.js';
 import { NoAnswers } from '../interactive/answers.js';
 import { handlersFor } from '../interactive/handlers.js';
 import { InteractiveLane } from '../interactive/lane.js';
 import type { AnswerSource, InteractiveHandler } from '../interactive/types.js';
 import { ExplorationCache } from '../knowledge/exploration-cache.js';
-import { recordUsage } from '../knowledge/usage.js';
 import { writeContextReport } from '../knowledge/context-report.js';
-import { DiscoveryBoard } from '../knowledge/discoveries-board.js';
-import {
-  wantsDiscoveryFile,
-  writeDiscoveryFile,
-  type DiscoveryFileInput,
-  type DiscoveryFilePolicy,
-} from '../knowledge/discovery-files.js';
-import { sessionPathForRead, sessionPathForWrite } from '../knowledge/session-path.js';
-import { appendWisdom, kWisdomKinds } from '../knowledge/wisdom.js';
+import { sessionPathForRead } from '../knowledge/session-path.js';
 import type { PipelineName, SessionConfig } from '../schema/session.js';
-import { killChildProcessGroups, killLeftoverCommands } from './child-groups.js';
+import { killLeftoverCommands } from './child-groups.js';
 import { RunEmitter, type RunSummary } from './events.js';
 import { Journal, recoverRows } from './journal.js';
 import { recordAttempts } from './attempt-log.js';
@@ -34,6 +20,8 @@ import { isAlive, SessionLock } from './lock.js';
 import { normalizeRunOptions, type RunOptions } from './options.js';
 import { Scheduler, type StopReason } from './scheduler.js';
 import { createTaskRunner } from './task-runner.js';
+import { KnowledgeSink } from './knowledge-sink.js';
+import { LocalBackend } from '../backend/local/local-backend.js';
 import { openSession, settlePipeline } from './session.js';
 import { checkSessionOwner, claimSession } from './session-owner.js';
 import { countByStatus } from './status-report.js';
@@ -184,28 +172,35 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
 
     const runIds = new Set(table.rows.filter((row) => statusOf(row) === 'pending').map((row) => row.id));
     events.emit('run:start', { session: session.dir, total: runIds.size, waveCount });
-    const pool = new WorkerPool({
+    const backend = new LocalBackend({
+      sessionDir: session.dir,
       threads: settings.threads,
       tasksPerThread: Math.ceil(settings.concurrency / settings.threads),
       workerMemoryMb: settings.workerMemoryMb,
+      // One limit per run is one per endpoint: a run talks to one model server.
+      endpointConcurrency: settings.executor.type === 'openai' ? settings.endpointConcurrency : undefined,
     });
-    const discoveryFiles = settings.discoveryFiles ?? (session.config.pipeline === 'generic' ? 'when-rich' : 'always');
+    const sink = new KnowledgeSink({
+      sessionDir: session.dir,
+      table,
+      discoveryFiles: settings.discoveryFiles ?? (session.config.pipeline === 'generic' ? 'when-rich' : 'always'),
+      maxDiscoveryLineBytes: settings.maxDiscoveryLineBytes,
+      prevContextCap: settings.prevContextCap,
+      warn,
+    });
     const runTask = createTaskRunner({
-      pool,
+      backend,
+      sink,
       explorations: new ExplorationCache(session.dir),
       limits: {
         maxStdoutBytes: settings.maxStdoutBytes,
         maxArtifactsPerTask: settings.maxArtifactsPerTask,
         maxArtifactBytes: settings.maxArtifactBytes,
       },
-      discoveryFiles,
-      // One limit per run is one per endpoint: a run talks to one model server.
-      endpointConcurrency: settings.executor.type === 'openai' ? settings.endpointConcurrency : undefined,
       warn,
+      sessionDir: session.dir,
       prompts:
-        settings.executor.type === 'openai'
-          ? { sessionDir: session.dir, pipeline: session.config.pipeline, topic: session.config.topic ?? '' }
-          : undefined,
+        settings.executor.type === 'openai' ? { pipeline: session.config.pipeline, topic: session.config.topic ?? '' } : undefined,
     });
     const lane = new InteractiveLane({
       handlers: options.interactiveHandlers ?? handlersFor(session.config.pipeline),
@@ -215,7 +210,6 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       runExecutor: runTask,
       answers: options.answers ?? new NoAnswers(),
     });
-    const board = new DiscoveryBoard(session.dir, warn, { maxLineBytes: settings.maxDiscoveryLineBytes });
 
     // A task that could not write its own files into the session (class io) stops the run
     // like a failed rewrite of tasks.csv. Once the session cannot be written, a task that
@@ -246,23 +240,8 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       },
       events,
       {
-        onFinished: (row, reply) =>
-          guarded(() => {
-            for (const note of reply?.notes ?? []) warn(`${row.id}: ${note}`);
-            recordKnowledge(session.dir, row, reply, board, discoveryFiles);
-            if (reply?.usage) recordUsage(session.dir, row.id, reply.usage);
-          }),
-        onWaveReady: (wave) =>
-          guarded(() => {
-            // Waves change when an interactive task adds tasks: read them from the rows.
-            const byId = new Map(table.rows.map((row) => [row.id, row]));
-            const rows = table.rows.filter((row) => row.wave === String(wave) && row.exec_mode !== 'interactive');
-            const withContext = rows.map((row) => ({
-              row,
-              prevContext: buildPrevContext(splitList(row.context_from), (id) => byId.get(id), settings.prevContextCap),
-            }));
-            writeFileAtomic(sessionPathForWrite(session.dir, `wave-${wave}.csv`), serializeWaveFile(withContext, table.format));
-          }),
+        onFinished: (row, reply) => guarded(() => sink.taskFinished(row, reply)),
+        onWaveReady: (wave) => guarded(() => sink.waveReady(wave)),
       },
     );
     stopScheduler = (reason, explanation) => scheduler.stop(reason, explanation);
@@ -289,7 +268,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       killed = inFlight.takeBackAll();
       if (killed.length > 0) {
         warn(`Stopped ${killed.length} running task(s) (${killed.join(', ')}); they are pending again`);
-        void killChildProcessGroups(session.dir);
+        void backend.cancelAll();
       }
     };
     const interrupt = () => {
@@ -320,11 +299,11 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       options.killSignal?.removeEventListener('abort', interruptNow);
       clearTimeout(graceTimer);
       checkpointer.stop();
-      await pool.close();
+      await backend.close();
       // Commands of tasks taken back, including any spawned while the pool was closing, and
       // what they started outside their process groups (setsid): no task of the run is left.
       if (killed && killed.length > 0) {
-        await killChildProcessGroups(session.dir);
+        await backend.cancelAll();
         killLeftoverCommands(session.dir);
       }
     }
@@ -510,34 +489,6 @@ function removeStaleTemporaries(sessionDir: string, tasksFileName: string, warn:
       warn(`Cannot delete ${name}, left by an interrupted run: ${(error as Error).message}`);
     }
   }
-}
-
-/** Knowledge files of a finished task: discoveries, wisdom, and the discovery file when the worker wrote none. */
-function recordKnowledge(
-  sessionDir: string,
-  row: TaskRow,
-  reply: WorkerReply | undefined,
-  board: DiscoveryBoard,
-  discoveryFiles: DiscoveryFilePolicy,
-): void {
-  if (reply?.kind === 'finished') {
-    board.add(row.id, reply.discoveries);
-    for (const kind of kWisdomKinds) appendWisdom(sessionDir, row.id, kind, reply.wisdom[kind] ?? []);
-    if (reply.supervision_verdict === 'warn') {
-      const score = reply.supervision_score == null ? '' : ` (score ${reply.supervision_score})`;
-      appendWisdom(sessionDir, row.id, 'issues', [`Supervisor checkpoint warned${score}: ${row.findings}`]);
-    }
-    return;
-  }
-  const discovery: DiscoveryFileInput = {
-    taskId: row.id,
-    role: row.role,
-    status: row.status === 'skipped' ? 'skipped' : 'failed',
-    findings: '',
-    error: row.error,
-    artifacts: [],
-  };
-  if (wantsDiscoveryFile(discoveryFiles, discovery)) writeDiscoveryFile(sessionDir, discovery);
 }
 
 /** Command-line options win; session.json fills what they leave out. */

@@ -1,47 +1,67 @@
-import pLimit from 'p-limit';
+import type { ExecutionBackend } from '../backend/execution-backend.js';
 import { isFolderWriteFailure } from '../csv/write-all.js';
+import { cleanText } from '../executors/clean-text.js';
 import { finishAttempt } from '../executors/finish-attempt.js';
-import type { TaskLimits, WorkerReply, WorkerRequest } from '../executors/messages.js';
-import type { WorkerPool } from '../executors/worker-pool.js';
-import type { DiscoveryFilePolicy } from '../knowledge/discovery-files.js';
+import { describe } from '../executors/module.js';
+import { scrubSecrets } from '../executors/secret-scrubber.js';
+import type { AttemptRequest, TaskLimits, WorkerReply, WorkerRequest } from '../executors/messages.js';
 import { angleKey, type ExplorationCache } from '../knowledge/exploration-cache.js';
-import { buildPromptContext, type PromptContext } from '../knowledge/prompt-context.js';
+import { buildPromptContext } from '../knowledge/prompt-context.js';
 import { buildUpstream } from '../knowledge/upstream.js';
+import type { KnowledgeSink } from './knowledge-sink.js';
 
 export interface TaskRunnerSetup {
-  pool: WorkerPool;
+  backend: ExecutionBackend;
+  /** Writes each finished attempt's files before its reply goes on. */
+  sink: Pick<KnowledgeSink, 'attemptFiles'>;
   explorations: ExplorationCache;
   limits: TaskLimits;
-  discoveryFiles: DiscoveryFilePolicy;
-  /** Requests in flight at once to the model endpoint; undefined when the executor calls none. */
-  endpointConcurrency: number | undefined;
   warn: (message: string) => void;
-  /** Where model prompts read the session from; undefined when the executor makes no model calls. */
-  prompts: { sessionDir: string; pipeline: string; topic: string } | undefined;
+  /** The session folder, which the request's upstream context is read from. */
+  sessionDir: string;
+  /** The session as model prompts show it; undefined when the executor makes no model calls. */
+  prompts: { pipeline: string; topic: string } | undefined;
 }
 
 /**
- * How a run executes one attempt of a task, in front of the worker pool: an explorer
+ * No single attempt is aborted: a run that stops takes its tasks back and cancels them
+ * all at once (ExecutionBackend.cancelAll).
+ */
+const kNeverAborted = new AbortController().signal;
+
+/**
+ * How a run executes one attempt of a task, on the main thread in front of the execution
+ * backend: the request gets the task's upstream context (and a model prompt's view of the
+ * session), read here so that no worker reads the session folder, and the run's output
+ * caps; the reply's files are written here (KnowledgeSink.attemptFiles) before the reply
+ * reaches the scheduler, which records a findings cell that points at them. An explorer
  * whose angle was explored before in the session reuses that result (seed 000) — also
- * when the first exploration of the angle is still running, which it then waits for —,
- * model calls share the endpoint's limit, and every request carries the run's output caps.
+ * when the first exploration of the angle is still running, which it then waits for.
  * The engine's main thread is the cache's only writer.
  */
 export function createTaskRunner(setup: TaskRunnerSetup): (request: WorkerRequest) => Promise<WorkerReply> {
-  const { pool, explorations, limits, discoveryFiles, warn } = setup;
-  const endpoint = setup.endpointConcurrency === undefined ? undefined : pLimit(setup.endpointConcurrency);
+  const { backend, sink, explorations, limits, warn } = setup;
   const exploring = new Map<string, Promise<unknown>>();
 
-  const execute = (request: WorkerRequest): Promise<WorkerReply> => {
-    const limited: WorkerRequest = { ...request, limits, discoveryFiles, ...promptOf(request) };
-    return endpoint ? endpoint(() => pool.run(limited)) : pool.run(limited);
+  const execute = async (request: WorkerRequest): Promise<WorkerReply> => {
+    let attempt: AttemptRequest;
+    try {
+      attempt = attemptRequest(request);
+    } catch (error) {
+      // Read by the worker before this moved here, and answered the same way.
+      return { kind: 'error', errorClass: 'worker-crash', error: scrubSecrets(cleanText(`Worker error: ${describe(error)}`)) };
+    }
+    return sink.attemptFiles(request.task.id, await backend.submit(attempt, kNeverAborted));
   };
 
-  /** A model prompt's view of the session, read here on the main thread: workers do not read the session folder. */
-  const promptOf = (request: WorkerRequest): { prompt?: PromptContext } => {
+  /** Everything the attempt needs, read here on the main thread: workers do not read the session folder. */
+  const attemptRequest = (request: WorkerRequest): AttemptRequest => {
+    const { deps, task, ...rest } = request;
+    const upstream = buildUpstream(setup.sessionDir, deps);
     const prompts = setup.prompts;
-    if (prompts === undefined || request.executor.type !== 'openai') return {};
-    return { prompt: buildPromptContext(prompts.sessionDir, prompts, buildUpstream(prompts.sessionDir, request.deps)) };
+    const prompt =
+      prompts === undefined || request.executor.type !== 'openai' ? {} : { prompt: buildPromptContext(setup.sessionDir, prompts, upstream) };
+    return { ...rest, task: { ...task, upstream }, limits, ...prompt };
   };
 
   const reuse = (request: WorkerRequest): WorkerReply | undefined => {
@@ -49,7 +69,7 @@ export function createTaskRunner(setup: TaskRunnerSetup): (request: WorkerReques
     // A task run again (a rerun) explores anew rather than reading back its own result.
     if (!cached || cached.createdBy === request.task.id) return undefined;
     warn(`${request.task.id} reused the exploration of ${cached.createdBy} (angle ${request.task.row.angle})`);
-    return finishAttempt(request.task, { kind: 'result', result: { findings: cached.findings } }, limits, discoveryFiles);
+    return sink.attemptFiles(request.task.id, finishAttempt(request.task, { kind: 'result', result: { findings: cached.findings } }, limits));
   };
 
   return async (request) => {
