@@ -26,6 +26,7 @@ export class LocalBackend implements ExecutionBackend {
   readonly #endpoint: LimitFunction | undefined;
   /** Submits not answered yet, and how to reject each. */
   readonly #out = new Set<(error: Error) => void>();
+  #closed = false;
 
   constructor(options: LocalBackendOptions) {
     this.#sessionDir = options.sessionDir;
@@ -35,6 +36,8 @@ export class LocalBackend implements ExecutionBackend {
 
   submit(request: AttemptRequest, signal: AbortSignal): Promise<AttemptReply> {
     if (signal.aborted) return Promise.reject(abortError(signal.reason));
+    // The pool would answer a worker crash, and the scheduler retry it: a closed backend is a bug of its caller.
+    if (this.#closed) return Promise.reject(new Error('The local backend is closed: it runs no more attempts'));
     const work = this.#endpoint ? this.#endpoint(() => this.#pool.run(request)) : this.#pool.run(request);
     return new Promise<AttemptReply>((resolve, reject) => {
       const settle = () => {
@@ -70,6 +73,7 @@ export class LocalBackend implements ExecutionBackend {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     await this.#pool.close();
   }
 }
