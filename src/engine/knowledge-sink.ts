@@ -12,7 +12,7 @@ import {
   type DiscoveryFileInput,
   type DiscoveryFilePolicy,
 } from '../knowledge/discovery-files.js';
-import { sessionPathForWrite } from '../knowledge/session-path.js';
+import { forgetCheckedFolders, sessionPathForWrite } from '../knowledge/session-path.js';
 import { recordUsage } from '../knowledge/usage.js';
 import { appendWisdom, kWisdomKinds } from '../knowledge/wisdom.js';
 
@@ -42,6 +42,8 @@ export class KnowledgeSink {
 
   constructor(setup: KnowledgeSinkSetup) {
     this.#setup = setup;
+    // A run writes from the main thread, which outlives runs: what an earlier run checked may be gone.
+    forgetCheckedFolders();
     this.#board = new DiscoveryBoard(setup.sessionDir, setup.warn, { maxLineBytes: setup.maxDiscoveryLineBytes });
   }
 

@@ -11,7 +11,7 @@ import { ExplorationCache } from '../knowledge/exploration-cache.js';
 import { writeContextReport } from '../knowledge/context-report.js';
 import { sessionPathForRead } from '../knowledge/session-path.js';
 import type { PipelineName, SessionConfig } from '../schema/session.js';
-import { killLeftoverCommands } from './child-groups.js';
+import { killLeftoverCommands } from '../backend/local/child-groups.js';
 import { RunEmitter, type RunSummary } from './events.js';
 import { Journal, recoverRows } from './journal.js';
 import { recordAttempts } from './attempt-log.js';

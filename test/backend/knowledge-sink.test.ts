@@ -3,7 +3,7 @@
  * produced, on the main thread. The run's own tests (test/e2e, test/knowledge) cover it
  * through whole runs; these pin the cases a run reaches only through a broken disk.
  */
-import { existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -75,6 +75,15 @@ describe('KnowledgeSink.attemptFiles', () => {
     expect(written).toMatchObject({ kind: 'error', errorClass: 'task-failure' });
     expect(existsSync(join(outside, 'T'))).toBe(false);
   });
+});
+
+test('a run after another in the same process writes into folders removed in between (init --force)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'csv-wave-sink-'));
+  expect(sink(dir).attemptFiles('T', reply())).toMatchObject({ kind: 'finished' });
+  rmSync(join(dir, 'artifacts'), { recursive: true });
+  rmSync(join(dir, 'discoveries'), { recursive: true });
+  expect(sink(dir).attemptFiles('T', reply())).toMatchObject({ kind: 'finished', artifacts: ['artifacts/T/notes.md'] });
+  expect(existsSync(join(dir, 'discoveries', 'T.json'))).toBe(true);
 });
 
 describe('KnowledgeSink.taskFinished', () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { parseTasks, rowCells, serializeTasks, type TaskRow } from '../../src/csv/tasks-file.js';
-import { sessionCommands } from '../../src/engine/child-groups.js';
+import { sessionCommands } from '../../src/backend/local/child-groups.js';
 import { engineDir, readJournal, replayJournal, type JournalEntry } from '../../src/engine/journal.js';
 import { runCli } from '../helpers/cli.js';
 import { readCsvRecords, readRows } from '../helpers/generic-session.js';

@@ -1,5 +1,5 @@
 import pLimit, { type LimitFunction } from 'p-limit';
-import { killChildProcessGroups } from '../../engine/child-groups.js';
+import { killChildProcessGroups } from './child-groups.js';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
 import { abortError, type ExecutionBackend } from '../execution-backend.js';
 import { WorkerPool, type WorkerPoolOptions } from './worker-pool.js';
