@@ -202,15 +202,6 @@ function knownCauses(profiles: ProfiledRun[]): string[] {
     const main = profile.threads.find((thread) => thread.thread === 'main');
     const workerBusy = workers.reduce((sum, thread) => sum + thread.busyMs, 0);
     const share = (ms: number) => (workerBusy > 0 ? ms / workerBusy : 0);
-    const fileWrites = sumMs(workers, (row) => /^(writeFileUtf8|open|mkdir|close) \(native\)$/.test(row.name));
-    if (share(fileWrites) >= 0.1) {
-      notes.push(
-        `- ${profile.label}: ${percent(fileWrites, workerBusy)} of the worker threads' busy time is synchronous file ` +
-          'creation (`writeFileUtf8`, `mkdir`): `finishAttempt` (src/executors/finish-attempt.ts) calls `writeDiscoveryFile` ' +
-          '(src/knowledge/discovery-files.ts), which runs `mkdirSync` and `writeFileSync` of a new `discoveries/<id>.json` for ' +
-          `every task (and \`writeArtifact\` one more file for a long output), ${fixed(fileWrites / profile.tasks, 3)} ms of thread time per task in this run.`,
-      );
-    }
     const spawnMs = sumMs(workers, (row) => /^(ChildProcess\.spawn|spawn) \(/.test(row.name));
     if (share(spawnMs) >= 0.15) {
       notes.push(
@@ -236,6 +227,14 @@ function knownCauses(profiles: ProfiledRun[]): string[] {
         pieces.push(`csv-stringify (the periodic rewrites of tasks.csv: \`checkpoint\` in src/engine/run-session.ts) ${percent(rewrite, main.busyMs)}`);
       }
       if (post / main.busyMs >= 0.1) pieces.push(`handing tasks to piscina (\`postTask\`, \`postMessage\`) ${percent(post, main.busyMs)}`);
+      // The workers write nothing: each task's discovery file and long output are created here.
+      const fileWrites = sumMs([main], (row) => /^(writeFileUtf8|open|mkdir|close) \(native\)$/.test(row.name));
+      if (fileWrites / main.busyMs >= 0.1) {
+        pieces.push(
+          `synchronous file creation (\`writeFileUtf8\`, \`mkdir\`: \`writeAttemptFiles\` in src/knowledge/attempt-files.ts writes a new ` +
+            `\`discoveries/<id>.json\` and, for a long output, an artifact per task) ${percent(fileWrites, main.busyMs)}`,
+        );
+      }
       if (main.gcMs / main.busyMs >= 0.15) pieces.push(`garbage collection ${percent(main.gcMs, main.busyMs)}`);
       const saturated = main.busyMs / main.wallMs >= 0.8;
       if (pieces.length > 0 || saturated) {

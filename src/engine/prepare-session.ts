@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { readTasksFile } from '../csv/parse-tasks.js';
 import type { TasksTable } from '../csv/tasks-table.js';
 import { WaveError } from '../errors.js';
-import { killLeftoverCommands } from './child-groups.js';
+import { killLeftoverCommands } from '../backend/local/child-groups.js';
 import { recoverRows } from './journal.js';
 import { SessionLock } from './lock.js';
 import { settlePipeline, type Session } from './session.js';

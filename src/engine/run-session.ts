@@ -1,27 +1,12 @@
-import { writeFileAtomic } from '../csv/atomic-write.js';
-import { splitList } from '../csv/columns.js';
 import type { TaskRow } from '../core/task.js';
-import { serializeWaveFile } from '../csv/wave-file.js';
 import type { WorkerReply } from '../executors/messages.js';
-import { WorkerPool } from '../executors/worker-pool.js';
-import { buildPrevContext } from '../graph/prev-context.js';
 import { NoAnswers } from '../interactive/answers.js';
 import { InteractiveLane } from '../interactive/lane.js';
 import type { AnswerSource, InteractiveHandler } from '../interactive/types.js';
-import { recordUsage } from '../knowledge/usage.js';
 import { writeContextReport } from '../knowledge/context-report.js';
-import { DiscoveryBoard } from '../knowledge/discoveries-board.js';
-import {
-  wantsDiscoveryFile,
-  writeDiscoveryFile,
-  type DiscoveryFileInput,
-  type DiscoveryFilePolicy,
-} from '../knowledge/discovery-files.js';
-import { sessionPathForWrite } from '../knowledge/session-path.js';
-import { appendWisdom, kWisdomKinds } from '../knowledge/wisdom.js';
 import { pipelineFor } from '../pipelines/pipeline-for.js';
 import type { PipelineName } from '../schema/session.js';
-import { killChildProcessGroups, killLeftoverCommands } from './child-groups.js';
+import { killLeftoverCommands } from '../backend/local/child-groups.js';
 import { RunEmitter, type RunSummary } from './events.js';
 import { InFlight } from './in-flight.js';
 import { Interrupt } from './interrupt.js';
@@ -35,6 +20,8 @@ import { RunStop } from './run-stop.js';
 import { RunTally } from './run-tally.js';
 import { Scheduler } from './scheduler.js';
 import { createTaskRunner } from './task-runner.js';
+import { KnowledgeSink } from './knowledge-sink.js';
+import { LocalBackend } from '../backend/local/local-backend.js';
 import { skippedForFailure, statusOf } from '../schema/task-state.js';
 import { Checkpointer } from './checkpointer.js';
 
@@ -89,14 +76,25 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     const runIds = new Set(table.rows.filter((row) => statusOf(row) === 'pending').map((row) => row.id));
     const tally = new RunTally(events, runIds.size);
     events.emit('run:start', { session: session.dir, total: runIds.size, waveCount });
-    const pool = new WorkerPool({
+    const backend = new LocalBackend({
+      sessionDir: session.dir,
       threads: settings.threads,
       tasksPerThread: Math.ceil(settings.concurrency / settings.threads),
       workerMemoryMb: settings.workerMemoryMb,
+      // One limit per run is one per endpoint: a run talks to one model server.
+      endpointConcurrency: settings.executor.type === 'openai' ? settings.endpointConcurrency : undefined,
     });
-    const discoveryFiles = settings.discoveryFiles ?? (session.config.pipeline === 'generic' ? 'when-rich' : 'always');
+    const sink = new KnowledgeSink({
+      sessionDir: session.dir,
+      table,
+      discoveryFiles: settings.discoveryFiles ?? (session.config.pipeline === 'generic' ? 'when-rich' : 'always'),
+      maxDiscoveryLineBytes: settings.maxDiscoveryLineBytes,
+      prevContextCap: settings.prevContextCap,
+      warn,
+    });
     const runTask = createTaskRunner({
-      pool,
+      backend,
+      sink,
       pipeline: pipelineFor(session.config.pipeline),
       sessionDir: session.dir,
       topic: session.config.topic ?? '',
@@ -105,9 +103,6 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
         maxArtifactsPerTask: settings.maxArtifactsPerTask,
         maxArtifactBytes: settings.maxArtifactBytes,
       },
-      discoveryFiles,
-      // One limit per run is one per endpoint: a run talks to one model server.
-      endpointConcurrency: settings.executor.type === 'openai' ? settings.endpointConcurrency : undefined,
       warn,
     });
     const lane = new InteractiveLane({
@@ -118,7 +113,6 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       runExecutor: runTask,
       answers: options.answers ?? new NoAnswers(),
     });
-    const board = new DiscoveryBoard(session.dir, warn, { maxLineBytes: settings.maxDiscoveryLineBytes });
 
     // A task that could not write its own files into the session (class io) stops the run
     // like a failed rewrite of tasks.csv. Once the session cannot be written, a task that
@@ -149,23 +143,8 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       },
       events,
       {
-        onFinished: (row, reply) =>
-          guarded(() => {
-            for (const note of reply?.notes ?? []) warn(`${row.id}: ${note}`);
-            recordKnowledge(session.dir, row, reply, board, discoveryFiles);
-            if (reply?.usage) recordUsage(session.dir, row.id, reply.usage);
-          }),
-        onWaveReady: (wave) =>
-          guarded(() => {
-            // Waves change when an interactive task adds tasks: read them from the rows.
-            const byId = new Map(table.rows.map((row) => [row.id, row]));
-            const rows = table.rows.filter((row) => row.wave === String(wave) && row.exec_mode !== 'interactive');
-            const withContext = rows.map((row) => ({
-              row,
-              prevContext: buildPrevContext(splitList(row.context_from), (id) => byId.get(id), settings.prevContextCap),
-            }));
-            writeFileAtomic(sessionPathForWrite(session.dir, `wave-${wave}.csv`), serializeWaveFile(withContext, table.format));
-          }),
+        onFinished: (row, reply) => guarded(() => sink.taskFinished(row, reply)),
+        onWaveReady: (wave) => guarded(() => sink.waveReady(wave)),
       },
     );
     stop.attach(scheduler);
@@ -183,7 +162,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       path,
       stop: stop.stop,
       takeBackAll: () => inFlight.takeBackAll(),
-      killCommands: () => void killChildProcessGroups(session.dir),
+      killCommands: () => void backend.cancelAll(),
       warn,
     });
 
@@ -196,11 +175,11 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     } finally {
       interrupt.dispose();
       checkpointer.stop();
-      await pool.close();
+      await backend.close();
       // Commands of tasks taken back, including any spawned while the pool was closing, and
       // what they started outside their process groups (setsid): no task of the run is left.
       if (interrupt.takenBack.length > 0) {
-        await killChildProcessGroups(session.dir);
+        await backend.cancelAll();
         killLeftoverCommands(session.dir);
       }
     }
@@ -233,32 +212,4 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
   } finally {
     lock.release();
   }
-}
-
-/** Knowledge files of a finished task: discoveries, wisdom, and the discovery file when the worker wrote none. */
-function recordKnowledge(
-  sessionDir: string,
-  row: TaskRow,
-  reply: WorkerReply | undefined,
-  board: DiscoveryBoard,
-  discoveryFiles: DiscoveryFilePolicy,
-): void {
-  if (reply?.kind === 'finished') {
-    board.add(row.id, reply.discoveries);
-    for (const kind of kWisdomKinds) appendWisdom(sessionDir, row.id, kind, reply.wisdom[kind] ?? []);
-    if (reply.supervision_verdict === 'warn') {
-      const score = reply.supervision_score == null ? '' : ` (score ${reply.supervision_score})`;
-      appendWisdom(sessionDir, row.id, 'issues', [`Supervisor checkpoint warned${score}: ${row.findings}`]);
-    }
-    return;
-  }
-  const discovery: DiscoveryFileInput = {
-    taskId: row.id,
-    role: row.role,
-    status: row.status === 'skipped' ? 'skipped' : 'failed',
-    findings: '',
-    error: row.error,
-    artifacts: [],
-  };
-  if (wantsDiscoveryFile(discoveryFiles, discovery)) writeDiscoveryFile(sessionDir, discovery);
 }

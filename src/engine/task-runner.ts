@@ -1,51 +1,72 @@
-import pLimit from 'p-limit';
+import type { ExecutionBackend } from '../backend/execution-backend.js';
+import { cleanText } from '../executors/clean-text.js';
 import { finishAttempt } from '../executors/finish-attempt.js';
-import type { TaskLimits, WorkerReply, WorkerRequest } from '../executors/messages.js';
-import type { WorkerPool } from '../executors/worker-pool.js';
-import type { DiscoveryFilePolicy } from '../knowledge/discovery-files.js';
-import { buildPromptContext, type PromptContext } from '../knowledge/prompt-context.js';
+import { describe } from '../executors/module.js';
+import { scrubSecrets } from '../executors/secret-scrubber.js';
+import type { AttemptRequest, TaskLimits, WorkerReply, WorkerRequest } from '../executors/messages.js';
+import { buildPromptContext } from '../knowledge/prompt-context.js';
 import { buildUpstream } from '../knowledge/upstream.js';
 import type { Pipeline } from '../pipelines/pipeline.js';
+import type { KnowledgeSink } from './knowledge-sink.js';
 
 export interface TaskRunnerSetup {
-  pool: WorkerPool;
+  backend: ExecutionBackend;
+  /** Writes each finished attempt's files before its reply goes on. */
+  sink: Pick<KnowledgeSink, 'attemptFiles'>;
   /** The session's pipeline: its attempt hook wraps every attempt, and workers apply its result rules. */
   pipeline: Pipeline;
+  limits: TaskLimits;
+  warn: (message: string) => void;
+  /** The session folder, which the request's upstream context is read from. */
   sessionDir: string;
   /** The session's topic, for model prompts. */
   topic: string;
-  limits: TaskLimits;
-  discoveryFiles: DiscoveryFilePolicy;
-  /** Requests in flight at once to the model endpoint; undefined when the executor calls none. */
-  endpointConcurrency: number | undefined;
-  warn: (message: string) => void;
 }
 
 /**
- * How a run executes one attempt of a task, in front of the worker pool: the pipeline's
- * attempt hook (the exploration cache) goes around it, model calls share the endpoint's
- * limit and get the session's prompt context, and every request carries the run's output
- * caps and the pipeline's name.
+ * No single attempt is aborted: a run that stops takes its tasks back and cancels them
+ * all at once (ExecutionBackend.cancelAll).
+ */
+const kNeverAborted = new AbortController().signal;
+
+/**
+ * How a run executes one attempt of a task, on the main thread in front of the execution
+ * backend: the request gets the task's upstream context (and a model prompt's view of the
+ * session), read here so that no worker reads the session folder, the run's output caps
+ * and the pipeline's name; the reply's files are written here (KnowledgeSink.attemptFiles)
+ * before the reply reaches the scheduler, which records a findings cell that points at
+ * them. The pipeline's attempt hook (the exploration cache) goes around it all.
  */
 export function createTaskRunner(setup: TaskRunnerSetup): (request: WorkerRequest) => Promise<WorkerReply> {
-  const { pool, pipeline, limits, discoveryFiles, warn } = setup;
-  const endpoint = setup.endpointConcurrency === undefined ? undefined : pLimit(setup.endpointConcurrency);
-
-  /** A model prompt's view of the session, read here on the main thread: workers do not read the session folder. */
-  const promptOf = (request: WorkerRequest): { prompt?: PromptContext } => {
-    if (request.executor.type !== 'openai') return {};
-    const session = { pipeline: pipeline.name, topic: setup.topic };
-    return { prompt: buildPromptContext(setup.sessionDir, session, buildUpstream(setup.sessionDir, request.deps)) };
-  };
+  const { backend, sink, pipeline, limits, warn } = setup;
 
   const execute = async (request: WorkerRequest): Promise<WorkerReply> => {
-    const limited: WorkerRequest = { ...request, limits, discoveryFiles, pipeline: pipeline.name, ...promptOf(request) };
-    return endpoint ? endpoint(() => pool.run(limited)) : pool.run(limited);
+    let attempt: AttemptRequest;
+    try {
+      attempt = attemptRequest(request);
+    } catch (error) {
+      // Read by the worker before this moved here, and answered the same way.
+      return { kind: 'error', errorClass: 'worker-crash', error: scrubSecrets(cleanText(`Worker error: ${describe(error)}`)) };
+    }
+    return sink.attemptFiles(request.task.id, await backend.submit(attempt, kNeverAborted));
   };
+
+  /** Everything the attempt needs, read here on the main thread: workers do not read the session folder. */
+  const attemptRequest = (request: WorkerRequest): AttemptRequest => {
+    const { deps, task, ...rest } = request;
+    const upstream = buildUpstream(setup.sessionDir, deps);
+    const prompt =
+      request.executor.type === 'openai'
+        ? { prompt: buildPromptContext(setup.sessionDir, { pipeline: pipeline.name, topic: setup.topic }, upstream) }
+        : {};
+    return { ...rest, task: { ...task, upstream }, limits, pipeline: pipeline.name, ...prompt };
+  };
+
   const around = pipeline.aroundAttempt?.({
     sessionDir: setup.sessionDir,
     warn,
-    finish: (request, result) => finishAttempt(request.task, { kind: 'result', result }, limits, discoveryFiles, pipeline.name),
+    finish: (request, result) =>
+      sink.attemptFiles(request.task.id, finishAttempt(request.task, { kind: 'result', result }, limits, pipeline.name)),
   });
   return around ? (request) => around(request, execute) : execute;
 }

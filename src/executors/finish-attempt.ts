@@ -1,19 +1,13 @@
-import { isFolderWriteFailure } from '../csv/write-all.js';
-import { kDefaultArtifactLimits, writeTaskArtifacts } from '../knowledge/artifacts.js';
+import { artifactPath, kDefaultArtifactLimits, planTaskArtifacts } from '../knowledge/artifacts.js';
 import { cutText } from '../knowledge/cut-text.js';
-import {
-  wantsDiscoveryFile,
-  writeDiscoveryFile,
-  type DiscoveryFileInput,
-  type DiscoveryFilePolicy,
-} from '../knowledge/discovery-files.js';
+import type { DiscoveryFileInput } from '../knowledge/discovery-files.js';
 import { pipelineFor } from '../pipelines/pipeline-for.js';
 import { taskResultSchema, type TaskResult } from '../schema/result.js';
 import type { PipelineName } from '../schema/session.js';
 import { kMaxTimerMs } from '../schema/timer-range.js';
 import { cleanText } from './clean-text.js';
 import { nestsDeeperThan, tooDeepText } from './json-depth.js';
-import type { FailedAttemptReply, TaskLimits, WorkerReply } from './messages.js';
+import type { AttemptReply, FailedAttemptReply, TaskLimits } from './messages.js';
 import { describe } from './module.js';
 import { mapStrings, SecretScrubber } from './secret-scrubber.js';
 import type { AttemptOutcome, TaskInput, TokenUsage } from './types.js';
@@ -24,11 +18,13 @@ export const kMaxErrorChars = 4000;
 const kMaxLabelChars = 500;
 
 /**
- * Turns an executor's raw outcome into a reply: the result is validated with zod (an
- * invalid one fails the task naming the bad field), long findings and the result's
- * artifacts are written to artifacts/ (within `limits`), and a finished task gets its
- * discovery file. The pipeline's result rules apply (a challenger that gave severity
- * counts but no gc_signal gets it derived from the counts); a result they refuse is invalid.
+ * Turns an executor's raw outcome into a reply, as data: the result is validated with zod
+ * (an invalid one fails the task naming the bad field), long findings and the result's
+ * artifacts are fitted to `limits` and returned as files to write, with the task's
+ * discovery record. Nothing is written here: a worker runs this, and the engine writes the
+ * files on its main thread (knowledge/attempt-files.ts). A challenger that gave severity
+ * counts but no gc_signal gets it derived from the counts: the pipeline's result rules
+ * apply, and a result they refuse is invalid.
  *
  * Every text that came from the task is made safe here, once, before it is written
  * anywhere: secrets of the environment become `***` (artifact contents included), and
@@ -36,12 +32,11 @@ const kMaxLabelChars = 500;
  * files of their own). Caps that were hit are noted in the findings and in `notes`.
  */
 export function finishAttempt(
-  task: Pick<TaskInput, 'id' | 'session' | 'row'>,
+  task: Pick<TaskInput, 'id' | 'row'>,
   outcome: AttemptOutcome,
   limits: TaskLimits = {},
-  discoveryFiles: DiscoveryFilePolicy = 'always',
   pipeline: PipelineName = 'generic',
-): WorkerReply {
+): AttemptReply {
   const scrubber = SecretScrubber.fromEnv();
   // Cleaned first: a secret that control characters split is whole once they are gone.
   const clean = (text: string) => scrubber.text(cleanText(text));
@@ -86,29 +81,20 @@ export function finishAttempt(
       // A result too deep or too big to handle is the task's fault, not the worker's.
       return invalid(`cannot be processed (${describe(error).replace(/\s+/g, ' ')})`);
     }
-    try {
-      return finishResult(task, result, limits, notes, extras, discoveryFiles, pipeline);
-    } catch (error) {
-      // Its files could not be written. A full disk or a read-only folder is no fault of
-      // the task: class io stops the run and the task stays pending for `resume`. Anything
-      // else (a symlink out of the session) fails the task saying so, and the run goes on.
-      const errorClass = isFolderWriteFailure(error) ? 'io' : 'task-failure';
-      return { kind: 'error', errorClass, error: cutError(clean(describe(error))), ...extras };
-    }
+    return finishResult(task, result, limits, notes, extras, pipeline);
   } catch (error) {
     return invalid(`cannot be processed (${describe(error).replace(/\s+/g, ' ')})`);
   }
 }
 
 function finishResult(
-  task: Pick<TaskInput, 'id' | 'session' | 'row'>,
+  task: Pick<TaskInput, 'id' | 'row'>,
   result: TaskResult,
   limits: TaskLimits,
   executorNotes: string[],
   extras: { usage?: TokenUsage; notes?: string[] },
-  discoveryFiles: DiscoveryFilePolicy,
   pipeline: PipelineName,
-): WorkerReply {
+): AttemptReply {
   if (result.id !== undefined && result.id !== task.id) {
     return { kind: 'error', errorClass: 'invalid-output', error: `Invalid result: id is ${cutText(result.id, 100)}, expected ${task.id}`, ...extras };
   }
@@ -122,8 +108,7 @@ function finishResult(
   const signal = label('gc_signal', result.gc_signal);
   const ruled = pipelineFor(pipeline).normaliseResult(task.row.role ?? '', { ...result, gc_signal: signal, severity_summary: severity }, 'derive');
   if (!ruled.ok) return { kind: 'error', errorClass: 'invalid-output', error: cutError(`Invalid result: ${ruled.problem}`), ...extras };
-  const written = writeTaskArtifacts(
-    task.session,
+  const written = planTaskArtifacts(
     task.id,
     result.findings,
     result.artifacts ?? [],
@@ -134,6 +119,7 @@ function finishResult(
     notes,
   );
   const error = cutError(result.error ?? (result.status === 'failed' ? 'The task reported failure' : ''));
+  const artifacts = written.files.map((file) => artifactPath(task.id, file.name));
   const discovery: DiscoveryFileInput = {
     taskId: task.id,
     role: task.row.role ?? '',
@@ -146,9 +132,8 @@ function finishResult(
     verification: result.verification,
     qualityScore: result.quality_score,
     supervisionVerdict: result.supervision_verdict,
-    artifacts: written.artifacts,
+    artifacts,
   };
-  if (wantsDiscoveryFile(discoveryFiles, discovery)) writeDiscoveryFile(task.session, discovery);
   return {
     kind: 'finished',
     status: result.status,
@@ -158,11 +143,13 @@ function finishResult(
     error,
     discoveries: result.discoveries ?? [],
     wisdom: result.wisdom ?? {},
-    artifacts: written.artifacts,
+    artifacts: written.files,
+    discovery,
     supervision_verdict: result.supervision_verdict,
     supervision_score: result.supervision_score,
     ...(extras.usage ? { usage: extras.usage } : {}),
     ...(written.notes.length > 0 ? { notes: written.notes } : {}),
+    ...(extras.notes ? { attemptNotes: extras.notes } : {}),
   };
 }
 
@@ -174,7 +161,7 @@ function cleanResult(result: TaskResult): TaskResult {
 }
 
 /** An error of at most about kMaxErrorChars: its beginning (what failed) and its end (why). */
-function cutError(error: string): string {
+export function cutError(error: string): string {
   if (error.length <= kMaxErrorChars) return error;
   const head = cutText(error, 500);
   let tail = error.slice(-(kMaxErrorChars - 600));

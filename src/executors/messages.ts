@@ -1,14 +1,19 @@
 /**
- * The messages that cross the worker-thread boundary, typed in one place (piscina
- * `src/types.ts` style). Everything here is structured-clone safe
- * (`WorkerRequest.started`, a MessagePort, is transferred). A WorkerReply crosses back as
- * JSON text (worker.ts `replyText`), which always arrives.
+ * The messages of one attempt, typed in one place (piscina `src/types.ts` style).
+ *
+ * - WorkerRequest / WorkerReply: between the scheduler and the engine's attempt runner
+ *   (engine/task-runner.ts), on the main thread. The reply's files are written.
+ * - AttemptRequest / AttemptReply: between the attempt runner and an execution backend
+ *   (src/backend/), and on to the worker that runs the attempt. Plain JSON both ways, so
+ *   that a backend may send them to another machine: the request carries everything the
+ *   attempt needs and the reply everything it produced (artifact contents included);
+ *   the worker neither reads nor writes the session folder. An AttemptReply crosses the
+ *   thread boundary as JSON text (worker.ts `replyText`), which always arrives.
  */
-import type { MessagePort } from 'node:worker_threads';
 import type { DiscoveryInput } from '../schema/discovery.js';
 import type { OutputMode, PipelineName } from '../schema/session.js';
 import type { TaskResult } from '../schema/result.js';
-import type { DiscoveryFilePolicy } from '../knowledge/discovery-files.js';
+import type { DiscoveryFileInput } from '../knowledge/discovery-files.js';
 import type { PromptContext } from '../knowledge/prompt-context.js';
 import type { DependencyState } from '../knowledge/upstream.js';
 import type { ErrorClass, TaskInput, TokenUsage } from './types.js';
@@ -36,33 +41,60 @@ export interface TaskLimits {
   maxArtifactBytes?: number;
 }
 
+/** One attempt as the scheduler hands it out: the task, and its dependencies as they stand. */
 export interface WorkerRequest {
   executor: ExecutorSpec;
-  /** Which finished tasks get a discovery file. @default 'always' */
-  discoveryFiles?: DiscoveryFilePolicy;
-  /** Output caps of the run. @default the defaults of TaskLimits */
-  limits?: TaskLimits;
-  /** The session's pipeline, whose result rules the worker applies. @default 'generic' */
-  pipeline?: PipelineName;
-  /** The task without its upstream context, which the worker reads from disk. */
+  /** The task without its upstream context, which the attempt runner reads on the main thread. */
   task: Omit<TaskInput, 'upstream'>;
   deps: DependencyState[];
-  /** For the openai executor: the session's prompt context, read by the engine (workers never read the session folder for it). */
-  prompt?: PromptContext;
   timeoutMs: number;
   /**
    * Run on a thread that runs nothing else: set for the retry after a worker died under
    * the task, so that a task that kills its thread cannot take innocent tasks with it again.
    */
   isolated?: boolean;
-  /**
-   * Told when the worker takes the task up, so that the pool's deadline for a module task
-   * does not count the time it sat in a queue. Transferred, not cloned.
-   */
-  started?: MessagePort;
 }
 
-/** The result of a finished attempt, validated and with its files written. */
+/** What an execution backend runs: everything the attempt needs, as plain JSON. */
+export interface AttemptRequest {
+  executor: ExecutorSpec;
+  /** The task with its upstream context, read by the engine. */
+  task: TaskInput;
+  /** For the openai executor: the session's prompt context, read by the engine. */
+  prompt?: PromptContext;
+  /** Output caps of the run. @default the defaults of TaskLimits */
+  limits?: TaskLimits;
+  /** The session's pipeline, whose result rules the worker applies. @default 'generic' */
+  pipeline?: PipelineName;
+  timeoutMs: number;
+  /** As in WorkerRequest. */
+  isolated?: boolean;
+}
+
+/** An artifact file the attempt produced, for the engine to write as `artifacts/<task id>/<name>.md`. */
+export interface ArtifactFile {
+  name: string;
+  content: string;
+}
+
+/**
+ * A finished attempt as the worker returns it: validated, cleaned, scrubbed and within
+ * its caps, its files not written yet. The findings cell already points at
+ * `artifacts/<id>/output.md` when that file is among `artifacts`.
+ */
+export interface FinishedAttempt extends Omit<FinishedReply, 'artifacts'> {
+  /** The files to write, in order (the findings' own output file first). */
+  artifacts: ArtifactFile[];
+  /** The task's discovery record (`discoveries/<id>.json`), written when the run's policy asks for it. */
+  discovery: DiscoveryFileInput;
+  /** The notes of the attempt without those of its files: what the reply keeps when its files cannot be written. */
+  attemptNotes?: string[];
+}
+
+/** The worker thread that ran the attempt (its threadId), when a worker answered. */
+export type AttemptReply = (FinishedAttempt | FailedAttemptReply) & { thread?: number };
+
+/** The result of a finished attempt, validated and with its files written (the scheduler's view). */
 export interface FinishedReply {
   kind: 'finished';
   status: 'completed' | 'failed';

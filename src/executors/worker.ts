@@ -1,16 +1,16 @@
 /**
- * The piscina worker entry: runs one attempt of a task with its executor, then validates
- * the result and writes its files, off the main thread.
+ * The worker entry: runs one attempt of a task with its executor and checks its result,
+ * off the main thread. Everything comes in the request and goes back in the reply: the
+ * worker neither reads nor writes the session folder (a command task runs in it, though).
  */
-import { threadId } from 'node:worker_threads';
-import { buildUpstream } from '../knowledge/upstream.js';
+import { threadId, type MessagePort } from 'node:worker_threads';
 import { cleanText } from './clean-text.js';
 import { createExecutor } from './create-executor.js';
 import { finishAttempt } from './finish-attempt.js';
-import type { ExecutorSpec, WorkerReply, WorkerRequest } from './messages.js';
+import type { AttemptReply, AttemptRequest, ExecutorSpec } from './messages.js';
 import { describe } from './module.js';
 import { scrubSecrets } from './secret-scrubber.js';
-import type { Executor, TaskInput } from './types.js';
+import type { Executor } from './types.js';
 
 /** One executor per spec per thread, so that a module is imported once. */
 const executors = new Map<string, Executor>();
@@ -35,8 +35,8 @@ function executorFor(spec: ExecutorSpec): Executor {
  * not read fails its task there. An attempt that throws becomes an error reply here, for
  * the same reason (a thrown value is cloned too).
  */
-export async function replyText(request: WorkerRequest): Promise<string> {
-  let reply: WorkerReply;
+export async function replyText(request: PoolRequest): Promise<string> {
+  let reply: AttemptReply;
   try {
     reply = await runAttempt(request);
   } catch (error) {
@@ -50,10 +50,17 @@ export async function replyText(request: WorkerRequest): Promise<string> {
   }
 }
 
-export default async function runAttempt(request: WorkerRequest): Promise<WorkerReply> {
+/**
+ * The request as the local pool sends it: `started` is told when the worker takes the task
+ * up, so that the pool's deadline for a module task does not count the time it sat in a
+ * queue. A MessagePort, transferred, not cloned: a detail of the local backend.
+ */
+export type PoolRequest = AttemptRequest & { started?: MessagePort };
+
+export default async function runAttempt(request: PoolRequest): Promise<AttemptReply> {
   request.started?.postMessage('started');
   request.started?.close();
-  const task: TaskInput = { ...request.task, upstream: buildUpstream(request.task.session, request.deps) };
+  const task = request.task;
   const limits = request.limits ?? {};
   const outcome = await executorFor(request.executor).run(task, {
     signal: kNeverAborted,
@@ -61,7 +68,7 @@ export default async function runAttempt(request: WorkerRequest): Promise<Worker
     ...(limits.maxStdoutBytes === undefined ? {} : { maxStdoutBytes: limits.maxStdoutBytes }),
     ...(request.prompt === undefined ? {} : { prompt: request.prompt }),
   });
-  return { ...withInputNotes(finishAttempt(task, outcome, limits, request.discoveryFiles, request.pipeline), task.prev_context), thread: threadId };
+  return { ...withInputNotes(finishAttempt(task, outcome, limits, request.pipeline), task.prev_context), thread: threadId };
 }
 
 /** prev_context of a task cut at its cap (the marker of graph/prev-context.ts). */
@@ -70,11 +77,12 @@ const kPrevContextCut = /\n\[prev_context cut: (\d+) of (\d+) characters kept\]$
 /**
  * The reply with a note for each cap the task's input hit: a prev_context cut at
  * `prevContextCap` is reported like the caps on its output (not in its findings, though:
- * the task did nothing wrong).
+ * the task did nothing wrong). A note of the attempt, kept if its files cannot be written.
  */
-export function withInputNotes(reply: WorkerReply, prevContext: string): WorkerReply {
+export function withInputNotes(reply: AttemptReply, prevContext: string): AttemptReply {
   const cut = kPrevContextCut.exec(prevContext);
   if (!cut) return reply;
   const note = `prev_context cut: ${cut[1]} of ${cut[2]} characters kept (prev_context_cap)`;
-  return { ...reply, notes: [...(reply.notes ?? []), note] };
+  if (reply.kind === 'error') return { ...reply, notes: [...(reply.notes ?? []), note] };
+  return { ...reply, notes: [...(reply.notes ?? []), note], attemptNotes: [...(reply.attemptNotes ?? []), note] };
 }

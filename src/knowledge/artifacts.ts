@@ -57,13 +57,43 @@ function fittedCell(findings: string, notes: readonly string[], artifact: string
 }
 
 /**
- * Writes a task's artifacts within its limits. Findings that fit go to the cell as they
- * are; longer ones are written to `artifacts/<id>/output.md`, and the cell keeps their
- * beginning and a pointer to the file. That file is counted first (findings are the task's
- * main output), then the result's artifacts in order: one that would pass the file count
- * or the byte total is dropped, findings past the byte total are cut, and each of those is
- * said in a note. The notes end the findings, in the cell (even a cut one) and in the file.
+ * A task's artifacts within its limits, planned without touching the disk (a worker does
+ * this; the engine writes the files). Findings that fit go to the cell as they are; longer
+ * ones become `artifacts/<id>/output.md`, and the cell keeps their beginning and a pointer
+ * to that file. That file is counted first (findings are the task's main output), then the
+ * result's artifacts in order: one that would pass the file count or the byte total is
+ * dropped, findings past the byte total are cut, and each of those is said in a note. The
+ * notes end the findings, in the cell (even a cut one) and in the file.
  */
+export function planTaskArtifacts(
+  taskId: string,
+  findings: string,
+  extra: readonly { name: string; content: string }[],
+  limits: ArtifactLimits,
+  notes: readonly string[] = [],
+): { cell: string; files: { name: string; content: string }[]; notes: string[] } {
+  // Findings that fit the cell need no file, unless the notes of dropped artifacts make
+  // them too long: then the plan is made again with the output file counted.
+  let plan = planArtifacts(findings, extra, limits, notes, withNotes(findings, notes).length > kMaxFindingsChars);
+  if (!plan.output && withNotes(plan.findings, plan.notes).length > kMaxFindingsChars) {
+    plan = planArtifacts(findings, extra, limits, notes, true);
+  }
+  const files: { name: string; content: string }[] = [];
+  let cell = withNotes(plan.findings, plan.notes);
+  if (plan.output) {
+    files.push({ name: kOutputName, content: cell });
+    cell = fittedCell(plan.findings, plan.notes, artifactPath(taskId, kOutputName));
+  }
+  files.push(...plan.accepted);
+  return { cell, files, notes: plan.notes };
+}
+
+/** Writes planned artifact files in order; returns their paths relative to the session folder. */
+export function writeArtifactFiles(sessionDir: string, taskId: string, files: readonly { name: string; content: string }[]): string[] {
+  return files.map((file) => writeArtifact(sessionDir, taskId, file.name, file.content));
+}
+
+/** Plans and writes a task's artifacts (planTaskArtifacts, then writeArtifactFiles). */
 export function writeTaskArtifacts(
   sessionDir: string,
   taskId: string,
@@ -72,21 +102,8 @@ export function writeTaskArtifacts(
   limits: ArtifactLimits,
   notes: readonly string[] = [],
 ): { cell: string; artifacts: string[]; notes: string[] } {
-  // Findings that fit the cell need no file, unless the notes of dropped artifacts make
-  // them too long: then the plan is made again with the output file counted.
-  let plan = planArtifacts(findings, extra, limits, notes, withNotes(findings, notes).length > kMaxFindingsChars);
-  if (!plan.output && withNotes(plan.findings, plan.notes).length > kMaxFindingsChars) {
-    plan = planArtifacts(findings, extra, limits, notes, true);
-  }
-  const written: string[] = [];
-  let cell = withNotes(plan.findings, plan.notes);
-  if (plan.output) {
-    const artifact = writeArtifact(sessionDir, taskId, kOutputName, cell);
-    written.push(artifact);
-    cell = fittedCell(plan.findings, plan.notes, artifact);
-  }
-  for (const artifact of plan.accepted) written.push(writeArtifact(sessionDir, taskId, artifact.name, artifact.content));
-  return { cell, artifacts: written, notes: plan.notes };
+  const plan = planTaskArtifacts(taskId, findings, extra, limits, notes);
+  return { cell: plan.cell, artifacts: writeArtifactFiles(sessionDir, taskId, plan.files), notes: plan.notes };
 }
 
 /** Room kept in the byte total for the notes that end the output file. */

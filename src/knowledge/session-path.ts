@@ -92,6 +92,15 @@ function lstatOrUndefined(path: string): Stats | undefined {
 const checkedFolders = new Set<string>();
 const kMaxCheckedFolders = 1024;
 
+/**
+ * Forgets the folders checked so far: a new run on this thread must check them again, as
+ * they may have been removed or replaced since (`init --force`, a person) while the
+ * process lived on (a library user's, or a test's, that runs session after session).
+ */
+export function forgetCheckedFolders(): void {
+  checkedFolders.clear();
+}
+
 function rememberFolder(path: string): void {
   if (checkedFolders.size >= kMaxCheckedFolders) checkedFolders.clear();
   checkedFolders.add(path);

@@ -18,7 +18,7 @@ import { readTaggedLog, taggedLogCommands, type LoggedEvent } from './runs-log.j
 import { sleep, spawnCliWith, waitFor } from './spawn-cli.js';
 import { tempSession } from './temp-session.js';
 import { mulberry32 } from '../../scripts/gen-dag.js';
-import { sessionCommands } from '../../src/engine/child-groups.js';
+import { sessionCommands } from '../../src/backend/local/child-groups.js';
 
 export interface CrashLoopOptions {
   /** Tasks in the session. */

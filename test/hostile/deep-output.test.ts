@@ -8,9 +8,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { kMaxJsonDepth, nestsDeeperThan } from '../../src/executors/json-depth.js';
-import type { ExecutorSpec, WorkerRequest } from '../../src/executors/messages.js';
+import type { AttemptRequest, ExecutorSpec } from '../../src/executors/messages.js';
 import { replyText } from '../../src/executors/worker.js';
-import { readReply } from '../../src/executors/worker-pool.js';
+import { readReply } from '../../src/backend/local/worker-pool.js';
 import { runCli } from '../helpers/cli.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
 import { expectOthersIntact, hostileSession, kBystanders, runScripts } from './helpers.js';
@@ -98,11 +98,18 @@ describe('a reply the main thread cannot read fails its task', () => {
   });
 
   test('an attempt that throws in the worker replies with an error as text, which reads back', async () => {
-    const request: WorkerRequest = {
+    const request: AttemptRequest = {
       // No executor of this type exists: the attempt throws before any executor runs.
       executor: { type: 'none' } as unknown as ExecutorSpec,
-      task: { id: 'A', wave: 1, attempt: 1, session: genericSession([{ id: 'A', description: 'a', role: 'r' }]), row: { id: 'A' }, prev_context: '' },
-      deps: [],
+      task: {
+        id: 'A',
+        wave: 1,
+        attempt: 1,
+        session: genericSession([{ id: 'A', description: 'a', role: 'r' }]),
+        row: { id: 'A' },
+        prev_context: '',
+        upstream: { deps: [], wisdom: {}, warnings: [] },
+      },
       timeoutMs: 0,
     };
     const text = await replyText(request);

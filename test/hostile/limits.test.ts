@@ -8,8 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { normalizeRunOptions, type RunOptions } from '../../src/engine/options.js';
-import type { WorkerReply, WorkerRequest } from '../../src/executors/messages.js';
-import runAttempt from '../../src/executors/worker.js';
+import type { AttemptRequest, WorkerReply } from '../../src/executors/messages.js';
+import runWorkerAttempt from '../../src/executors/worker.js';
+import { writeAttemptFiles } from '../../src/knowledge/attempt-files.js';
 import { buildPrevContext } from '../../src/graph/prev-context.js';
 import { DiscoveryBoard } from '../../src/knowledge/discoveries-board.js';
 import { sessionConfigSchema } from '../../src/schema/session.js';
@@ -95,16 +96,19 @@ describe('caps at their defaults', () => {
 });
 
 describe('caps travel to the worker in the request', () => {
-  function request(session: string, overrides: Partial<WorkerRequest> & { template: string; prevContext?: string }): WorkerRequest {
+  function request(session: string, overrides: Partial<AttemptRequest> & { template: string; prevContext?: string }): AttemptRequest {
     const { template, prevContext, ...rest } = overrides;
+    const upstream = { deps: [], wisdom: {}, warnings: [] };
     return {
       executor: { type: 'command', template },
-      task: { id: 'T', wave: 1, attempt: 1, session, row: { id: 'T', role: 'r' }, prev_context: prevContext ?? 'No previous context available' },
-      deps: [],
+      task: { id: 'T', wave: 1, attempt: 1, session, row: { id: 'T', role: 'r' }, prev_context: prevContext ?? 'No previous context available', upstream },
       timeoutMs: 0,
       ...rest,
     };
   }
+  /** The worker's half of an attempt, then the engine's: its files written as a run writes them. */
+  const runAttempt = async (attempt: AttemptRequest): Promise<WorkerReply> =>
+    writeAttemptFiles(attempt.task.session, attempt.task.id, await runWorkerAttempt(attempt), 'always');
   const session = () => mkdtempSync(join(tmpdir(), 'csv-wave-limits-'));
   const finished = (reply: WorkerReply) => {
     expect(reply.kind).toBe('finished');

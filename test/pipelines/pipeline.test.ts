@@ -80,11 +80,11 @@ describe("finishAttempt applies the session pipeline's result rule", () => {
     ['generic', 'REVISION_NEEDED'],
     ['analyze', ''],
   ] as const)('%s: gc_signal %j', (pipeline, signal) => {
-    const reply = finishAttempt(challenger(), outcome, {}, 'when-rich', pipeline);
+    const reply = finishAttempt(challenger(), outcome, {}, pipeline);
     expect(reply).toMatchObject({ kind: 'finished', gc_signal: signal, severity_summary: 'CRITICAL:0 HIGH:1 MEDIUM:0 LOW:0' });
   });
 
   test('without a pipeline, the generic rules apply (a request from before pipelines named theirs)', () => {
-    expect(finishAttempt(challenger(), outcome, {}, 'when-rich')).toMatchObject({ kind: 'finished', gc_signal: 'REVISION_NEEDED' });
+    expect(finishAttempt(challenger(), outcome, {})).toMatchObject({ kind: 'finished', gc_signal: 'REVISION_NEEDED' });
   });
 });

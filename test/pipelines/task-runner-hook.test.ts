@@ -3,33 +3,38 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { createTaskRunner } from '../../src/engine/task-runner.js';
-import type { WorkerReply, WorkerRequest } from '../../src/executors/messages.js';
-import type { WorkerPool } from '../../src/executors/worker-pool.js';
+import type { ExecutionBackend } from '../../src/backend/execution-backend.js';
+import type { AttemptReply, AttemptRequest, WorkerRequest } from '../../src/executors/messages.js';
+import { writeAttemptFiles } from '../../src/knowledge/attempt-files.js';
 import { pipelineFor } from '../../src/pipelines/pipeline-for.js';
 import type { PipelineName } from '../../src/schema/session.js';
 
-/** A task runner of the given pipeline over a fake pool that records the requests it got. */
+/** A task runner of the given pipeline over a fake backend that records the requests it got. */
 function runner(pipeline: PipelineName) {
   const session = mkdtempSync(join(tmpdir(), 'csv-wave-runner-hook-'));
-  const got: WorkerRequest[] = [];
-  const pool = {
-    run: async (request: WorkerRequest): Promise<WorkerReply> => {
+  const got: AttemptRequest[] = [];
+  const backend: ExecutionBackend = {
+    submit: async (request: AttemptRequest): Promise<AttemptReply> => {
       got.push(request);
+      const findings = `by ${request.task.id}`;
       return {
-        kind: 'finished', status: 'completed', findings: `by ${request.task.id}`, gc_signal: '', severity_summary: '', error: '',
+        kind: 'finished', status: 'completed', findings, gc_signal: '', severity_summary: '', error: '',
         discoveries: [], wisdom: {}, artifacts: [], supervision_verdict: undefined, supervision_score: undefined,
+        discovery: { taskId: request.task.id, role: 'explorer', status: 'completed', findings, error: null, artifacts: [] },
       };
     },
-  } as unknown as WorkerPool;
+    cancelAll: async () => {},
+    close: async () => {},
+  };
   const warnings: string[] = [];
+  const sink = { attemptFiles: (taskId: string, reply: AttemptReply) => writeAttemptFiles(session, taskId, reply, 'when-rich') };
   const run = createTaskRunner({
-    pool,
+    backend,
+    sink,
     pipeline: pipelineFor(pipeline),
     sessionDir: session,
     topic: '',
     limits: {},
-    discoveryFiles: 'when-rich',
-    endpointConcurrency: undefined,
     warn: (message) => warnings.push(message),
   });
   const explorer = (id: string): WorkerRequest => ({

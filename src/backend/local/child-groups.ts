@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { procStatFields } from '../executors/proc-stat.js';
+import { procStatFields } from '../../executors/proc-stat.js';
 
 /**
  * The process groups of the commands this process started for a session: its children
@@ -10,13 +10,14 @@ import { procStatFields } from '../executors/proc-stat.js';
  * whatever thread started it) and whose environment names the session
  * (`CSV_WAVE_SESSION`), so that a program embedding csv-wave keeps its own children.
  * Read from /proc on Linux; elsewhere from `ps`, which cannot show the environment of a
- * process, so there every child leading its own group counts.
+ * process, so there every child leading its own group counts. With `taskId`, only the
+ * commands of that task (`CSV_WAVE_TASK_ID`; none where the environment cannot be read).
  */
-export function childProcessGroups(sessionDir: string): number[] {
+export function childProcessGroups(sessionDir: string, taskId?: string): number[] {
   const groups: number[] = [];
   const session = realPath(sessionDir);
   for (const { pid, ppid, pgid } of processTable()) {
-    if (ppid === process.pid && pgid === pid && runsFor(pid, session)) groups.push(pid);
+    if (ppid === process.pid && pgid === pid && runsFor(pid, session, taskId)) groups.push(pid);
   }
   return groups;
 }
@@ -25,11 +26,12 @@ export function childProcessGroups(sessionDir: string): number[] {
  * Kills the process groups of the commands this process started for a session (their
  * grandchildren included) and looks again until none is left: a command being spawned
  * when the first look was taken may show up a moment later. Returns how many it killed.
+ * With `taskId`, only the commands of that task.
  */
-export async function killChildProcessGroups(sessionDir: string, rounds = 10): Promise<number> {
+export async function killChildProcessGroups(sessionDir: string, rounds = 10, taskId?: string): Promise<number> {
   let killed = 0;
   for (let round = 0; round < rounds; round++) {
-    const groups = childProcessGroups(sessionDir);
+    const groups = childProcessGroups(sessionDir, taskId);
     if (groups.length === 0 && round > 0) break;
     for (const group of groups) {
       try {
@@ -73,21 +75,26 @@ export function sessionCommands(sessionDir: string): ProcessEntry[] {
 }
 
 const kSessionVariable = 'CSV_WAVE_SESSION=';
+const kTaskVariable = 'CSV_WAVE_TASK_ID=';
 
 /**
  * True when the process's environment says it runs a task of this session (true where it
- * cannot be read). `session` is a real path; the variable holds the path the run that
- * started the command was given, which may go through a symlink: compared as real paths.
+ * cannot be read), and that task when `taskId` is given (false where it cannot be read: a
+ * kill meant for one task must not reach the others). `session` is a real path; the
+ * variable holds the path the run that started the command was given, which may go
+ * through a symlink: compared as real paths.
  */
-function runsFor(pid: number, session: string): boolean {
-  if (!existsSync('/proc/self/environ')) return true;
+function runsFor(pid: number, session: string, taskId?: string): boolean {
+  if (!existsSync('/proc/self/environ')) return taskId === undefined;
   let environment: string;
   try {
     environment = readFileSync(`/proc/${pid}/environ`, 'utf8');
   } catch {
     return false; // gone, or not ours to read
   }
-  const entry = environment.split('\0').find((variable) => variable.startsWith(kSessionVariable));
+  const variables = environment.split('\0');
+  if (taskId !== undefined && !variables.includes(`${kTaskVariable}${taskId}`)) return false;
+  const entry = variables.find((variable) => variable.startsWith(kSessionVariable));
   return entry !== undefined && realPath(entry.slice(kSessionVariable.length)) === session;
 }
 

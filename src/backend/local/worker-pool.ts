@@ -1,10 +1,11 @@
 import { fileURLToPath } from 'node:url';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { cleanText } from './clean-text.js';
-import { describe } from './module.js';
-import { scrubSecrets } from './secret-scrubber.js';
-import type { WorkerReply, WorkerRequest } from './messages.js';
+import { cleanText } from '../../executors/clean-text.js';
+import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
+import { describe } from '../../executors/module.js';
+import { scrubSecrets } from '../../executors/secret-scrubber.js';
+import type { PoolRequest } from '../../executors/worker.js';
 
 export interface WorkerPoolOptions {
   /** Worker threads. */
@@ -31,9 +32,9 @@ const kBackstopGraceMs = 2000;
 export class WorkerPool {
   readonly #options: WorkerPoolOptions;
   /** Replies come back as JSON text (see worker.ts `replyText`). */
-  readonly #pool: Piscina<WorkerRequest, string>;
+  readonly #pool: Piscina<PoolRequest, string>;
   /** Started on the first isolated request: most runs never need it. */
-  #isolated: Piscina<WorkerRequest, string> | undefined;
+  #isolated: Piscina<PoolRequest, string> | undefined;
 
   constructor(options: WorkerPoolOptions) {
     this.#options = options;
@@ -48,7 +49,7 @@ export class WorkerPool {
     });
   }
 
-  async run(request: WorkerRequest): Promise<WorkerReply> {
+  async run(request: AttemptRequest): Promise<AttemptReply> {
     // A command times itself out (it must kill its process group); a module cannot be
     // stopped from inside its thread if it spins, so the pool ends the thread a little later.
     // That deadline counts from when the worker takes the task up, not from when it was
@@ -93,7 +94,7 @@ export class WorkerPool {
     await Promise.all([this.#pool.destroy(), this.#isolated?.destroy()]);
   }
 
-  #isolatedPool(): Piscina<WorkerRequest, string> {
+  #isolatedPool(): Piscina<PoolRequest, string> {
     this.#isolated ??= new Piscina({
       filename: workerFile(),
       name: kWorkerEntry,
@@ -114,7 +115,7 @@ export class WorkerPool {
  * (instead of leaving it running for ever); it is not retried, as the same output would
  * give the same reply.
  */
-export function readReply(text: unknown): WorkerReply {
+export function readReply(text: unknown): AttemptReply {
   let reply: unknown;
   let why = '';
   try {
@@ -124,7 +125,7 @@ export function readReply(text: unknown): WorkerReply {
     why = ` (${scrubSecrets(cleanText(describe(error)))})`;
   }
   const kind = (reply as { kind?: unknown } | null | undefined)?.kind;
-  if (kind === 'finished' || kind === 'error') return reply as WorkerReply;
+  if (kind === 'finished' || kind === 'error') return reply as AttemptReply;
   return { kind: 'error', errorClass: 'invalid-output', error: `Invalid output: the task's reply from its worker thread could not be read${why}` };
 }
 
@@ -132,7 +133,7 @@ export function readReply(text: unknown): WorkerReply {
 function workerFile(): string {
   const here = import.meta.url;
   const url = here.endsWith('.ts')
-    ? new URL('../../dist/executors/worker.js', here)
-    : new URL('./worker.js', here);
+    ? new URL('../../../dist/executors/worker.js', here)
+    : new URL('../../executors/worker.js', here);
   return fileURLToPath(url);
 }

@@ -1,0 +1,30 @@
+import type { AttemptReply, AttemptRequest } from '../executors/messages.js';
+
+/**
+ * Where attempts run: the one boundary between the engine and the machinery that runs
+ * tasks. Requests and replies are plain JSON (executors/messages.ts), so a backend may run
+ * them on this machine's worker threads (local/local-backend.ts) or send them elsewhere.
+ * A backend never writes the session folder: the engine writes what the reply carries.
+ */
+export interface ExecutionBackend {
+  /**
+   * Runs one attempt and resolves with its reply; an attempt that fails resolves with an
+   * error reply, never rejects. Aborting `signal` rejects at once with an AbortError (the
+   * signal's reason) and drops whatever the attempt answers later.
+   */
+  submit(request: AttemptRequest, signal: AbortSignal): Promise<AttemptReply>;
+  /**
+   * Ends every attempt that is running (a stopping run took its tasks back): their submits
+   * reject with an AbortError. May be called again, after close too, for what was still
+   * starting.
+   */
+  cancelAll(): Promise<void>;
+  /** Stops taking attempts and frees what the backend holds (threads, connections). */
+  close(): Promise<void>;
+}
+
+/** The error a submit rejects with when it is aborted or cancelled: the signal's reason, or an AbortError. */
+export function abortError(reason?: unknown): Error {
+  if (reason instanceof Error) return reason;
+  return new DOMException('The attempt was cancelled', 'AbortError');
+}

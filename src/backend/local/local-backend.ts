@@ -1,0 +1,79 @@
+import pLimit, { type LimitFunction } from 'p-limit';
+import { killChildProcessGroups } from './child-groups.js';
+import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
+import { abortError, type ExecutionBackend } from '../execution-backend.js';
+import { WorkerPool, type WorkerPoolOptions } from './worker-pool.js';
+
+export interface LocalBackendOptions extends WorkerPoolOptions {
+  /** The session whose commands cancelAll ends. */
+  sessionDir: string;
+  /** Model requests in flight at once (one limit per run is one per endpoint); undefined when the executor calls none. */
+  endpointConcurrency: number | undefined;
+}
+
+/**
+ * Runs attempts on this machine: on the piscina worker pool, model calls within the
+ * endpoint's limit, and commands in process groups of their own that cancelling kills.
+ *
+ * Aborting one submit ends that task's command with its process group (Linux, where a
+ * process's environment names its task). An attempt still queued, or running inside a
+ * thread (a module, a model call), is not ended: a thread that runs several tasks cannot
+ * be ended for one of them. It runs to its end, and its reply is dropped.
+ */
+export class LocalBackend implements ExecutionBackend {
+  readonly #sessionDir: string;
+  readonly #pool: WorkerPool;
+  readonly #endpoint: LimitFunction | undefined;
+  /** Submits not answered yet, and how to reject each. */
+  readonly #out = new Set<(error: Error) => void>();
+  #closed = false;
+
+  constructor(options: LocalBackendOptions) {
+    this.#sessionDir = options.sessionDir;
+    this.#pool = new WorkerPool(options);
+    this.#endpoint = options.endpointConcurrency === undefined ? undefined : pLimit(options.endpointConcurrency);
+  }
+
+  submit(request: AttemptRequest, signal: AbortSignal): Promise<AttemptReply> {
+    if (signal.aborted) return Promise.reject(abortError(signal.reason));
+    // The pool would answer a worker crash, and the scheduler retry it: a closed backend is a bug of its caller.
+    if (this.#closed) return Promise.reject(new Error('The local backend is closed: it runs no more attempts'));
+    const work = this.#endpoint ? this.#endpoint(() => this.#pool.run(request)) : this.#pool.run(request);
+    return new Promise<AttemptReply>((resolve, reject) => {
+      const settle = () => {
+        this.#out.delete(cancel);
+        signal.removeEventListener('abort', onAbort);
+      };
+      const cancel = (error: Error) => {
+        settle();
+        reject(error);
+      };
+      const onAbort = () => {
+        cancel(abortError(signal.reason));
+        if (request.executor.type === 'command') void killChildProcessGroups(this.#sessionDir, 10, request.task.id);
+      };
+      this.#out.add(cancel);
+      signal.addEventListener('abort', onAbort, { once: true });
+      work.then(
+        (reply) => {
+          settle();
+          resolve(reply);
+        },
+        (error: unknown) => {
+          settle();
+          reject(error);
+        },
+      );
+    });
+  }
+
+  async cancelAll(): Promise<void> {
+    for (const cancel of [...this.#out]) cancel(abortError());
+    await killChildProcessGroups(this.#sessionDir);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#pool.close();
+  }
+}

@@ -1,0 +1,103 @@
+import { splitList } from '../csv/columns.js';
+import { writeFileAtomic } from '../csv/atomic-write.js';
+import type { TaskRow } from '../core/task.js';
+import type { TasksTable } from '../csv/tasks-table.js';
+import { serializeWaveFile } from '../csv/wave-file.js';
+import type { AttemptReply, WorkerReply } from '../executors/messages.js';
+import { buildPrevContext } from '../graph/prev-context.js';
+import { writeAttemptFiles } from '../knowledge/attempt-files.js';
+import { DiscoveryBoard } from '../knowledge/discoveries-board.js';
+import {
+  wantsDiscoveryFile,
+  writeDiscoveryFile,
+  type DiscoveryFileInput,
+  type DiscoveryFilePolicy,
+} from '../knowledge/discovery-files.js';
+import { forgetCheckedFolders, sessionPathForWrite } from '../knowledge/session-path.js';
+import { recordUsage } from '../knowledge/usage.js';
+import { appendWisdom, kWisdomKinds } from '../knowledge/wisdom.js';
+
+export interface KnowledgeSinkSetup {
+  sessionDir: string;
+  /** The run's table: its rows and format as they stand when a wave file is written. */
+  table: TasksTable;
+  /** Which tasks get `discoveries/<id>.json`. */
+  discoveryFiles: DiscoveryFilePolicy;
+  /** Bytes of one line of discoveries.ndjson at most. */
+  maxDiscoveryLineBytes: number;
+  /** The prev_context cap, for the wave files. */
+  prevContextCap: number;
+  warn: (message: string) => void;
+}
+
+/**
+ * Everything a run writes into the session folder about what its tasks produced, on the
+ * engine's main thread (workers write nothing there): each attempt's artifacts and
+ * discovery file, the discoveries board, wisdom, token usage, the discovery files of
+ * failed and skipped tasks, and the wave files. Its methods throw when the folder cannot
+ * take a write; the caller decides what that stops.
+ */
+export class KnowledgeSink {
+  readonly #setup: KnowledgeSinkSetup;
+  readonly #board: DiscoveryBoard;
+
+  constructor(setup: KnowledgeSinkSetup) {
+    this.#setup = setup;
+    // A run writes from the main thread, which outlives runs: what an earlier run checked may be gone.
+    forgetCheckedFolders();
+    this.#board = new DiscoveryBoard(setup.sessionDir, setup.warn, { maxLineBytes: setup.maxDiscoveryLineBytes });
+  }
+
+  /**
+   * The files of one finished attempt, written before its reply reaches the scheduler
+   * (the findings cell it records points at them). Never throws: a write that fails
+   * becomes the reply (see writeAttemptFiles).
+   */
+  attemptFiles(taskId: string, reply: AttemptReply): WorkerReply {
+    return writeAttemptFiles(this.#setup.sessionDir, taskId, reply, this.#setup.discoveryFiles);
+  }
+
+  /** A task finished (completed, failed or skipped): its notes, discoveries, wisdom and usage. */
+  taskFinished(row: TaskRow, reply: WorkerReply | undefined): void {
+    const { sessionDir, warn } = this.#setup;
+    for (const note of reply?.notes ?? []) warn(`${row.id}: ${note}`);
+    this.#recordKnowledge(row, reply);
+    if (reply?.usage) recordUsage(sessionDir, row.id, reply.usage);
+  }
+
+  /** Wave N is about to run (waves) or has started every task (eager): its wave file. */
+  waveReady(wave: number): void {
+    const { sessionDir, table, prevContextCap } = this.#setup;
+    // Waves change when an interactive task adds tasks: read them from the rows.
+    const byId = new Map(table.rows.map((row) => [row.id, row]));
+    const rows = table.rows.filter((row) => row.wave === String(wave) && row.exec_mode !== 'interactive');
+    const withContext = rows.map((row) => ({
+      row,
+      prevContext: buildPrevContext(splitList(row.context_from), (id) => byId.get(id), prevContextCap),
+    }));
+    writeFileAtomic(sessionPathForWrite(sessionDir, `wave-${wave}.csv`), serializeWaveFile(withContext, table.format));
+  }
+
+  /** Knowledge files of a finished task: discoveries, wisdom, and the discovery file when its attempt wrote none. */
+  #recordKnowledge(row: TaskRow, reply: WorkerReply | undefined): void {
+    const { sessionDir, discoveryFiles } = this.#setup;
+    if (reply?.kind === 'finished') {
+      this.#board.add(row.id, reply.discoveries);
+      for (const kind of kWisdomKinds) appendWisdom(sessionDir, row.id, kind, reply.wisdom[kind] ?? []);
+      if (reply.supervision_verdict === 'warn') {
+        const score = reply.supervision_score == null ? '' : ` (score ${reply.supervision_score})`;
+        appendWisdom(sessionDir, row.id, 'issues', [`Supervisor checkpoint warned${score}: ${row.findings}`]);
+      }
+      return;
+    }
+    const discovery: DiscoveryFileInput = {
+      taskId: row.id,
+      role: row.role,
+      status: row.status === 'skipped' ? 'skipped' : 'failed',
+      findings: '',
+      error: row.error,
+      artifacts: [],
+    };
+    if (wantsDiscoveryFile(discoveryFiles, discovery)) writeDiscoveryFile(sessionDir, discovery);
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * A worker runs an attempt from its request alone and returns everything it produced:
+ * it neither reads nor writes the session folder (issue 11, item 3). The engine writes
+ * the files on its main thread (knowledge/attempt-files.ts).
+ */
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import type { AttemptReply, AttemptRequest } from '../../src/executors/messages.js';
+import type { TaskInput } from '../../src/executors/types.js';
+import runAttempt from '../../src/executors/worker.js';
+import { writeAttemptFiles } from '../../src/knowledge/attempt-files.js';
+import { resultText } from '../helpers/generic-session.js';
+
+const kRichModule = new URL('./fixtures/rich-module.mjs', import.meta.url).pathname;
+
+function task(session: string): TaskInput {
+  return {
+    id: 'T',
+    wave: 2,
+    attempt: 1,
+    session,
+    row: { id: 'T', role: 'r', deps: 'UP' },
+    prev_context: 'No previous context available',
+    upstream: {
+      deps: [{ id: 'UP', status: 'completed', findings: 'up-findings', discovery: null, artifacts: [] }],
+      wisdom: { 'learnings.md': '- [UP] earlier\n' },
+      warnings: [],
+    },
+  };
+}
+
+function expectFullReply(reply: Awaited<ReturnType<typeof runAttempt>>) {
+  expect(reply).toMatchObject({
+    kind: 'finished',
+    status: 'completed',
+    findings: expect.stringMatching(/^upstream UP=up-findings; wisdom learnings\.md; f+ \[… full output: artifacts\/T\/output\.md\]$/),
+    discoveries: [{ type: 'idea', data: { title: 'an idea' } }],
+    wisdom: { learnings: ['a lesson'] },
+    artifacts: [
+      { name: 'output', content: expect.stringMatching(/^upstream UP=up-findings; .*f{600}$/) },
+      { name: 'notes', content: 'the notes' },
+    ],
+    discovery: { taskId: 'T', keyFindings: ['one'], artifacts: ['artifacts/T/output.md', 'artifacts/T/notes.md'] },
+  });
+}
+
+describe('a worker attempt touches no session folder', () => {
+  test('with a session folder that does not exist, a module attempt returns its whole reply, artifact contents and discovery record included', async () => {
+    const missing = join(mkdtempSync(join(tmpdir(), 'csv-wave-no-session-')), 'gone');
+    const request: AttemptRequest = { executor: { type: 'module', path: kRichModule }, task: task(missing), timeoutMs: 0 };
+    expectFullReply(await runAttempt(request));
+    expect(readdirSync(join(missing, '..'))).toEqual([]);
+  });
+
+  test('with a read-only session folder, a command attempt returns its whole reply and the folder stays as it was', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'csv-wave-ro-session-'));
+    const result = resultText({
+      status: 'completed',
+      findings: `upstream UP=up-findings; wisdom learnings.md; ${'f'.repeat(600)}`,
+      artifacts: [{ name: 'notes', content: 'the notes' }],
+      key_findings: ['one'],
+      discoveries: [{ type: 'idea', data: { title: 'an idea' } }],
+      wisdom: { learnings: ['a lesson'] },
+    });
+    // Outside the session folder, and read with cat: `{title}` in a template is a placeholder.
+    const resultFile = join(mkdtempSync(join(tmpdir(), 'csv-wave-result-')), 'result.json');
+    writeFileSync(resultFile, result);
+    chmodSync(dir, 0o555);
+    try {
+      // (As root the mode stops nothing: the listing below is what shows that nothing was written.)
+      const reply = await runAttempt({ executor: { type: 'command', template: `cat '${resultFile}'` }, task: task(dir), timeoutMs: 0 });
+      expectFullReply(reply);
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      chmodSync(dir, 0o755);
+    }
+  });
+
+  test('the engine then writes what the reply carries: the artifacts, and the discovery file listing them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'csv-wave-session-'));
+    const reply = await runAttempt({ executor: { type: 'module', path: kRichModule }, task: task(dir), timeoutMs: 0 });
+    const written = writeAttemptFiles(dir, 'T', reply, 'when-rich');
+    expect(written).toMatchObject({ kind: 'finished', artifacts: ['artifacts/T/output.md', 'artifacts/T/notes.md'] });
+    expect(readFileSync(join(dir, 'artifacts', 'T', 'notes.md'), 'utf8')).toBe('the notes');
+    expect(readFileSync(join(dir, 'artifacts', 'T', 'output.md'), 'utf8')).toMatch(/f{600}$/);
+    const discovery = JSON.parse(readFileSync(join(dir, 'discoveries', 'T.json'), 'utf8')) as Record<string, unknown>;
+    expect(discovery).toMatchObject({
+      task_id: 'T',
+      status: 'completed',
+      artifacts_produced: ['artifacts/T/output.md', 'artifacts/T/notes.md'],
+      data: { key_findings: ['one'] },
+    });
+  });
+});
+
+describe('the engine trusts no path from a reply', () => {
+  const finished = (name: string, taskId = 'T'): AttemptReply => ({
+      kind: 'finished',
+      status: 'completed',
+      findings: 'f',
+      gc_signal: '',
+      severity_summary: '',
+      error: '',
+      discoveries: [],
+      wisdom: {},
+      artifacts: [{ name, content: 'x' }],
+      discovery: { taskId, role: 'r', status: 'completed', findings: 'f', error: null, artifacts: [] },
+      supervision_verdict: undefined,
+      supervision_score: undefined,
+    });
+
+  test.each([
+    ['an artifact name that would leave its folder', finished('../../escape'), /^Invalid output: the reply holds an artifact named "\.\.\/\.\.\/escape"$/],
+    ["another task's discovery record", finished('ok', 'OTHER'), /^Invalid output: the reply holds a discovery record of "OTHER"$/],
+  ])('%s fails the task and writes nothing', (_, reply, error) => {
+    const dir = mkdtempSync(join(tmpdir(), 'csv-wave-session-'));
+    const written = writeAttemptFiles(dir, 'T', reply, 'always');
+    expect(written).toMatchObject({ kind: 'error', errorClass: 'invalid-output', error: expect.stringMatching(error) });
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});
