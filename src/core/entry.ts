@@ -1,0 +1,29 @@
+import type { TaskRow } from '../csv/tasks-file.js';
+import type { SkipCause } from './skip-cause.js';
+import type { TaskState } from './task-state.js';
+
+/** One task of this run and where it stands. */
+export interface Entry {
+  row: TaskRow;
+  index: number;
+  wave: number;
+  /** 0 for P0, 1 for P1 (or none), 2 for P2: the ready queues' order, then `index`. */
+  rank: number;
+  state: TaskState;
+  /** Dependencies and context sources of this run not finished yet. */
+  remaining: number;
+  /** Tasks of this run waiting on this one. */
+  dependents: Entry[];
+  /** Why it is skipped instead of started once it waits on nothing (a failure, a block, a change). */
+  pendingSkip: SkipCause | undefined;
+  /**
+   * Where the dependency that gave `pendingSkip` sits in the deps column (-1 for a skip an
+   * interactive task asked for): of several failed dependencies the first named wins, so
+   * the error does not depend on which finished first (waves and eager agree).
+   */
+  pendingSkipRank: number;
+  /** Attempts started; 0 while it never started. */
+  attempts: number;
+  /** Its one retry after a worker crash was used; that retry runs on a thread of its own. */
+  crashRetried: boolean;
+}

@@ -1,0 +1,11 @@
+export type { CoreReply, Effect, WaveEffect } from './effects.js';
+export type { Entry } from './entry.js';
+export { ReadyQueue } from './ready-queue.js';
+export { backoffMs, haltReason, kMaxRetryDelayMs, type HaltPolicy } from './retry-policy.js';
+export { SchedulingCore, type CoreOptions, type RefusedChange } from './scheduling-core.js';
+export { checkChanges, type TaskChanges } from './session-changes.js';
+export * from './skip-cause.js';
+export { describeStall } from './stall.js';
+export type { StopReason } from './stop-reason.js';
+export type { TaskState } from './task-state.js';
+export { WaveBook } from './wave-book.js';
