@@ -88,6 +88,20 @@ describe('halt: no new task once N or N% of the run’s tasks failed for a non-t
     expect(sim.rows.map((row) => row.status)).toEqual(['failed', 'completed', 'completed', 'completed']);
   });
 
+  it('a task that recovers on retry does not count', () => {
+    const script: Script = (id, attempt) => (id === 'a' && attempt === 1 ? { kind: 'error', errorClass: 'transient', error: 'x' } : undefined);
+    const sim = simulate(rows(), script, { halt: { count: 1 }, retries: 1, concurrency: 1 });
+    expect(sim.outcome?.stopped).toBeUndefined();
+    expect(sim.rows.map((row) => row.status)).toEqual(['completed', 'completed', 'completed', 'completed']);
+  });
+
+  it('interactive tasks not started yet are held back too', () => {
+    const lane = ['i1', 'i2', 'i3'].map((id) => task(id, '', { exec_mode: 'interactive' }));
+    const sim = simulate(lane, (id) => (id === 'i1' ? fail() : undefined), { halt: { count: 1 } });
+    expect(sim.starts).toEqual(['i1#1']);
+    expect(sim.rows.map((row) => row.status)).toEqual(['failed', 'pending', 'pending']);
+  });
+
   it('tasks skipped because of the failure do not count either', () => {
     const rows = [task('a'), task('b', 'a'), task('c', 'b'), task('d')];
     const sim = simulate(rows, (id) => (id === 'a' ? fail() : ok()), { halt: { count: 2 }, concurrency: 1 });
