@@ -15,6 +15,13 @@ export type CoreReply =
     }
   | { kind: 'error'; errorClass: string; error: string; retryAfterMs?: number | undefined };
 
+/** The reply the core makes itself when an interactive task's change is refused. */
+export interface RefusedChange {
+  kind: 'error';
+  errorClass: 'task-failure';
+  error: string;
+}
+
 /**
  * What the core asks its driver to do, in the order given. The driver performs each one
  * before asking for the next, so that an event it feeds back meanwhile (a stop from a

@@ -27,3 +27,29 @@ export interface Entry {
   /** Its one retry after a worker crash was used; that retry runs on a thread of its own. */
   crashRetried: boolean;
 }
+
+const kPriorityRank: Record<string, number> = { P0: 0, P1: 1, '': 1, P2: 2 };
+
+/** A task of the run that has not started and waits on nothing yet (the core wires it). */
+export function newEntry(row: TaskRow, index: number, wave: number): Entry {
+  return {
+    row,
+    index,
+    wave,
+    rank: kPriorityRank[row.priority] ?? 1,
+    state: 'waiting',
+    remaining: 0,
+    dependents: [],
+    pendingSkip: undefined,
+    pendingSkipRank: 0,
+    attempts: 0,
+    crashRetried: false,
+  };
+}
+
+/** Marks a task to be skipped, unless a dependency named before this one already did. */
+export function doom(entry: Entry, cause: SkipCause, rank: number): void {
+  if (entry.pendingSkip && entry.pendingSkipRank <= rank) return;
+  entry.pendingSkip = cause;
+  entry.pendingSkipRank = rank;
+}

@@ -1,3 +1,5 @@
+import type { CoreOptions, HaltPolicy } from './core-options.js';
+
 /** The longest backoff before a retry, whatever the attempt. */
 export const kMaxRetryDelayMs = 60_000;
 
@@ -11,13 +13,36 @@ export function backoffMs(attempt: number, baseMs: number, random: () => number)
   return Math.round(base * (0.5 + random()));
 }
 
-/** Stop starting tasks once this many (or this percent of the run's tasks) failed for non-transient reasons. */
-export type HaltPolicy = { count: number } | { percent: number };
-
 /** The halt message once `failures` reached the policy's limit, or undefined. */
 export function haltReason(halt: HaltPolicy | undefined, failures: number, taskCount: number): string | undefined {
   if (!halt) return undefined;
   const limit = 'count' in halt ? halt.count : Math.ceil((halt.percent / 100) * taskCount);
   if (failures < limit) return undefined;
   return `Halted: ${failures} task(s) failed (limit ${'count' in halt ? halt.count : `${halt.percent}%`}); no new tasks were started`;
+}
+
+/** What becomes of an attempt that came back with an error (other than the session's io). */
+export interface ErrorVerdict {
+  /** Try again (unless the run stopped meanwhile), after `delayMs`. */
+  retry: boolean;
+  delayMs: number;
+  /** The retry is the one after a worker crash: it runs on a thread of its own. */
+  crash: boolean;
+  /** A failure for --halt: not a retryable class, even once its retries ran out. */
+  countsForHalt: boolean;
+}
+
+export function judgeError(
+  reply: { errorClass: string; retryAfterMs?: number | undefined },
+  attempts: number,
+  crashRetried: boolean,
+  options: Pick<CoreOptions, 'retryable' | 'retries' | 'retryBaseMs' | 'random'>,
+): ErrorVerdict {
+  const retryableClass = options.retryable.has(reply.errorClass);
+  // A worker can die under a task that did nothing wrong (another task on its thread was
+  // ended, or spent its memory): one more attempt on a fresh worker tells the two apart.
+  const crash = reply.errorClass === 'worker-crash' && !crashRetried;
+  const retry = crash || (retryableClass && attempts <= options.retries);
+  const delayMs = !retry || crash ? 0 : (reply.retryAfterMs ?? backoffMs(attempts, options.retryBaseMs, options.random));
+  return { retry, delayMs, crash, countsForHalt: !retryableClass };
 }

@@ -1,41 +1,16 @@
 import { splitList } from '../csv/columns.js';
 import type { TaskRow } from '../csv/tasks-file.js';
-import { buildDag } from '../graph/dag.js';
-import { computeWaves } from '../graph/waves.js';
 import type { TaskStatus } from '../schema/row.js';
-import type { CoreReply, Effect } from './effects.js';
+import type { CoreOptions } from './core-options.js';
+import type { CoreReply, Effect, RefusedChange } from './effects.js';
+import { doom, newEntry, type Entry } from './entry.js';
 import { ReadyQueue } from './ready-queue.js';
-import { backoffMs, haltReason, type HaltPolicy } from './retry-policy.js';
-import { checkChanges, type TaskChanges } from './session-changes.js';
+import { haltReason, judgeError } from './retry-policy.js';
+import { applyToRows, checkChanges, type TaskChanges } from './session-changes.js';
 import { blockedCause, causeForDependents, parseSkipCause, type SkipCause } from './skip-cause.js';
 import { describeStall } from './stall.js';
 import type { StopReason } from './stop-reason.js';
-import type { Entry } from './entry.js';
-import type { TaskState } from './task-state.js';
 import { WaveBook } from './wave-book.js';
-
-export interface CoreOptions {
-  schedule: 'waves' | 'eager';
-  /** csv-wave tasks running at once; the interactive lane runs one more, on its own. */
-  concurrency: number;
-  /** Retries of an attempt whose error class is in `retryable`. */
-  retries: number;
-  retryBaseMs: number;
-  halt: HaltPolicy | undefined;
-  /** Error classes retried with a backoff (rate-limited, transient, timeout). */
-  retryable: ReadonlySet<string>;
-  /** A number in [0, 1), for the backoff's jitter. */
-  random: () => number;
-}
-
-/** The reply the core makes itself when an interactive task's change is refused. */
-export interface RefusedChange {
-  kind: 'error';
-  errorClass: 'task-failure';
-  error: string;
-}
-
-const kPriorityRank: Record<string, number> = { P0: 0, P1: 1, '': 1, P2: 2 };
 
 /**
  * The scheduling rules, with no clock, timer or randomness of their own: each event
@@ -86,25 +61,8 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
     return this.#byId.get(id);
   }
 
-  /** Where a task of this run stands; undefined for a task outside the run. */
-  stateOf(id: string): TaskState | undefined {
-    return this.#entryById.get(id)?.state;
-  }
-
   #addEntry(row: TaskRow, index: number, wave: number): void {
-    const entry: Entry = {
-      row,
-      index,
-      wave,
-      rank: kPriorityRank[row.priority] ?? 1,
-      state: 'waiting',
-      remaining: 0,
-      dependents: [],
-      pendingSkip: undefined,
-      pendingSkipRank: 0,
-      attempts: 0,
-      crashRetried: false,
-    };
+    const entry = newEntry(row, index, wave);
     this.#entries.push(entry);
     this.#entryById.set(row.id, entry);
   }
@@ -289,19 +247,15 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
       yield* this.stop('io', `Stopped: ${entry.row.id} could not write its files into the session folder (${reply.error})`);
       return;
     }
-    const retryable = this.#options.retryable.has(reply.errorClass) && entry.attempts <= this.#options.retries;
-    // A worker can die under a task that did nothing wrong (another task on its thread was
-    // ended, or spent its memory): one more attempt on a fresh worker tells the two apart.
-    const crashRetry = reply.errorClass === 'worker-crash' && !entry.crashRetried;
-    if ((retryable || crashRetry) && !this.#stopped) {
-      if (crashRetry) entry.crashRetried = true;
-      const delayMs = crashRetry ? 0 : (('retryAfterMs' in reply ? reply.retryAfterMs : undefined) ?? backoffMs(entry.attempts, this.#options.retryBaseMs, this.#options.random));
+    const verdict = judgeError(reply, entry.attempts, entry.crashRetried, this.#options);
+    if (verdict.retry && !this.#stopped) {
+      entry.crashRetried ||= verdict.crash;
       entry.state = 'retry-wait';
       this.#retrying++;
-      yield { type: 'retry', id: entry.row.id, attempt: entry.attempts, reply, delayMs };
+      yield { type: 'retry', id: entry.row.id, attempt: entry.attempts, reply, delayMs: verdict.delayMs };
       return;
     }
-    if (!this.#options.retryable.has(reply.errorClass)) this.#hardFailures++;
+    if (verdict.countsForHalt) this.#hardFailures++;
     yield* this.#finish(entry, 'failed', reply, reply.error);
   }
 
@@ -343,17 +297,8 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
       return entry !== undefined && entry.attempts === 0 && entry.state !== 'done';
     });
     if (problem) return `Invalid session change: ${problem}`;
-    for (const row of changes.add) {
-      this.#rows.push(row);
-      this.#byId.set(row.id, row);
-    }
-    for (const update of changes.update) {
-      const row = this.#byId.get(update.id)!;
-      if (update.deps !== undefined) row.deps = update.deps;
-      if (update.context_from !== undefined) row.context_from = update.context_from;
-    }
-    const { waves, waveCount } = computeWaves(buildDag(this.#rows.map((row) => ({ id: row.id, deps: splitList(row.deps) }))));
-    for (const row of this.#rows) row.wave = String(waves.get(row.id));
+    for (const row of changes.add) this.#byId.set(row.id, row);
+    const { waves, waveCount } = applyToRows(this.#rows, this.#byId, changes);
     for (const entry of this.#entries) entry.wave = waves.get(entry.row.id)!;
     for (const row of changes.add) this.#addEntry(row, this.#rows.indexOf(row), waves.get(row.id)!);
     this.#unfinished += changes.add.length;
@@ -381,9 +326,3 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
   }
 }
 
-/** Marks a task to be skipped, unless a dependency named before this one already did. */
-function doom(entry: Entry, cause: SkipCause, rank: number): void {
-  if (entry.pendingSkip && entry.pendingSkipRank <= rank) return;
-  entry.pendingSkip = cause;
-  entry.pendingSkipRank = rank;
-}

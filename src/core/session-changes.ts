@@ -44,3 +44,19 @@ export function checkChanges(rows: readonly TaskRow[], changes: TaskChanges, pen
   const { cycles } = computeWaves(graph);
   return cycles.length > 0 ? `it would make a cycle of ${cycles[0]!.join(';')}` : undefined;
 }
+
+/**
+ * Writes accepted changes into the session's rows: new rows appended, deps and
+ * context_from rewired, every wave recomputed and its cell filled (DESIGN.md section 4).
+ */
+export function applyToRows(rows: TaskRow[], byId: ReadonlyMap<string, TaskRow>, changes: TaskChanges): { waves: Map<string, number>; waveCount: number } {
+  rows.push(...changes.add);
+  for (const update of changes.update) {
+    const row = byId.get(update.id)!;
+    if (update.deps !== undefined) row.deps = update.deps;
+    if (update.context_from !== undefined) row.context_from = update.context_from;
+  }
+  const { waves, waveCount } = computeWaves(buildDag(rows.map((row) => ({ id: row.id, deps: splitList(row.deps) }))));
+  for (const row of rows) row.wave = String(waves.get(row.id));
+  return { waves, waveCount };
+}

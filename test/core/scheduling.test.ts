@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { HaltPolicy } from '../../src/core/retry-policy.js';
+import type { HaltPolicy } from '../../src/core/core-options.js';
 import { fail, ok, simulate, task, type Script } from './simulate.js';
 
 const kSchedules = ['waves', 'eager'] as const;

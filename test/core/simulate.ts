@@ -8,7 +8,8 @@ import { emptyRow, type TaskRow } from '../../src/csv/tasks-file.js';
 import { buildDag } from '../../src/graph/dag.js';
 import { computeWaves } from '../../src/graph/waves.js';
 import type { CoreReply, Effect } from '../../src/core/effects.js';
-import { SchedulingCore, type CoreOptions } from '../../src/core/scheduling-core.js';
+import type { CoreOptions } from '../../src/core/core-options.js';
+import { SchedulingCore } from '../../src/core/scheduling-core.js';
 import type { TaskChanges } from '../../src/core/session-changes.js';
 import type { StopReason } from '../../src/core/stop-reason.js';
 
