@@ -125,7 +125,8 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
       this.#retrying--;
       yield { type: 'cancel-retry', id: entry.row.id };
     }
-    yield* this.#checkDone();
+    const done = this.#checkDone();
+    if (done) yield done;
   }
 
   /** An attempt came back; an interactive task may also change the session. */
@@ -167,12 +168,14 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
     }
   }
 
+  /** A task that waits on nothing now: skipped if it is doomed, else held at the wave gate or queued. */
   *#becomeReady(entry: Entry): Generator<Effect<R | RefusedChange>> {
     if (entry.state === 'done') return;
-    if (entry.pendingSkip) {
-      yield* this.#finish(entry, 'skipped', undefined, entry.pendingSkip.error);
-      return;
-    }
+    if (entry.pendingSkip) yield* this.#finish(entry, 'skipped', undefined, entry.pendingSkip.error);
+    else this.#admit(entry);
+  }
+
+  #admit(entry: Entry): void {
     if (this.#options.schedule === 'waves' && entry.wave > this.#waves.current) {
       entry.state = 'held';
       const held = this.#held.get(entry.wave);
@@ -213,24 +216,34 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
     // the rest pending, so that a halt or a stop holds them back like any other task.
     if (!this.#stopped && this.#readyInteractive.size > 0 && this.#laneBusy === 0) {
       const entry = this.#take(this.#readyInteractive);
-      if (entry) yield* this.#dispatch(entry, true);
+      const waveFile = entry && this.#startAttempt(entry);
+      if (waveFile) yield waveFile;
+      if (entry) yield this.#handOut(entry, true);
     }
     while (!this.#stopped && this.#ready.size > 0 && this.#running < this.#options.concurrency) {
       const entry = this.#take(this.#ready);
-      if (entry) yield* this.#dispatch(entry, false);
+      if (!entry) continue;
+      const waveFile = this.#startAttempt(entry);
+      if (waveFile) yield waveFile;
+      yield this.#handOut(entry, false);
     }
-    yield* this.#checkDone();
+    const done = this.#checkDone();
+    if (done) yield done;
   }
 
-  *#dispatch(entry: Entry, interactive: boolean): Generator<Effect<R | RefusedChange>> {
+  /** Starts an attempt; returns the wave file it completes (eager), owed before the dispatch itself. */
+  #startAttempt(entry: Entry): Effect<R | RefusedChange> | undefined {
     entry.attempts++;
     entry.state = 'running';
-    if (entry.attempts === 1) yield* this.#waves.dispatched(entry.wave, true);
+    return entry.attempts === 1 ? this.#waves.dispatched(entry.wave, true) : undefined;
+  }
+
+  #handOut(entry: Entry, interactive: boolean): Effect<R | RefusedChange> {
     if (interactive) this.#laneBusy++;
     else this.#running++;
     entry.row.status = 'in_progress';
     // After a worker died under it, the task runs alone: if it was the cause, it dies alone.
-    yield { type: 'dispatch', row: entry.row, wave: entry.wave, attempt: entry.attempts, interactive, isolated: entry.crashRetried };
+    return { type: 'dispatch', row: entry.row, wave: entry.wave, attempt: entry.attempts, interactive, isolated: entry.crashRetried };
   }
 
   *#settle(entry: Entry, reply: R | RefusedChange): Generator<Effect<R | RefusedChange>> {
@@ -270,14 +283,18 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
     row.error = error;
     yield { type: 'finished', row, wave: entry.wave, status, reply, attempts: entry.attempts };
     this.#unfinished--;
-    if (entry.attempts === 0) yield* this.#waves.dispatched(entry.wave, false);
+    const waveFile = entry.attempts === 0 ? this.#waves.dispatched(entry.wave, false) : undefined;
+    if (waveFile) yield waveFile;
     // Dependents first: the ones this dooms are skipped before the wave gate moves on, so
     // that a later wave whose every task is skipped is passed over (no wave file), as in eager.
     const cause = this.#causeFrom(row);
     for (const dependent of entry.dependents) {
       const rank = cause ? splitList(dependent.row.deps).indexOf(row.id) : -1;
       if (cause && rank !== -1) doom(dependent, cause, rank);
-      if (--dependent.remaining === 0) yield* this.#becomeReady(dependent);
+      if (--dependent.remaining !== 0 || dependent.state === 'done') continue;
+      // Most tasks are not doomed: admitted without a generator, the hot path of big runs.
+      if (dependent.pendingSkip) yield* this.#becomeReady(dependent);
+      else this.#admit(dependent);
     }
     if (this.#waves.finished(entry.wave)) yield* this.#advanceWave();
     yield* this.#waves.report();
@@ -312,9 +329,10 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
     return undefined;
   }
 
-  *#checkDone(): Generator<Effect<R | RefusedChange>> {
-    if (this.#phase !== 'running' || this.#running > 0 || this.#laneBusy > 0 || this.#retrying > 0) return;
-    if (!this.#stopped && this.#ready.size + this.#readyInteractive.size > 0) return;
+  /** The run-done effect once nothing is out and nothing more can start (plain, not a generator: it runs after every event). */
+  #checkDone(): Effect<R | RefusedChange> | undefined {
+    if (this.#phase !== 'running' || this.#running > 0 || this.#laneBusy > 0 || this.#retrying > 0) return undefined;
+    if (!this.#stopped && this.#ready.size + this.#readyInteractive.size > 0) return undefined;
     if (!this.#stopped && this.#unfinished > 0) {
       this.#stopped = 'stall';
       const waiting = this.#entries.filter((entry) => entry.state !== 'done').map((entry) => entry.row);
@@ -322,7 +340,7 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
     }
     for (const entry of this.#entries) if (entry.state !== 'done' && entry.row.status === 'in_progress') entry.row.status = 'pending';
     this.#phase = 'over';
-    yield { type: 'run-done', stopped: this.#stopped, reason: this.#stopReason };
+    return { type: 'run-done', stopped: this.#stopped, reason: this.#stopReason };
   }
 }
 

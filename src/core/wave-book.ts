@@ -59,14 +59,14 @@ export class WaveBook {
     return next;
   }
 
-  /** A task of `wave` started for the first time (`ran`), or was skipped without starting. */
-  *dispatched(wave: number, ran: boolean): Generator<WaveEffect> {
+  /** A task of `wave` started for the first time (`ran`), or was skipped without starting; the wave file then owed (eager). */
+  dispatched(wave: number, ran: boolean): WaveEffect | undefined {
     if (ran) this.#wavesThatRan.add(wave);
     const left = (this.#unstartedByWave.get(wave) ?? 1) - 1;
     this.#unstartedByWave.set(wave, left);
     // A wave whose every task was skipped never runs, and under `waves` it gets no file
     // either: both schedules write the same wave files.
-    if (left === 0 && this.#schedule === 'eager' && this.#wavesThatRan.has(wave)) yield { type: 'wave-file', wave };
+    return left === 0 && this.#schedule === 'eager' && this.#wavesThatRan.has(wave) ? { type: 'wave-file', wave } : undefined;
   }
 
   /** A task of `wave` finished; true when that was the last of the wave the gate is at. */
@@ -83,19 +83,21 @@ export class WaveBook {
    * Under `waves` each wave is started first: when the gate reaches it, or when it is
    * passed over because nothing of it is left to run.
    */
-  *report(): Generator<WaveEffect> {
+  report(): WaveEffect[] {
+    const lines: WaveEffect[] = [];
     for (let wave = this.#allWaves[this.#nextWaveToReport]; wave !== undefined; wave = this.#allWaves[this.#nextWaveToReport]) {
       const unfinished = this.#unfinishedByWave.get(wave) ?? 0;
-      if (unfinished > 0 && wave > this.#current) return;
+      if (unfinished > 0 && wave > this.#current) break;
       if (this.#schedule === 'waves' && wave > this.#lastWaveStarted) {
         this.#lastWaveStarted = wave;
-        yield { type: 'wave-start', wave, tasks: this.#sizeByWave.get(wave) ?? 0 };
+        lines.push({ type: 'wave-start', wave, tasks: this.#sizeByWave.get(wave) ?? 0 });
       }
-      if (unfinished > 0) return;
+      if (unfinished > 0) break;
       this.#lastWaveDone = wave;
       this.#nextWaveToReport++;
-      yield this.#waveDone(wave);
+      lines.push(this.#waveDone(wave));
     }
+    return lines;
   }
 
   #waveDone(wave: number): WaveEffect {
