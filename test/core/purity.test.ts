@@ -29,4 +29,10 @@ describe('src/core is pure', () => {
     const found = kForbidden.filter(([, pattern]) => pattern.test(code)).map(([what]) => what);
     expect(found, `${name} uses ${found.join(', ')}`).toEqual([]);
   });
+
+  it.each(files)('%s imports only the pure layers (csv, graph, schema) and src/core itself', (name) => {
+    const sources = [...readFileSync(join(kCoreDir, name), 'utf8').matchAll(/from\s+'([^']+)'/g)].map((match) => match[1]!);
+    const outside = sources.filter((source) => !/^\.\/|^\.\.\/(csv|graph|schema)\//.test(source));
+    expect(outside, `${name} imports ${outside.join(', ')}`).toEqual([]);
+  });
 });
