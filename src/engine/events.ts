@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { TaskRow } from '../core/task.js';
 import type { TaskStatus } from '../schema/row.js';
 import type { ErrorClass, TokenUsage } from '../executors/types.js';
+import type { StopReason } from '../core/stop-reason.js';
 
 /** What the attempts log needs of an attempt beyond its outcome. */
 export interface AttemptDetail {
@@ -46,18 +47,8 @@ export interface WaveDoneEvent {
   skipped: number;
 }
 
-/** Why a run stopped before every task finished. */
-export type StopReason =
-  /** --halt: too many tasks failed. */
-  | 'halt'
-  /** Nothing could start, yet tasks were left. */
-  | 'stall'
-  /** A person saved tasks.csv during the run. */
-  | 'edited'
-  /** Ctrl-C or SIGTERM. */
-  | 'signal'
-  /** The session folder could not be written (read-only, disk full). */
-  | 'io';
+/** Why a run stopped before every task finished (the scheduling core's type). */
+export type { StopReason };
 
 export interface RunSummary {
   /** Tasks this run set out to run, and those added while it ran. */

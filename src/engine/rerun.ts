@@ -3,7 +3,7 @@ import type { TaskRow } from '../core/task.js';
 import { WaveError } from '../errors.js';
 import { buildDag } from '../graph/dag.js';
 import { downstream } from '../graph/cascade.js';
-import { kBlockedPrefix, satisfiesDependents, skippedForFailure } from '../schema/task-state.js';
+import { satisfiesDependents, skipCauseOf, skippedForFailure } from '../schema/task-state.js';
 
 export interface RerunSelection {
   /** Failed tasks, and the tasks skipped because of a failure. */
@@ -76,8 +76,8 @@ function skippedBecauseOf(rows: readonly TaskRow[], waves: ReadonlyMap<string, n
 
 /** Skipped because this checkpoint (which itself completed) said block. */
 function blockedBy(row: TaskRow, checkpoint: string): boolean {
-  const prefix = `${kBlockedPrefix} ${checkpoint}`;
-  return row.error === prefix || row.error.startsWith(`${prefix}:`);
+  const cause = skipCauseOf(row);
+  return cause?.kind === 'blocked' && cause.source === checkpoint;
 }
 
 /** Puts tasks back to pending with empty output columns. */

@@ -64,19 +64,6 @@ describe('interactive lane', () => {
     expect(rows.get('NEXT')!.wave).toBe('2');
   });
 
-  test('--halt holds back the interactive tasks that have not started yet', async () => {
-    const dir = genericSession([
-      { id: 'I1', description: 'fail', role: 'gate', exec_mode: 'interactive' },
-      { id: 'I2', description: 'i', role: 'gate', exec_mode: 'interactive' },
-      { id: 'I3', description: 'i', role: 'gate', exec_mode: 'interactive' },
-    ]);
-    const cmd = 'echo {id} >> ran.txt; case {description} in fail) exit 1;; esac; echo ok';
-    const result = await runCli('run', dir, '--cmd', cmd, '--halt', 'fail=1');
-    expect(result.code).toBe(1);
-    expect(readFileSync(join(dir, 'ran.txt'), 'utf8')).toBe('I1\n');
-    expect(Object.fromEntries([...readRows(dir)].map(([id, row]) => [id, row.status]))).toEqual({ I1: 'failed', I2: '', I3: '' });
-  });
-
   test('an interactive task gets its prev_context and upstream like any other', async () => {
     const dir = genericSession([
       { id: 'SOURCE', description: 'found this', role: 'worker' },

@@ -192,22 +192,6 @@ describe('retries and timeouts', () => {
     expect(result.stdout.match(/\[RETRY\] FLAKY/g)).toHaveLength(2);
   });
 
-  test('with --retries 0 the same command fails after one attempt', async () => {
-    const dir = genericSession([{ id: 'FLAKY', description: 'f', role: 'r' }]);
-    const result = await run(dir, '--cmd', kFlaky, '--retries', '0');
-    expect(result.code).toBe(1);
-    expect(readFileSync(join(dir, 'FLAKY.count'), 'utf8')).toBe('1\n');
-    expect(readRows(dir).get('FLAKY')).toMatchObject({ status: 'failed', error: 'Command exited with code 75: busy, try later' });
-  });
-
-  test('a task failure (not transient) is not retried', async () => {
-    const dir = genericSession([{ id: 'X', description: 'x', role: 'r' }]);
-    const cmd = 'echo run >> {id}.count; exit 1';
-    const result = await run(dir, '--cmd', cmd, '--retries', '2', '--retry-delay', '0.01');
-    expect(result.code).toBe(1);
-    expect(readFileSync(join(dir, 'X.count'), 'utf8')).toBe('run\n');
-  });
-
   test('--timeout fails the attempt with a Timed out error; the run goes on', async () => {
     const dir = genericSession([
       { id: 'SLOW', description: 'slow', role: 'r' },
@@ -529,16 +513,5 @@ describe('scheduling', () => {
     expect(readFileSync(join(dir, 'ran.txt'), 'utf8')).toBe('FIRST\n');
     const status = await statusJson(dir);
     expect(status.counts).toMatchObject({ failed: 1, pending: 3, in_progress: 0, completed: 0 });
-  });
-
-  test('--halt counts only non-transient failures: a task that recovers on retry does not halt the run', async () => {
-    const dir = genericSession([
-      { id: 'FLAKY', description: 'f', role: 'r' },
-      { id: 'B', description: 'b', role: 'r' },
-    ]);
-    const cmd = '[ "$CSV_WAVE_ATTEMPT" -ge 2 ] || exit 75; echo ok';
-    const result = await run(dir, '--cmd', cmd, '--concurrency', '1', '--halt', 'fail=1', '--retry-delay', '0.01');
-    expect(result.code).toBe(0);
-    expect(statuses(dir)).toEqual({ FLAKY: 'completed', B: 'completed' });
   });
 });

@@ -1,0 +1,12 @@
+export type { CoreOptions, HaltPolicy } from './core-options.js';
+export type { CoreReply, Effect, RefusedChange, WaveEffect } from './effects.js';
+export type { Entry } from './entry.js';
+export { ReadyQueue } from './ready-queue.js';
+export { backoffMs, haltReason, judgeError, kMaxRetryDelayMs, type ErrorVerdict } from './retry-policy.js';
+export { SchedulingCore } from './scheduling-core.js';
+export { checkChanges, type TaskChanges } from './session-changes.js';
+export * from './skip-cause.js';
+export { describeStall } from './stall.js';
+export type { StopReason } from './stop-reason.js';
+export type { TaskState } from './task-state.js';
+export { WaveBook } from './wave-book.js';

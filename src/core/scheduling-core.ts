@@ -1,0 +1,346 @@
+import { splitList } from '../csv/columns.js';
+import type { TaskRow } from './task.js';
+import type { TaskStatus } from '../schema/row.js';
+import type { CoreOptions } from './core-options.js';
+import type { CoreReply, Effect, RefusedChange } from './effects.js';
+import { doom, newEntry, type Entry } from './entry.js';
+import { ReadyQueue } from './ready-queue.js';
+import { haltReason, judgeError } from './retry-policy.js';
+import { applyToRows, checkChanges, type TaskChanges } from './session-changes.js';
+import { blockedCause, causeForDependents, parseSkipCause, type SkipCause } from './skip-cause.js';
+import { describeStall } from './stall.js';
+import type { StopReason } from './stop-reason.js';
+import { WaveBook } from './wave-book.js';
+
+/**
+ * The scheduling rules, with no clock, timer or randomness of their own: each event
+ * (start, settled, retryDue, stop) returns the effects to perform, in order, as a
+ * generator, so that an event fed back while an effect is performed (a listener that stops
+ * the run) is seen by the effects after it. Waves: a task may start once every task of the
+ * earlier waves has finished. Eager: once its own dependencies (and context sources) have.
+ * Inside that, P0 before P1 before P2, then file order. Failures skip their dependents
+ * transitively; retryable failures are tried again after an exponential backoff with jitter.
+ */
+export class SchedulingCore<R extends CoreReply = CoreReply> {
+  readonly #options: CoreOptions;
+  readonly #rows: TaskRow[];
+  readonly #byId: Map<string, TaskRow>;
+  readonly #entries: Entry[] = [];
+  readonly #entryById = new Map<string, Entry>();
+  /** Checkpoints of this run that said block, with the cause their downstream tasks are skipped with. */
+  readonly #blockers = new Map<string, SkipCause>();
+  readonly #ready = new ReadyQueue<Entry>();
+  /** Interactive tasks ready to start: they go to the lane, outside the concurrency limit. */
+  readonly #readyInteractive = new ReadyQueue<Entry>();
+  readonly #held = new Map<number, Entry[]>();
+  readonly #waves: WaveBook;
+  #running = 0;
+  #laneBusy = 0;
+  #retrying = 0;
+  #unfinished = 0;
+  #hardFailures = 0;
+  #phase: 'idle' | 'running' | 'over' = 'idle';
+  #stopped: StopReason | undefined;
+  #stopReason = '';
+
+  /** `rows` is the session's table: dynamic tasks are appended to it, and results written into it. */
+  constructor(rows: TaskRow[], waves: ReadonlyMap<string, number>, runIds: ReadonlySet<string>, options: CoreOptions) {
+    this.#options = options;
+    this.#rows = rows;
+    this.#byId = new Map(rows.map((row) => [row.id, row]));
+    this.#waves = new WaveBook(options.schedule, this.#entries);
+    rows.forEach((row, index) => {
+      if (runIds.has(row.id)) this.#addEntry(row, index, waves.get(row.id) ?? 1);
+    });
+    this.#unfinished = this.#entries.length;
+    this.#rewire();
+  }
+
+  /** A row of the session (the tasks of this run and the rest), by id. */
+  rowById(id: string): TaskRow | undefined {
+    return this.#byId.get(id);
+  }
+
+  #addEntry(row: TaskRow, index: number, wave: number): void {
+    const entry = newEntry(row, index, wave);
+    this.#entries.push(entry);
+    this.#entryById.set(row.id, entry);
+  }
+
+  /**
+   * Derives the waiting structure from the rows: what each unfinished task still waits on,
+   * who waits on it, which are to be skipped, and the per-wave counts. Run at the start and
+   * again whenever an interactive task changes the session.
+   */
+  #rewire(): void {
+    for (const entry of this.#entries) entry.dependents = [];
+    for (const entry of this.#entries) {
+      if (entry.state === 'done') continue;
+      entry.remaining = 0;
+      const depList = splitList(entry.row.deps);
+      const deps = new Set(depList);
+      // Context sources must be finished too, so that eager runs see the same prev_context.
+      const prerequisites = new Set([...deps, ...splitList(entry.row.context_from)]);
+      prerequisites.delete(entry.row.id);
+      for (const id of prerequisites) {
+        const upstream = this.#entryById.get(id);
+        if (upstream && upstream.state !== 'done') {
+          entry.remaining++;
+          upstream.dependents.push(entry);
+        } else if (deps.has(id)) {
+          const row = this.#byId.get(id);
+          const cause = row ? this.#causeFrom(row) : undefined;
+          if (cause) doom(entry, cause, depList.indexOf(id));
+        }
+      }
+      // Queued before a change made it wait again: the stale queue slot is passed over.
+      if (entry.remaining > 0 && (entry.state === 'ready' || entry.state === 'held')) entry.state = 'waiting';
+    }
+    this.#waves.recount();
+  }
+
+  /** The cause a dependent of this finished task is skipped with, or undefined if it may run. */
+  #causeFrom(row: TaskRow): SkipCause | undefined {
+    return this.#blockers.get(row.id) ?? causeForDependents(row);
+  }
+
+  /** The run begins: the first wave opens and every task that waits on nothing is queued. */
+  *start(): Generator<Effect<R | RefusedChange>> {
+    if (this.#phase !== 'idle') return;
+    this.#phase = 'running';
+    yield* this.#advanceWave();
+    yield* this.#readyAll();
+    yield* this.#pump();
+  }
+
+  /** Stops starting tasks (planned retries included); running ones finish. The first reason given is kept. */
+  *stop(reason: StopReason, explanation: string): Generator<Effect<R | RefusedChange>> {
+    if (this.#stopped) return;
+    this.#stopped = reason;
+    this.#stopReason = explanation;
+    for (const entry of this.#entries) {
+      if (entry.state !== 'retry-wait') continue;
+      entry.state = 'waiting';
+      entry.row.status = 'pending';
+      this.#retrying--;
+      yield { type: 'cancel-retry', id: entry.row.id };
+    }
+    const done = this.#checkDone();
+    if (done) yield done;
+  }
+
+  /** An attempt came back; an interactive task may also change the session. */
+  *settled(id: string, reply: R, changes?: TaskChanges): Generator<Effect<R | RefusedChange>> {
+    const entry = this.#entryById.get(id);
+    if (entry?.state !== 'running') return;
+    if (entry.row.exec_mode === 'interactive') this.#laneBusy--;
+    else this.#running--;
+    const apply = changes !== undefined && reply.kind === 'finished' && reply.status === 'completed';
+    const problem = apply ? yield* this.#applyChanges(changes) : undefined;
+    const skips = apply && problem === undefined ? changes.skip.map(({ id, error }) => ({ id, cause: parseSkipCause(error) })) : [];
+    // A task to skip is marked before the deciding task finishes, so that it is skipped
+    // with its own reason as soon as it would become ready; the rest right after.
+    for (const skip of skips) {
+      const skipped = this.#entryById.get(skip.id)!;
+      if (!skipped.pendingSkip) doom(skipped, skip.cause, -1);
+    }
+    yield* this.#settle(entry, problem === undefined ? reply : { kind: 'error', errorClass: 'task-failure', error: problem });
+    for (const skip of skips) {
+      const skipped = this.#entryById.get(skip.id)!;
+      if (skipped.state !== 'done') yield* this.#finish(skipped, 'skipped', undefined, skip.cause.error);
+    }
+    yield* this.#pump();
+  }
+
+  /** The delay of a planned retry is over. */
+  *retryDue(id: string): Generator<Effect<R | RefusedChange>> {
+    const entry = this.#entryById.get(id);
+    if (entry?.state !== 'retry-wait') return;
+    this.#retrying--;
+    this.#queue(entry);
+    yield* this.#pump();
+  }
+
+  /** Every task that waits on nothing and never started becomes ready. */
+  *#readyAll(): Generator<Effect<R | RefusedChange>> {
+    for (const entry of this.#entries) {
+      if (entry.state === 'waiting' && entry.remaining === 0 && entry.attempts === 0) yield* this.#becomeReady(entry);
+    }
+  }
+
+  /** A task that waits on nothing now: skipped if it is doomed, else held at the wave gate or queued. */
+  *#becomeReady(entry: Entry): Generator<Effect<R | RefusedChange>> {
+    if (entry.state === 'done') return;
+    if (entry.pendingSkip) yield* this.#finish(entry, 'skipped', undefined, entry.pendingSkip.error);
+    else this.#admit(entry);
+  }
+
+  #admit(entry: Entry): void {
+    if (this.#options.schedule === 'waves' && entry.wave > this.#waves.current) {
+      entry.state = 'held';
+      const held = this.#held.get(entry.wave);
+      if (held) held.push(entry);
+      else this.#held.set(entry.wave, [entry]);
+      return;
+    }
+    this.#queue(entry);
+  }
+
+  #queue(entry: Entry): void {
+    entry.state = 'ready';
+    if (entry.row.exec_mode === 'interactive') this.#readyInteractive.push(entry);
+    else this.#ready.push(entry);
+  }
+
+  /** The next queued task that may still start (a change can make a queued task wait again, or skip it). */
+  #take(queue: ReadyQueue<Entry>): Entry | undefined {
+    for (let entry = queue.pop(); entry; entry = queue.pop()) {
+      if (entry.state === 'ready' && entry.remaining === 0) return entry;
+    }
+    return undefined;
+  }
+
+  /** Moves the wave gate to the lowest wave with unfinished tasks and releases its tasks. */
+  *#advanceWave(): Generator<Effect<R | RefusedChange>> {
+    const next = this.#waves.nextOpen();
+    if (next === undefined) return;
+    if (this.#options.schedule !== 'waves') return;
+    yield* this.#waves.report();
+    yield { type: 'wave-file', wave: next };
+    for (const entry of this.#held.get(next) ?? []) if (entry.state === 'held') this.#queue(entry);
+    this.#held.delete(next);
+  }
+
+  *#pump(): Generator<Effect<R | RefusedChange>> {
+    // The lane runs one task at a time; handing it the next only when it is free keeps
+    // the rest pending, so that a halt or a stop holds them back like any other task.
+    if (!this.#stopped && this.#readyInteractive.size > 0 && this.#laneBusy === 0) {
+      const entry = this.#take(this.#readyInteractive);
+      const waveFile = entry && this.#startAttempt(entry);
+      if (waveFile) yield waveFile;
+      if (entry) yield this.#handOut(entry, true);
+    }
+    while (!this.#stopped && this.#ready.size > 0 && this.#running < this.#options.concurrency) {
+      const entry = this.#take(this.#ready);
+      if (!entry) continue;
+      const waveFile = this.#startAttempt(entry);
+      if (waveFile) yield waveFile;
+      yield this.#handOut(entry, false);
+    }
+    const done = this.#checkDone();
+    if (done) yield done;
+  }
+
+  /** Starts an attempt; returns the wave file it completes (eager), owed before the dispatch itself. */
+  #startAttempt(entry: Entry): Effect<R | RefusedChange> | undefined {
+    entry.attempts++;
+    entry.state = 'running';
+    return entry.attempts === 1 ? this.#waves.dispatched(entry.wave, true) : undefined;
+  }
+
+  #handOut(entry: Entry, interactive: boolean): Effect<R | RefusedChange> {
+    if (interactive) this.#laneBusy++;
+    else this.#running++;
+    entry.row.status = 'in_progress';
+    // After a worker died under it, the task runs alone: if it was the cause, it dies alone.
+    return { type: 'dispatch', row: entry.row, wave: entry.wave, attempt: entry.attempts, interactive, isolated: entry.crashRetried };
+  }
+
+  *#settle(entry: Entry, reply: R | RefusedChange): Generator<Effect<R | RefusedChange>> {
+    if (reply.kind === 'finished') {
+      if (reply.status === 'failed') this.#hardFailures++;
+      yield* this.#finish(entry, reply.status, reply, reply.error);
+      return;
+    }
+    if (reply.errorClass === 'io') {
+      // The session folder failed the task, not the task itself: it is no failure (no
+      // dependent skipped), it stays pending for `resume`, and nothing new starts.
+      entry.state = 'waiting';
+      entry.row.status = 'pending';
+      yield* this.stop('io', `Stopped: ${entry.row.id} could not write its files into the session folder (${reply.error})`);
+      return;
+    }
+    const verdict = judgeError(reply, entry.attempts, entry.crashRetried, this.#options);
+    if (verdict.retry && !this.#stopped) {
+      entry.crashRetried ||= verdict.crash;
+      entry.state = 'retry-wait';
+      this.#retrying++;
+      yield { type: 'retry', id: entry.row.id, attempt: entry.attempts, reply, delayMs: verdict.delayMs };
+      return;
+    }
+    if (verdict.countsForHalt) this.#hardFailures++;
+    yield* this.#finish(entry, 'failed', reply, reply.error);
+  }
+
+  *#finish(entry: Entry, status: Extract<TaskStatus, 'completed' | 'failed' | 'skipped'>, reply: R | RefusedChange | undefined, error: string): Generator<Effect<R | RefusedChange>> {
+    const row = entry.row;
+    entry.state = 'done';
+    if (reply?.kind === 'finished' && reply.supervision_verdict === 'block') this.#blockers.set(row.id, blockedCause(row.id, reply.findings));
+    row.status = status;
+    row.findings = reply?.kind === 'finished' ? reply.findings : '';
+    row.gc_signal = reply?.kind === 'finished' ? reply.gc_signal : '';
+    row.severity_summary = reply?.kind === 'finished' ? reply.severity_summary : '';
+    row.error = error;
+    yield { type: 'finished', row, wave: entry.wave, status, reply, attempts: entry.attempts };
+    this.#unfinished--;
+    const waveFile = entry.attempts === 0 ? this.#waves.dispatched(entry.wave, false) : undefined;
+    if (waveFile) yield waveFile;
+    // Dependents first: the ones this dooms are skipped before the wave gate moves on, so
+    // that a later wave whose every task is skipped is passed over (no wave file), as in eager.
+    const cause = this.#causeFrom(row);
+    for (const dependent of entry.dependents) {
+      const rank = cause ? splitList(dependent.row.deps).indexOf(row.id) : -1;
+      if (cause && rank !== -1) doom(dependent, cause, rank);
+      if (--dependent.remaining !== 0 || dependent.state === 'done') continue;
+      // Most tasks are not doomed: admitted without a generator, the hot path of big runs.
+      if (dependent.pendingSkip) yield* this.#becomeReady(dependent);
+      else this.#admit(dependent);
+    }
+    if (this.#waves.finished(entry.wave)) yield* this.#advanceWave();
+    yield* this.#waves.report();
+    if (this.#stopped) return;
+    const halt = haltReason(this.#options.halt, this.#hardFailures, this.#entries.length);
+    if (halt) yield* this.stop('halt', halt);
+  }
+
+  /**
+   * Applies what an interactive task added and rewired (DESIGN.md section 4: new rows
+   * appended, waves recomputed), before the task itself is finished; its skips come after.
+   * Returns why the change was refused, leaving the session as it was, or undefined.
+   */
+  *#applyChanges(changes: TaskChanges): Generator<Effect<R | RefusedChange>, string | undefined> {
+    const problem = checkChanges(this.#rows, changes, (id) => {
+      const entry = this.#entryById.get(id);
+      return entry !== undefined && entry.attempts === 0 && entry.state !== 'done';
+    });
+    if (problem) return `Invalid session change: ${problem}`;
+    for (const row of changes.add) this.#byId.set(row.id, row);
+    const { waves, waveCount } = applyToRows(this.#rows, this.#byId, changes);
+    for (const entry of this.#entries) entry.wave = waves.get(entry.row.id)!;
+    for (const row of changes.add) this.#addEntry(row, this.#rows.indexOf(row), waves.get(row.id)!);
+    this.#unfinished += changes.add.length;
+    if (changes.add.length + changes.update.length > 0) {
+      yield { type: 'tasks-changed', added: changes.add, updated: changes.update, waveCount };
+    }
+    this.#rewire();
+    for (const held of this.#held.values()) for (const entry of held) if (entry.state === 'held') entry.state = 'waiting';
+    this.#held.clear();
+    yield* this.#readyAll();
+    return undefined;
+  }
+
+  /** The run-done effect once nothing is out and nothing more can start (plain, not a generator: it runs after every event). */
+  #checkDone(): Effect<R | RefusedChange> | undefined {
+    if (this.#phase !== 'running' || this.#running > 0 || this.#laneBusy > 0 || this.#retrying > 0) return undefined;
+    if (!this.#stopped && this.#ready.size + this.#readyInteractive.size > 0) return undefined;
+    if (!this.#stopped && this.#unfinished > 0) {
+      this.#stopped = 'stall';
+      const waiting = this.#entries.filter((entry) => entry.state !== 'done').map((entry) => entry.row);
+      this.#stopReason = describeStall(waiting, this.#byId);
+    }
+    for (const entry of this.#entries) if (entry.state !== 'done' && entry.row.status === 'in_progress') entry.row.status = 'pending';
+    this.#phase = 'over';
+    return { type: 'run-done', stopped: this.#stopped, reason: this.#stopReason };
+  }
+}
+

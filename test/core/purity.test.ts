@@ -1,0 +1,38 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const kCoreDir = join(import.meta.dirname, '../../src/core');
+
+/** What the scheduling core must not use: it gets time, randomness and I/O from its driver. */
+const kForbidden: [string, RegExp][] = [
+  ['a node: import', /from\s+['"]node:/],
+  ['a bare Node builtin import', /from\s+['"](fs|path|os|child_process|worker_threads|timers|events)['"]/],
+  ['a timer', /\b(setTimeout|setInterval|setImmediate|queueMicrotask)\b/],
+  ['the clock', /\b(Date|performance|hrtime)\b/],
+  ['Math.random', /Math\.random/],
+  ['process', /\bprocess\./],
+];
+
+describe('src/core is pure', () => {
+  const files = readdirSync(kCoreDir).filter((name) => name.endsWith('.ts'));
+
+  it('has its files', () => {
+    expect(files).toContain('scheduling-core.ts');
+  });
+
+  it.each(files)('%s uses no node: import, timer, clock or randomness', (name) => {
+    // Comments may name what the code must not use; only code counts.
+    const code = readFileSync(join(kCoreDir, name), 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/(^|[^:])\/\/.*$/gm, '$1');
+    const found = kForbidden.filter(([, pattern]) => pattern.test(code)).map(([what]) => what);
+    expect(found, `${name} uses ${found.join(', ')}`).toEqual([]);
+  });
+
+  it.each(files)('%s imports only the pure layers (csv, graph, schema) and src/core itself', (name) => {
+    const sources = [...readFileSync(join(kCoreDir, name), 'utf8').matchAll(/from\s+'([^']+)'/g)].map((match) => match[1]!);
+    const outside = sources.filter((source) => !/^\.\/|^\.\.\/(csv|graph|schema)\//.test(source));
+    expect(outside, `${name} imports ${outside.join(', ')}`).toEqual([]);
+  });
+});
