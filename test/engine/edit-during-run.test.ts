@@ -223,11 +223,12 @@ describe('an edit saved after the last rewrite of a run', () => {
     const tasksPath = join(dir, 'tasks.csv');
     const events = new RunEmitter();
     let edited = '';
-    // After the checkpoint of the last wave end (listeners of this emitter run first, so wait
-    // a turn), before the run's final rewrite, which comes after the worker pool is closed.
-    events.on('wave:done', ({ wave }) => {
-      if (wave !== 3) return;
-      setImmediate(() => {
+    // After the checkpoint of the last wave end, before the run's final rewrite, which comes
+    // after the backend is closed: a wave:done listener added once the run has started runs
+    // after the checkpointer's, in the same turn (no wait on the event loop's phases).
+    events.once('task:start', () => {
+      events.on('wave:done', ({ wave }) => {
+        if (wave !== 3) return;
         edited = readFileSync(tasksPath, 'utf8').replace('"Last"', '"Last, seen by a person"');
         writeFileSync(tasksPath, edited);
       });
