@@ -93,19 +93,6 @@ export function writeArtifactFiles(sessionDir: string, taskId: string, files: re
   return files.map((file) => writeArtifact(sessionDir, taskId, file.name, file.content));
 }
 
-/** Plans and writes a task's artifacts (planTaskArtifacts, then writeArtifactFiles). */
-export function writeTaskArtifacts(
-  sessionDir: string,
-  taskId: string,
-  findings: string,
-  extra: readonly { name: string; content: string }[],
-  limits: ArtifactLimits,
-  notes: readonly string[] = [],
-): { cell: string; artifacts: string[]; notes: string[] } {
-  const plan = planTaskArtifacts(taskId, findings, extra, limits, notes);
-  return { cell: plan.cell, artifacts: writeArtifactFiles(sessionDir, taskId, plan.files), notes: plan.notes };
-}
-
 /** Room kept in the byte total for the notes that end the output file. */
 const kNotesReserve = 4096;
 
