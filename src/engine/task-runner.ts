@@ -40,7 +40,8 @@ export function createTaskRunner(setup: TaskRunnerSetup): (request: WorkerReques
     try {
       attempt = attemptRequest(request);
     } catch (error) {
-      // Read by the worker before this moved here, and answered the same way.
+      // A context that cannot be read is a worker error, as it was when workers read it:
+      // the scheduler's rules for that class (one retry, on a thread of its own) are kept.
       return { kind: 'error', errorClass: 'worker-crash', error: scrubSecrets(cleanText(`Worker error: ${describe(error)}`)) };
     }
     // No single attempt is aborted: a run that stops takes its tasks back and cancels them
