@@ -57,12 +57,20 @@ export function writeAttemptFiles(
 }
 
 /**
- * What makes a reply's files unfit to write, or undefined: a name that is not one, a
- * discovery record of another task, more files or bytes than planTaskArtifacts gives a
- * task under `limits`, or two files of one name (in any case: some file systems do not
- * tell `Notes` from `notes`, and a second `output` would replace the findings' file).
+ * What makes a reply's files unfit to write, or undefined: a file that is not a name and
+ * a text, a name that is not one, a discovery record of another task, more files or bytes
+ * than planTaskArtifacts gives a task under `limits`, or two files of one name (in any
+ * case: some file systems do not tell `Notes` from `notes`, and a second `output` would
+ * replace the findings' file).
  */
 function replyProblem(taskId: string, files: readonly ArtifactFile[], discoveryOf: string, limits: TaskLimits): string | undefined {
+  // Typed, but read from JSON that only had its `kind` checked (readReply): the shape first.
+  if (!Array.isArray(files)) return 'artifacts that are not a list';
+  const notFile = files.findIndex((file: unknown) => {
+    const { name, content } = (file ?? {}) as { name?: unknown; content?: unknown };
+    return typeof name !== 'string' || typeof content !== 'string';
+  });
+  if (notFile >= 0) return `artifact ${notFile + 1} without a text name and content`;
   const badName = files.find((file) => !kArtifactNamePattern.test(file.name));
   if (badName !== undefined) return `an artifact named ${JSON.stringify(badName.name)}`;
   if (discoveryOf !== taskId) return `a discovery record of ${JSON.stringify(discoveryOf)}`;

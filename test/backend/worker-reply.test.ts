@@ -150,10 +150,12 @@ describe("the engine re-checks a reply's files against the run's caps", () => {
     ['52 files, two named output, at the default cap of 20', many, {}, /^Invalid output: the reply holds 52 artifact files, past the cap of 20 per task \(max_artifacts_per_task\)$/],
     ['3 files at a cap of 2', [{ name: 'a', content: 'a' }, { name: 'b', content: 'b' }, { name: 'c', content: 'c' }], { maxArtifactsPerTask: 2 }, /past the cap of 2 per task/],
     ['12 MiB at the default cap of 10 MiB', [big('a'), big('b')], {}, /^Invalid output: the reply holds 12582912 bytes of artifact files, past the cap of 10485760 per task \(max_artifact_bytes\)$/],
+    ['an artifact whose content is not text', [{ name: 'a', content: 'a' }, { name: 'b', content: 42 as unknown as string }], {}, /^Invalid output: the reply holds artifact 2 without a text name and content$/],
+    ['artifacts that are not a list', null as unknown as [], {}, /^Invalid output: the reply holds artifacts that are not a list$/],
     ['a name repeated in another case', [{ name: 'output', content: 'the findings' }, { name: 'Output', content: 'over them' }], {}, /^Invalid output: the reply holds two artifacts of one name: "output" and "Output"$/],
   ] as const)('%s: refused as invalid-output, nothing written', (_, artifacts, limits, error) => {
     const dir = mkdtempSync(join(tmpdir(), 'csv-wave-session-'));
-    const written = writeAttemptFiles(dir, 'T', forged([...artifacts]), 'always', limits);
+    const written = writeAttemptFiles(dir, 'T', forged(artifacts as { name: string; content: string }[]), 'always', limits);
     expect(written).toEqual({ kind: 'error', errorClass: 'invalid-output', error: expect.stringMatching(error), thread: 3 });
     expect(readdirSync(dir)).toEqual([]);
   });
