@@ -3,7 +3,7 @@ import { writeFileAtomic } from '../csv/atomic-write.js';
 import type { TaskRow } from '../core/task.js';
 import type { TasksTable } from '../csv/tasks-table.js';
 import { serializeWaveFile } from '../csv/wave-file.js';
-import type { AttemptReply, WorkerReply } from '../executors/messages.js';
+import type { AttemptReply, TaskLimits, WorkerReply } from '../executors/messages.js';
 import { buildPrevContext } from '../graph/prev-context.js';
 import { writeAttemptFiles } from '../knowledge/attempt-files.js';
 import { DiscoveryBoard } from '../knowledge/discoveries-board.js';
@@ -25,6 +25,8 @@ export interface KnowledgeSinkSetup {
   discoveryFiles: DiscoveryFilePolicy;
   /** Bytes of one line of discoveries.ndjson at most. */
   maxDiscoveryLineBytes: number;
+  /** The run's output caps, which each attempt's files are checked against (a reply may come from anywhere). */
+  limits: TaskLimits;
   /** The prev_context cap, for the wave files. */
   prevContextCap: number;
   warn: (message: string) => void;
@@ -54,7 +56,8 @@ export class KnowledgeSink {
    * becomes the reply (see writeAttemptFiles).
    */
   attemptFiles(taskId: string, reply: AttemptReply): WorkerReply {
-    return writeAttemptFiles(this.#setup.sessionDir, taskId, reply, this.#setup.discoveryFiles);
+    const { sessionDir, discoveryFiles, limits } = this.#setup;
+    return writeAttemptFiles(sessionDir, taskId, reply, discoveryFiles, limits);
   }
 
   /** A task finished (completed, failed or skipped): its notes, discoveries, wisdom and usage. */

@@ -84,11 +84,17 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       // One limit per run is one per endpoint: a run talks to one model server.
       endpointConcurrency: settings.executor.type === 'openai' ? settings.endpointConcurrency : undefined,
     });
+    const limits = {
+      maxStdoutBytes: settings.maxStdoutBytes,
+      maxArtifactsPerTask: settings.maxArtifactsPerTask,
+      maxArtifactBytes: settings.maxArtifactBytes,
+    };
     const sink = new KnowledgeSink({
       sessionDir: session.dir,
       table,
       discoveryFiles: settings.discoveryFiles ?? (session.config.pipeline === 'generic' ? 'when-rich' : 'always'),
       maxDiscoveryLineBytes: settings.maxDiscoveryLineBytes,
+      limits,
       prevContextCap: settings.prevContextCap,
       warn,
     });
@@ -98,11 +104,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       pipeline: pipelineFor(session.config.pipeline),
       sessionDir: session.dir,
       topic: session.config.topic ?? '',
-      limits: {
-        maxStdoutBytes: settings.maxStdoutBytes,
-        maxArtifactsPerTask: settings.maxArtifactsPerTask,
-        maxArtifactBytes: settings.maxArtifactBytes,
-      },
+      limits,
       warn,
     });
     const lane = new InteractiveLane({

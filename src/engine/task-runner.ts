@@ -2,6 +2,7 @@ import type { ExecutionBackend } from '../backend/execution-backend.js';
 import { cleanText } from '../executors/clean-text.js';
 import { finishAttempt } from '../executors/finish-attempt.js';
 import { describe } from '../executors/module.js';
+import { kNeverAborted } from '../executors/never-aborted.js';
 import { scrubSecrets } from '../executors/secret-scrubber.js';
 import type { AttemptRequest, TaskLimits, WorkerReply, WorkerRequest } from '../executors/messages.js';
 import { buildPromptContext } from '../knowledge/prompt-context.js';
@@ -24,12 +25,6 @@ export interface TaskRunnerSetup {
 }
 
 /**
- * No single attempt is aborted: a run that stops takes its tasks back and cancels them
- * all at once (ExecutionBackend.cancelAll).
- */
-const kNeverAborted = new AbortController().signal;
-
-/**
  * How a run executes one attempt of a task, on the main thread in front of the execution
  * backend: the request gets the task's upstream context (and a model prompt's view of the
  * session), read here so that no worker reads the session folder, the run's output caps
@@ -45,9 +40,12 @@ export function createTaskRunner(setup: TaskRunnerSetup): (request: WorkerReques
     try {
       attempt = attemptRequest(request);
     } catch (error) {
-      // Read by the worker before this moved here, and answered the same way.
+      // A context that cannot be read is a worker error, as it was when workers read it:
+      // the scheduler's rules for that class (one retry, on a thread of its own) are kept.
       return { kind: 'error', errorClass: 'worker-crash', error: scrubSecrets(cleanText(`Worker error: ${describe(error)}`)) };
     }
+    // No single attempt is aborted: a run that stops takes its tasks back and cancels them
+    // all at once (ExecutionBackend.cancelAll).
     return sink.attemptFiles(request.task.id, await backend.submit(attempt, kNeverAborted));
   };
 

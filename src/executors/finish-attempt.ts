@@ -1,4 +1,4 @@
-import { artifactPath, kDefaultArtifactLimits, planTaskArtifacts } from '../knowledge/artifacts.js';
+import { artifactLimitsOf, artifactPath, planTaskArtifacts } from '../knowledge/artifacts.js';
 import { cutText } from '../knowledge/cut-text.js';
 import type { DiscoveryFileInput } from '../knowledge/discovery-files.js';
 import { pipelineFor } from '../pipelines/pipeline-for.js';
@@ -108,16 +108,7 @@ function finishResult(
   const signal = label('gc_signal', result.gc_signal);
   const ruled = pipelineFor(pipeline).normaliseResult(task.row.role ?? '', { ...result, gc_signal: signal, severity_summary: severity }, 'derive');
   if (!ruled.ok) return { kind: 'error', errorClass: 'invalid-output', error: cutError(`Invalid result: ${ruled.problem}`), ...extras };
-  const written = planTaskArtifacts(
-    task.id,
-    result.findings,
-    result.artifacts ?? [],
-    {
-      maxFiles: limits.maxArtifactsPerTask ?? kDefaultArtifactLimits.maxFiles,
-      maxBytes: limits.maxArtifactBytes ?? kDefaultArtifactLimits.maxBytes,
-    },
-    notes,
-  );
+  const written = planTaskArtifacts(task.id, result.findings, result.artifacts ?? [], artifactLimitsOf(limits), notes);
   const error = cutError(result.error ?? (result.status === 'failed' ? 'The task reported failure' : ''));
   const artifacts = written.files.map((file) => artifactPath(task.id, file.name));
   const discovery: DiscoveryFileInput = {

@@ -9,13 +9,12 @@ import { createExecutor } from './create-executor.js';
 import { finishAttempt } from './finish-attempt.js';
 import type { AttemptReply, AttemptRequest, ExecutorSpec } from './messages.js';
 import { describe } from './module.js';
+import { kNeverAborted } from './never-aborted.js';
 import { scrubSecrets } from './secret-scrubber.js';
 import type { Executor } from './types.js';
 
 /** One executor per spec per thread, so that a module is imported once. */
 const executors = new Map<string, Executor>();
-/** Aborting is the pool's job (it ends the thread); inside, nothing aborts. */
-const kNeverAborted = new AbortController().signal;
 
 function executorFor(spec: ExecutorSpec): Executor {
   const key = JSON.stringify(spec);
@@ -63,6 +62,7 @@ export default async function runAttempt(request: PoolRequest): Promise<AttemptR
   const task = request.task;
   const limits = request.limits ?? {};
   const outcome = await executorFor(request.executor).run(task, {
+    // Aborting is the pool's job (it ends the thread); inside, nothing aborts.
     signal: kNeverAborted,
     timeoutMs: request.timeoutMs,
     ...(limits.maxStdoutBytes === undefined ? {} : { maxStdoutBytes: limits.maxStdoutBytes }),

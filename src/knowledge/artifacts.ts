@@ -93,21 +93,35 @@ export function writeArtifactFiles(sessionDir: string, taskId: string, files: re
   return files.map((file) => writeArtifact(sessionDir, taskId, file.name, file.content));
 }
 
-/** Plans and writes a task's artifacts (planTaskArtifacts, then writeArtifactFiles). */
-export function writeTaskArtifacts(
-  sessionDir: string,
-  taskId: string,
-  findings: string,
-  extra: readonly { name: string; content: string }[],
-  limits: ArtifactLimits,
-  notes: readonly string[] = [],
-): { cell: string; artifacts: string[]; notes: string[] } {
-  const plan = planTaskArtifacts(taskId, findings, extra, limits, notes);
-  return { cell: plan.cell, artifacts: writeArtifactFiles(sessionDir, taskId, plan.files), notes: plan.notes };
-}
-
 /** Room kept in the byte total for the notes that end the output file. */
 const kNotesReserve = 4096;
+
+/** The room kept for the output file's notes under `limits`: a quarter of a small cap. */
+function notesReserve(limits: ArtifactLimits): number {
+  return Math.min(kNotesReserve, Math.floor(limits.maxBytes / 4));
+}
+
+/**
+ * The limits of a run's caps (TaskLimits / RunOptions), an absent one at its default.
+ * Structural, so that this file needs nothing of the executors.
+ */
+export function artifactLimitsOf(limits: { maxArtifactsPerTask?: number; maxArtifactBytes?: number }): ArtifactLimits {
+  return {
+    maxFiles: limits.maxArtifactsPerTask ?? kDefaultArtifactLimits.maxFiles,
+    maxBytes: limits.maxArtifactBytes ?? kDefaultArtifactLimits.maxBytes,
+  };
+}
+
+/**
+ * The most bytes planTaskArtifacts gives one task's files under `limits`, so that the
+ * engine can check a reply against it. The cap itself from 16 KiB on; under that a little
+ * more, as the notes that end the output file may pass the quarter of the cap kept for
+ * them: they are at most a few short notes (about 2 KiB: fixed texts, numbers and at most
+ * ten artifact names), never past kNotesReserve.
+ */
+export function maxPlannedBytes(limits: ArtifactLimits): number {
+  return limits.maxBytes - notesReserve(limits) + kNotesReserve;
+}
 
 function planArtifacts(
   findings: string,
@@ -123,7 +137,7 @@ function planArtifacts(
   if (output) {
     filesLeft--;
     const size = Buffer.byteLength(findings);
-    const reserve = Math.min(kNotesReserve, Math.floor(limits.maxBytes / 4));
+    const reserve = notesReserve(limits);
     const room = limits.maxBytes - reserve;
     if (size > room) {
       kept = cutTextBytes(findings, room);

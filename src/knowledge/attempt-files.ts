@@ -1,11 +1,11 @@
 import { isFolderWriteFailure } from '../csv/write-all.js';
 import { cleanText } from '../executors/clean-text.js';
 import { cutError } from '../executors/finish-attempt.js';
-import type { AttemptReply, WorkerReply } from '../executors/messages.js';
+import type { AttemptReply, ArtifactFile, TaskLimits, WorkerReply } from '../executors/messages.js';
 import { describe } from '../executors/module.js';
 import { scrubSecrets } from '../executors/secret-scrubber.js';
 import { kArtifactNamePattern } from '../schema/result.js';
-import { writeArtifactFiles } from './artifacts.js';
+import { artifactLimitsOf, maxPlannedBytes, writeArtifactFiles } from './artifacts.js';
 import { wantsDiscoveryFile, writeDiscoveryFile, type DiscoveryFilePolicy } from './discovery-files.js';
 
 /**
@@ -20,15 +20,22 @@ import { wantsDiscoveryFile, writeDiscoveryFile, type DiscoveryFilePolicy } from
  * only the notes of the attempt itself, not those of the files it could not write.
  *
  * The reply came from a worker, maybe on another machine: the paths are made here from
- * the task id and names checked again, never taken from the reply.
+ * the task id and names checked again, never taken from the reply, and the files are
+ * checked against the run's `limits` as the worker should have fitted them (see
+ * replyProblem). A reply that fails a check is refused as `invalid-output`, writing nothing.
  */
-export function writeAttemptFiles(sessionDir: string, taskId: string, reply: AttemptReply, policy: DiscoveryFilePolicy): WorkerReply {
+export function writeAttemptFiles(
+  sessionDir: string,
+  taskId: string,
+  reply: AttemptReply,
+  policy: DiscoveryFilePolicy,
+  limits: TaskLimits,
+): WorkerReply {
   if (reply.kind === 'error') return reply;
   const { artifacts: files, discovery, attemptNotes, ...rest } = reply;
-  const badName = files.find((file) => !kArtifactNamePattern.test(file.name));
-  if (badName !== undefined || discovery.taskId !== taskId) {
-    const what = badName === undefined ? `a discovery record of ${JSON.stringify(discovery.taskId)}` : `an artifact named ${JSON.stringify(badName.name)}`;
-    const error = scrubSecrets(cleanText(`Invalid output: the reply holds ${what}`));
+  const problem = replyProblem(taskId, files, discovery.taskId, limits);
+  if (problem !== undefined) {
+    const error = scrubSecrets(cleanText(`Invalid output: the reply holds ${problem}`));
     return { kind: 'error', errorClass: 'invalid-output', error, ...(rest.thread === undefined ? {} : { thread: rest.thread }) };
   }
   try {
@@ -47,4 +54,39 @@ export function writeAttemptFiles(sessionDir: string, taskId: string, reply: Att
       ...(rest.thread === undefined ? {} : { thread: rest.thread }),
     };
   }
+}
+
+/**
+ * What makes a reply's files unfit to write, or undefined: a file that is not a name and
+ * a text, a name that is not one, a discovery record of another task, more files or bytes
+ * than planTaskArtifacts gives a task under `limits`, or two files of one name (in any
+ * case: some file systems do not tell `Notes` from `notes`, and a second `output` would
+ * replace the findings' file).
+ */
+function replyProblem(taskId: string, files: readonly ArtifactFile[], discoveryOf: string, limits: TaskLimits): string | undefined {
+  // Typed, but read from JSON that only had its `kind` checked (readReply): the shape first.
+  if (!Array.isArray(files)) return 'artifacts that are not a list';
+  const notFile = files.findIndex((file: unknown) => {
+    const { name, content } = (file ?? {}) as { name?: unknown; content?: unknown };
+    return typeof name !== 'string' || typeof content !== 'string';
+  });
+  if (notFile >= 0) return `artifact ${notFile + 1} without a text name and content`;
+  const badName = files.find((file) => !kArtifactNamePattern.test(file.name));
+  if (badName !== undefined) return `an artifact named ${JSON.stringify(badName.name)}`;
+  if (discoveryOf !== taskId) return `a discovery record of ${JSON.stringify(discoveryOf)}`;
+  const caps = artifactLimitsOf(limits);
+  if (files.length > caps.maxFiles) {
+    return `${files.length} artifact files, past the cap of ${caps.maxFiles} per task (max_artifacts_per_task)`;
+  }
+  const bytes = files.reduce((total, file) => total + Buffer.byteLength(file.content), 0);
+  if (bytes > maxPlannedBytes(caps)) {
+    return `${bytes} bytes of artifact files, past the cap of ${caps.maxBytes} per task (max_artifact_bytes)`;
+  }
+  const seen = new Map<string, string>();
+  for (const file of files) {
+    const first = seen.get(file.name.toLowerCase());
+    if (first !== undefined) return `two artifacts of one name: ${JSON.stringify(first)} and ${JSON.stringify(file.name)}`;
+    seen.set(file.name.toLowerCase(), file.name);
+  }
+  return undefined;
 }

@@ -15,7 +15,10 @@ export function pipelineFor(name: PipelineName): Pipeline {
   return kPipelineObjects[name];
 }
 
-/** The Pipeline object of a name read from outside (a file a worker reads); undefined when no pipeline has it. */
+/**
+ * The Pipeline object of a name that came from outside (the prompt context an attempt's
+ * request carries, which may come from anywhere); undefined when no pipeline has it.
+ */
 export function findPipeline(name: string): Pipeline | undefined {
   return (kPipelines as readonly string[]).includes(name) ? kPipelineObjects[name as PipelineName] : undefined;
 }

@@ -9,15 +9,16 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { parseTasks } from '../../src/csv/parse-tasks.js';
 import { KnowledgeSink } from '../../src/engine/knowledge-sink.js';
-import type { AttemptReply } from '../../src/executors/messages.js';
+import type { AttemptReply, TaskLimits } from '../../src/executors/messages.js';
 
-function sink(sessionDir: string, warnings: string[] = []) {
+function sink(sessionDir: string, warnings: string[] = [], limits: TaskLimits = {}) {
   const table = parseTasks('id,description,role,wave,status,findings,context_from\nT,d,r,1,pending,,\n');
   return new KnowledgeSink({
     sessionDir,
     table,
     discoveryFiles: 'when-rich',
     maxDiscoveryLineBytes: 65536,
+    limits,
     prevContextCap: 16000,
     warn: (message) => warnings.push(message),
   });
@@ -75,6 +76,19 @@ describe('KnowledgeSink.attemptFiles', () => {
     expect(written).toMatchObject({ kind: 'error', errorClass: 'task-failure' });
     expect(existsSync(join(outside, 'T'))).toBe(false);
   });
+});
+
+test("a reply past the run's caps, which the sink was given, is refused and writes nothing", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'csv-wave-sink-'));
+  const two = { ...reply(), artifacts: [{ name: 'a', content: 'a' }, { name: 'b', content: 'b' }] };
+  expect(sink(dir, [], { maxArtifactsPerTask: 2 }).attemptFiles('T', two)).toMatchObject({ kind: 'finished' });
+  const other = mkdtempSync(join(tmpdir(), 'csv-wave-sink-'));
+  expect(sink(other, [], { maxArtifactsPerTask: 1 }).attemptFiles('T', two)).toMatchObject({
+    kind: 'error',
+    errorClass: 'invalid-output',
+    error: expect.stringMatching(/past the cap of 1 per task \(max_artifacts_per_task\)/),
+  });
+  expect(existsSync(join(other, 'artifacts'))).toBe(false);
 });
 
 test('a run after another in the same process writes into folders removed in between (init --force)', () => {

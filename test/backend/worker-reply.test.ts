@@ -81,7 +81,7 @@ describe('a worker attempt touches no session folder', () => {
   test('the engine then writes what the reply carries: the artifacts, and the discovery file listing them', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'csv-wave-session-'));
     const reply = await runAttempt({ executor: { type: 'module', path: kRichModule }, task: task(dir), timeoutMs: 0 });
-    const written = writeAttemptFiles(dir, 'T', reply, 'when-rich');
+    const written = writeAttemptFiles(dir, 'T', reply, 'when-rich', {});
     expect(written).toMatchObject({ kind: 'finished', artifacts: ['artifacts/T/output.md', 'artifacts/T/notes.md'] });
     expect(readFileSync(join(dir, 'artifacts', 'T', 'notes.md'), 'utf8')).toBe('the notes');
     expect(readFileSync(join(dir, 'artifacts', 'T', 'output.md'), 'utf8')).toMatch(/f{600}$/);
@@ -116,8 +116,65 @@ describe('the engine trusts no path from a reply', () => {
     ["another task's discovery record", finished('ok', 'OTHER'), /^Invalid output: the reply holds a discovery record of "OTHER"$/],
   ])('%s fails the task and writes nothing', (_, reply, error) => {
     const dir = mkdtempSync(join(tmpdir(), 'csv-wave-session-'));
-    const written = writeAttemptFiles(dir, 'T', reply, 'always');
+    const written = writeAttemptFiles(dir, 'T', reply, 'always', {});
     expect(written).toMatchObject({ kind: 'error', errorClass: 'invalid-output', error: expect.stringMatching(error) });
     expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe("the engine re-checks a reply's files against the run's caps", () => {
+  /** A reply as a worker elsewhere could send it: the local worker fits its files to the caps first. */
+  const forged = (artifacts: { name: string; content: string }[]): AttemptReply => ({
+    kind: 'finished',
+    status: 'completed',
+    findings: 'f [… full output: artifacts/T/output.md]',
+    gc_signal: '',
+    severity_summary: '',
+    error: '',
+    discoveries: [],
+    wisdom: {},
+    artifacts,
+    discovery: { taskId: 'T', role: 'r', status: 'completed', findings: 'f', error: null, artifacts: [] },
+    supervision_verdict: undefined,
+    supervision_score: undefined,
+    thread: 3,
+  });
+  const many = [
+    { name: 'output', content: 'the findings' },
+    ...Array.from({ length: 50 }, (_, i) => ({ name: `a${i}`, content: 'x' })),
+    { name: 'output', content: 'written over the findings' },
+  ];
+  const big = (name: string) => ({ name, content: 'b'.repeat(6 * 1024 * 1024) });
+
+  test.each([
+    ['52 files, two named output, at the default cap of 20', many, {}, /^Invalid output: the reply holds 52 artifact files, past the cap of 20 per task \(max_artifacts_per_task\)$/],
+    ['3 files at a cap of 2', [{ name: 'a', content: 'a' }, { name: 'b', content: 'b' }, { name: 'c', content: 'c' }], { maxArtifactsPerTask: 2 }, /past the cap of 2 per task/],
+    ['12 MiB at the default cap of 10 MiB', [big('a'), big('b')], {}, /^Invalid output: the reply holds 12582912 bytes of artifact files, past the cap of 10485760 per task \(max_artifact_bytes\)$/],
+    ['an artifact whose content is not text', [{ name: 'a', content: 'a' }, { name: 'b', content: 42 as unknown as string }], {}, /^Invalid output: the reply holds artifact 2 without a text name and content$/],
+    ['artifacts that are not a list', null as unknown as [], {}, /^Invalid output: the reply holds artifacts that are not a list$/],
+    ['a name repeated in another case', [{ name: 'output', content: 'the findings' }, { name: 'Output', content: 'over them' }], {}, /^Invalid output: the reply holds two artifacts of one name: "output" and "Output"$/],
+  ] as const)('%s: refused as invalid-output, nothing written', (_, artifacts, limits, error) => {
+    const dir = mkdtempSync(join(tmpdir(), 'csv-wave-session-'));
+    const written = writeAttemptFiles(dir, 'T', forged(artifacts as { name: string; content: string }[]), 'always', limits);
+    expect(written).toEqual({ kind: 'error', errorClass: 'invalid-output', error: expect.stringMatching(error), thread: 3 });
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  test('what a worker fits to a small cap passes, though the notes that end its output file take more than the room kept for them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'csv-wave-session-'));
+    // Findings cut at a 1 KiB cap, and two artifacts with long names dropped: the notes
+    // ending output.md are longer than the quarter of the cap kept for them.
+    const names = ['a'.repeat(60), 'b'.repeat(60)];
+    const result = resultText({ findings: 'f'.repeat(3000), artifacts: names.map((name) => ({ name, content: 'x'.repeat(400) })) });
+    const resultFile = join(mkdtempSync(join(tmpdir(), 'csv-wave-result-')), 'result.json');
+    writeFileSync(resultFile, result);
+    const limits = { maxArtifactBytes: 1024 };
+    const reply = await runAttempt({ executor: { type: 'command', template: `cat '${resultFile}'` }, task: task(dir), timeoutMs: 0, limits });
+    expect(reply.kind).toBe('finished');
+    if (reply.kind !== 'finished') return;
+    expect(reply.artifacts.reduce((total, file) => total + Buffer.byteLength(file.content), 0)).toBeGreaterThan(1024);
+    const written = writeAttemptFiles(dir, 'T', reply, 'always', limits);
+    expect(written).toMatchObject({ kind: 'finished', artifacts: ['artifacts/T/output.md'] });
+    expect(readFileSync(join(dir, 'artifacts', 'T', 'output.md'), 'utf8')).toMatch(/2 artifact\(s\) dropped/);
   });
 });

@@ -108,7 +108,7 @@ describe('caps travel to the worker in the request', () => {
   }
   /** The worker's half of an attempt, then the engine's: its files written as a run writes them. */
   const runAttempt = async (attempt: AttemptRequest): Promise<WorkerReply> =>
-    writeAttemptFiles(attempt.task.session, attempt.task.id, await runWorkerAttempt(attempt), 'always');
+    writeAttemptFiles(attempt.task.session, attempt.task.id, await runWorkerAttempt(attempt), 'always', attempt.limits ?? {});
   const session = () => mkdtempSync(join(tmpdir(), 'csv-wave-limits-'));
   const finished = (reply: WorkerReply) => {
     expect(reply.kind).toBe('finished');

@@ -2,11 +2,38 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { kDefaultArtifactLimits, writeTaskArtifacts } from '../../src/knowledge/artifacts.js';
+import type { AttemptReply } from '../../src/executors/messages.js';
+import { kDefaultArtifactLimits, maxPlannedBytes, planTaskArtifacts } from '../../src/knowledge/artifacts.js';
+import { writeAttemptFiles } from '../../src/knowledge/attempt-files.js';
 import { runCli } from '../helpers/cli.js';
 import { genericSession, readRows, resultText } from '../helpers/generic-session.js';
 
 const kEcho = 'printf %s {description}';
+
+/**
+ * A task's artifacts as a run makes them: planned by the worker (planTaskArtifacts), then
+ * written by the engine from the reply (writeAttemptFiles), at the default caps.
+ */
+function planAndWrite(dir: string, findings: string, extra: { name: string; content: string }[]) {
+  const plan = planTaskArtifacts('T', findings, extra, kDefaultArtifactLimits);
+  const reply: AttemptReply = {
+    kind: 'finished',
+    status: 'completed',
+    findings: plan.cell,
+    gc_signal: '',
+    severity_summary: '',
+    error: '',
+    discoveries: [],
+    wisdom: {},
+    artifacts: plan.files,
+    discovery: { taskId: 'T', role: 'r', status: 'completed', findings: plan.cell, error: null, artifacts: [] },
+    supervision_verdict: undefined,
+    supervision_score: undefined,
+  };
+  const written = writeAttemptFiles(dir, 'T', reply, 'when-rich', {});
+  if (written.kind !== 'finished') throw new Error(`not written: ${written.error}`);
+  return { cell: plan.cell, artifacts: written.artifacts, notes: plan.notes };
+}
 
 describe('artifact paths', () => {
   test("task A's artifact b-output and task A-b's long findings are two files (artifacts/<id>/<name>.md), each pointed at by its own task", async () => {
@@ -29,17 +56,11 @@ describe('artifact paths', () => {
   test("an artifact named like another of the task (in any case) or like its findings' file is refused, not written over it, and said in a note", () => {
     const dir = mkdtempSync(join(tmpdir(), 'csv-wave-artifacts-'));
     const findings = 'f'.repeat(600);
-    const written = writeTaskArtifacts(
-      dir,
-      'T',
-      findings,
-      [
-        { name: 'output', content: 'would replace the findings' },
-        { name: 'notes', content: 'first notes' },
-        { name: 'Notes', content: 'second notes' },
-      ],
-      kDefaultArtifactLimits,
-    );
+    const written = planAndWrite(dir, findings, [
+      { name: 'output', content: 'would replace the findings' },
+      { name: 'notes', content: 'first notes' },
+      { name: 'Notes', content: 'second notes' },
+    ]);
     expect(written.artifacts).toEqual(['artifacts/T/output.md', 'artifacts/T/notes.md']);
     expect(readdirSync(join(dir, 'artifacts', 'T')).sort()).toEqual(['notes.md', 'output.md']);
     expect(readFileSync(join(dir, 'artifacts', 'T', 'output.md'), 'utf8')).toMatch(/^f{600}\n\[2 artifact\(s\) dropped/);
@@ -51,8 +72,14 @@ describe('artifact paths', () => {
 
   test("findings that fit the cell leave the name output to the task's own artifact", () => {
     const dir = mkdtempSync(join(tmpdir(), 'csv-wave-artifacts-'));
-    const written = writeTaskArtifacts(dir, 'T', 'short', [{ name: 'output', content: 'mine' }], kDefaultArtifactLimits);
+    const written = planAndWrite(dir, 'short', [{ name: 'output', content: 'mine' }]);
     expect(written).toEqual({ cell: 'short', artifacts: ['artifacts/T/output.md'], notes: [] });
     expect(readFileSync(join(dir, 'artifacts', 'T', 'output.md'), 'utf8')).toBe('mine');
+  });
+
+  test('the bytes a reply may carry: the cap itself from 16 KiB on, the room for the output notes past a quarter of a smaller one', () => {
+    expect(maxPlannedBytes(kDefaultArtifactLimits)).toBe(10 * 1024 * 1024);
+    expect(maxPlannedBytes({ maxFiles: 20, maxBytes: 16 * 1024 })).toBe(16 * 1024);
+    expect(maxPlannedBytes({ maxFiles: 20, maxBytes: 1024 })).toBe(1024 - 256 + 4096);
   });
 });

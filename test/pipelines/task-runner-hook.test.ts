@@ -27,7 +27,7 @@ function runner(pipeline: PipelineName) {
     close: async () => {},
   };
   const warnings: string[] = [];
-  const sink = { attemptFiles: (taskId: string, reply: AttemptReply) => writeAttemptFiles(session, taskId, reply, 'when-rich') };
+  const sink = { attemptFiles: (taskId: string, reply: AttemptReply) => writeAttemptFiles(session, taskId, reply, 'when-rich', {}) };
   const run = createTaskRunner({
     backend,
     sink,
