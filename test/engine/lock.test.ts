@@ -49,6 +49,9 @@ describe('session lock', () => {
     expect(held.pid).toBe(first.child.pid);
     expect(held.hostname).toBe(hostname());
 
+    // The first run shows task a running in tasks.csv at its next periodic rewrite; after
+    // that it changes nothing until the gate opens, so any change is the second run's.
+    await waitFor(() => readFileSync(join(dir, 'tasks.csv'), 'utf8').includes('"in_progress"'), 'tasks.csv to show task a running');
     const tasksBefore = readFileSync(join(dir, 'tasks.csv'));
     const second = await runCli('run', dir, '--cmd', kGatedCmd);
     expect(second.code).toBe(3);
