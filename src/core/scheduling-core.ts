@@ -1,4 +1,4 @@
-import { splitList } from '../csv/columns.js';
+import { splitList } from './id-list.js';
 import type { TaskRow } from './task.js';
 import type { TaskStatus } from '../schema/row.js';
 import type { CoreOptions } from './core-options.js';
@@ -14,7 +14,7 @@ import { WaveBook } from './wave-book.js';
 
 /**
  * The scheduling rules, with no clock, timer or randomness of their own: each event
- * (start, settled, retryDue, stop) returns the effects to perform, in order, as a
+ * (start, settled, retryDue, stop, takeBack) returns the effects to perform, in order, as a
  * generator, so that an event fed back while an effect is performed (a listener that stops
  * the run) is seen by the effects after it. Waves: a task may start once every task of the
  * earlier waves has finished. Eager: once its own dependencies (and context sources) have.
@@ -133,8 +133,7 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
   *settled(id: string, reply: R, changes?: TaskChanges): Generator<Effect<R | RefusedChange>> {
     const entry = this.#entryById.get(id);
     if (entry?.state !== 'running') return;
-    if (entry.row.exec_mode === 'interactive') this.#laneBusy--;
-    else this.#running--;
+    this.#release(entry);
     const apply = changes !== undefined && reply.kind === 'finished' && reply.status === 'completed';
     const problem = apply ? yield* this.#applyChanges(changes) : undefined;
     const skips = apply && problem === undefined ? changes.skip.map(({ id, error }) => ({ id, cause: parseSkipCause(error) })) : [];
@@ -150,6 +149,27 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
       if (skipped.state !== 'done') yield* this.#finish(skipped, 'skipped', undefined, skip.cause.error);
     }
     yield* this.#pump();
+  }
+
+  /**
+   * The driver took a running task back (a signal's grace ran out, or the session folder
+   * cannot hold its result): it is pending again and no longer out, and its answer, if one
+   * comes, is ignored. It does not start again in this run. The driver takes tasks back
+   * after a stop, so nothing else starts either: the run is over once nothing else is out.
+   */
+  *takeBack(id: string): Generator<Effect<R | RefusedChange>> {
+    const entry = this.#entryById.get(id);
+    if (entry?.state !== 'running') return;
+    this.#release(entry);
+    entry.state = 'waiting';
+    entry.row.status = 'pending';
+    yield* this.#pump();
+  }
+
+  /** A running task's slot (or the lane) is free again. */
+  #release(entry: Entry): void {
+    if (entry.row.exec_mode === 'interactive') this.#laneBusy--;
+    else this.#running--;
   }
 
   /** The delay of a planned retry is over. */

@@ -1,4 +1,4 @@
-import { splitList } from '../csv/columns.js';
+import { splitList } from './id-list.js';
 import type { TaskRow } from './task.js';
 import { buildDag } from '../graph/dag.js';
 import { computeWaves } from '../graph/waves.js';

@@ -11,7 +11,7 @@ import {
   kDefaultAngles,
   type BrainstormMode,
 } from '../pipelines/brainstorm/decompose.js';
-import { splitList } from '../csv/columns.js';
+import { splitList } from '../core/id-list.js';
 import { genericStarterTasks } from '../pipelines/generic/starter.js';
 import type { SessionConfig } from '../schema/session.js';
 import { engineDir } from './journal.js';

@@ -1,11 +1,11 @@
-import { splitList } from '../../csv/columns.js';
+import { splitList } from '../../core/id-list.js';
 import type { TaskRow } from '../../core/task.js';
 import type { WorkerRequest } from '../../executors/messages.js';
 import { kAnalyzeModes, type AnalyzeMode } from './decompose.js';
 import { loopTasksBelow } from '../loop-tasks.js';
 import { newRow } from '../new-row.js';
 import { nextId } from '../task-ids.js';
-import { statusOf } from '../../schema/task-state.js';
+import { statusOf } from '../../core/skip-cause.js';
 import type { GateDecision, HandlerResult, InteractiveContext, InteractiveHandler, SessionChanges } from '../../interactive/types.js';
 import { sessionPathForWrite } from '../../knowledge/session-path.js';
 import { writeWholeFile } from '../../csv/write-all.js';
