@@ -15,20 +15,14 @@ export const kOutputColumns: readonly KnownColumn[] = ['findings', 'gc_signal', 
  */
 export const kSpreadsheetCellLimit = 32_767;
 
-/** The columns of `wave-<N>.csv` (DESIGN.md section 4). */
-export const kWaveFileColumns = [
-  'id',
-  'title',
-  'description',
-  'role',
-  'angle',
-  'gc_round',
-  'deps',
-  'context_from',
-  'exec_mode',
-  'wave',
+/**
+ * The columns of `wave-<N>.csv` (DESIGN.md section 4): the task's own columns up to `wave`
+ * (none of the outcome), then the context it runs with.
+ */
+export const kWaveFileColumns: readonly (SeedColumn | 'prev_context')[] = [
+  ...kTaskColumns.slice(0, kTaskColumns.indexOf('wave') + 1),
   'prev_context',
-] as const;
+];
 
 const kKnown = new Set<string>([...kTaskColumns, kPriorityColumn]);
 

@@ -17,7 +17,7 @@ import type { SessionConfig } from '../schema/session.js';
 import { engineDir } from './journal.js';
 import { SessionLock } from './lock.js';
 import { validateTasks } from './validate.js';
-import { fillWaveColumn } from './plan.js';
+import { fillWaveColumn } from '../core/wave-column.js';
 import { writeWholeFile } from '../csv/write-all.js';
 
 export interface InitOptions {

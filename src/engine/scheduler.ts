@@ -12,7 +12,7 @@ import { scrubSecrets } from '../executors/secret-scrubber.js';
 import { kRetryableClasses } from '../executors/types.js';
 import type { HandlerResult } from '../interactive/types.js';
 import type { AttemptDetail, RunEmitter, StopReason } from './events.js';
-import type { HaltPolicy } from './options.js';
+import type { HaltPolicy } from '../core/core-options.js';
 
 /** Runs a prepared request: on the worker pool, or in the interactive lane. */
 export interface TaskRunner {
