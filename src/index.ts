@@ -2,6 +2,7 @@ export { main } from './cli/main.js';
 export { WaveError, type WaveErrorCode, type Violation } from './errors.js';
 export * from './csv/index.js';
 export { emptyRow, kPriorityColumn, kTaskColumns, type KnownColumn, type SeedColumn, type TaskRow } from './core/task.js';
+export { splitList } from './core/id-list.js';
 export * from './graph/index.js';
 export * from './schema/index.js';
 export { loadSession, type LoadedSession } from './engine/load.js';

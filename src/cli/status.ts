@@ -1,14 +1,14 @@
 import type { Command } from 'commander';
 import { buildDag } from '../graph/dag.js';
 import { computeWaves } from '../graph/waves.js';
-import { splitList } from '../csv/columns.js';
+import { splitList } from '../core/id-list.js';
 import type { TaskRow } from '../core/task.js';
 import { WaveError } from '../errors.js';
 import { runHoldsLock } from '../engine/lock.js';
 import { openSession } from '../engine/session.js';
 import { countByStatus, countByWave, rowObject, taskLines } from '../engine/status-report.js';
 import { kTaskStatuses } from '../schema/row.js';
-import { statusOf } from '../schema/task-state.js';
+import { statusOf } from '../core/skip-cause.js';
 import { readUsage } from '../knowledge/usage.js';
 import { currentTasks } from '../report/session-state.js';
 import { ExitCode, printJson, type CliIo } from './io.js';

@@ -1,4 +1,7 @@
-/** Stop starting tasks once this many (or this percent of the run's tasks) failed for non-transient reasons. */
+/**
+ * When to stop starting tasks because too many failed (like GNU parallel's --halt soon,fail=N):
+ * once this many (or this percent of the run's tasks) failed for non-transient reasons.
+ */
 export type HaltPolicy = { count: number } | { percent: number };
 
 /** How the core schedules; time and randomness come in here, never from the platform. */

@@ -1,6 +1,7 @@
 export type { CoreOptions, HaltPolicy } from './core-options.js';
 export type { CoreReply, Effect, RefusedChange, WaveEffect } from './effects.js';
 export type { Entry } from './entry.js';
+export { splitList } from './id-list.js';
 export { ReadyQueue } from './ready-queue.js';
 export { backoffMs, haltReason, judgeError, kMaxRetryDelayMs, type ErrorVerdict } from './retry-policy.js';
 export { SchedulingCore } from './scheduling-core.js';

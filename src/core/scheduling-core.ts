@@ -1,12 +1,14 @@
-import { splitList } from '../csv/columns.js';
+import { splitList } from './id-list.js';
 import type { TaskRow } from './task.js';
 import type { TaskStatus } from '../schema/row.js';
 import type { CoreOptions } from './core-options.js';
 import type { CoreReply, Effect, RefusedChange } from './effects.js';
-import { doom, newEntry, type Entry } from './entry.js';
+import { doom, type Entry } from './entry.js';
 import { ReadyQueue } from './ready-queue.js';
 import { haltReason, judgeError } from './retry-policy.js';
-import { applyToRows, checkChanges, type TaskChanges } from './session-changes.js';
+import { recordOutcome } from './record-outcome.js';
+import { RunGraph } from './run-graph.js';
+import type { TaskChanges } from './session-changes.js';
 import { blockedCause, causeForDependents, parseSkipCause, type SkipCause } from './skip-cause.js';
 import { describeStall } from './stall.js';
 import type { StopReason } from './stop-reason.js';
@@ -14,7 +16,7 @@ import { WaveBook } from './wave-book.js';
 
 /**
  * The scheduling rules, with no clock, timer or randomness of their own: each event
- * (start, settled, retryDue, stop) returns the effects to perform, in order, as a
+ * (start, settled, retryDue, stop, takeBack) returns the effects to perform, in order, as a
  * generator, so that an event fed back while an effect is performed (a listener that stops
  * the run) is seen by the effects after it. Waves: a task may start once every task of the
  * earlier waves has finished. Eager: once its own dependencies (and context sources) have.
@@ -23,16 +25,16 @@ import { WaveBook } from './wave-book.js';
  */
 export class SchedulingCore<R extends CoreReply = CoreReply> {
   readonly #options: CoreOptions;
-  readonly #rows: TaskRow[];
+  readonly #graph: RunGraph;
+  /** The graph's own members, named once. */
   readonly #byId: Map<string, TaskRow>;
-  readonly #entries: Entry[] = [];
-  readonly #entryById = new Map<string, Entry>();
+  readonly #entries: Entry[];
+  readonly #entryById: Map<string, Entry>;
   /** Checkpoints of this run that said block, with the cause their downstream tasks are skipped with. */
   readonly #blockers = new Map<string, SkipCause>();
   readonly #ready = new ReadyQueue<Entry>();
   /** Interactive tasks ready to start: they go to the lane, outside the concurrency limit. */
   readonly #readyInteractive = new ReadyQueue<Entry>();
-  readonly #held = new Map<number, Entry[]>();
   readonly #waves: WaveBook;
   #running = 0;
   #laneBusy = 0;
@@ -46,12 +48,11 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
   /** `rows` is the session's table: dynamic tasks are appended to it, and results written into it. */
   constructor(rows: TaskRow[], waves: ReadonlyMap<string, number>, runIds: ReadonlySet<string>, options: CoreOptions) {
     this.#options = options;
-    this.#rows = rows;
-    this.#byId = new Map(rows.map((row) => [row.id, row]));
+    this.#graph = new RunGraph(rows, waves, runIds);
+    this.#byId = this.#graph.byId;
+    this.#entries = this.#graph.entries;
+    this.#entryById = this.#graph.entryById;
     this.#waves = new WaveBook(options.schedule, this.#entries);
-    rows.forEach((row, index) => {
-      if (runIds.has(row.id)) this.#addEntry(row, index, waves.get(row.id) ?? 1);
-    });
     this.#unfinished = this.#entries.length;
     this.#rewire();
   }
@@ -61,41 +62,13 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
     return this.#byId.get(id);
   }
 
-  #addEntry(row: TaskRow, index: number, wave: number): void {
-    const entry = newEntry(row, index, wave);
-    this.#entries.push(entry);
-    this.#entryById.set(row.id, entry);
-  }
-
   /**
    * Derives the waiting structure from the rows: what each unfinished task still waits on,
    * who waits on it, which are to be skipped, and the per-wave counts. Run at the start and
    * again whenever an interactive task changes the session.
    */
   #rewire(): void {
-    for (const entry of this.#entries) entry.dependents = [];
-    for (const entry of this.#entries) {
-      if (entry.state === 'done') continue;
-      entry.remaining = 0;
-      const depList = splitList(entry.row.deps);
-      const deps = new Set(depList);
-      // Context sources must be finished too, so that eager runs see the same prev_context.
-      const prerequisites = new Set([...deps, ...splitList(entry.row.context_from)]);
-      prerequisites.delete(entry.row.id);
-      for (const id of prerequisites) {
-        const upstream = this.#entryById.get(id);
-        if (upstream && upstream.state !== 'done') {
-          entry.remaining++;
-          upstream.dependents.push(entry);
-        } else if (deps.has(id)) {
-          const row = this.#byId.get(id);
-          const cause = row ? this.#causeFrom(row) : undefined;
-          if (cause) doom(entry, cause, depList.indexOf(id));
-        }
-      }
-      // Queued before a change made it wait again: the stale queue slot is passed over.
-      if (entry.remaining > 0 && (entry.state === 'ready' || entry.state === 'held')) entry.state = 'waiting';
-    }
+    this.#graph.rewire((row) => this.#causeFrom(row));
     this.#waves.recount();
   }
 
@@ -133,8 +106,7 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
   *settled(id: string, reply: R, changes?: TaskChanges): Generator<Effect<R | RefusedChange>> {
     const entry = this.#entryById.get(id);
     if (entry?.state !== 'running') return;
-    if (entry.row.exec_mode === 'interactive') this.#laneBusy--;
-    else this.#running--;
+    this.#release(entry);
     const apply = changes !== undefined && reply.kind === 'finished' && reply.status === 'completed';
     const problem = apply ? yield* this.#applyChanges(changes) : undefined;
     const skips = apply && problem === undefined ? changes.skip.map(({ id, error }) => ({ id, cause: parseSkipCause(error) })) : [];
@@ -150,6 +122,25 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
       if (skipped.state !== 'done') yield* this.#finish(skipped, 'skipped', undefined, skip.cause.error);
     }
     yield* this.#pump();
+  }
+
+  /**
+   * The driver took a running task back (after a stop): pending again, no longer out, its
+   * late answer ignored, not started again; the run is over once nothing else is out.
+   */
+  *takeBack(id: string): Generator<Effect<R | RefusedChange>> {
+    const entry = this.#entryById.get(id);
+    if (entry?.state !== 'running') return;
+    this.#release(entry);
+    entry.state = 'waiting';
+    entry.row.status = 'pending';
+    yield* this.#pump();
+  }
+
+  /** A running task's slot (or the lane) is free again. */
+  #release(entry: Entry): void {
+    if (entry.row.exec_mode === 'interactive') this.#laneBusy--;
+    else this.#running--;
   }
 
   /** The delay of a planned retry is over. */
@@ -176,14 +167,7 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
   }
 
   #admit(entry: Entry): void {
-    if (this.#options.schedule === 'waves' && entry.wave > this.#waves.current) {
-      entry.state = 'held';
-      const held = this.#held.get(entry.wave);
-      if (held) held.push(entry);
-      else this.#held.set(entry.wave, [entry]);
-      return;
-    }
-    this.#queue(entry);
+    if (!this.#waves.hold(entry)) this.#queue(entry);
   }
 
   #queue(entry: Entry): void {
@@ -207,8 +191,7 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
     if (this.#options.schedule !== 'waves') return;
     yield* this.#waves.report();
     yield { type: 'wave-file', wave: next };
-    for (const entry of this.#held.get(next) ?? []) if (entry.state === 'held') this.#queue(entry);
-    this.#held.delete(next);
+    for (const entry of this.#waves.release(next)) this.#queue(entry);
   }
 
   *#pump(): Generator<Effect<R | RefusedChange>> {
@@ -276,11 +259,7 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
     const row = entry.row;
     entry.state = 'done';
     if (reply?.kind === 'finished' && reply.supervision_verdict === 'block') this.#blockers.set(row.id, blockedCause(row.id, reply.findings));
-    row.status = status;
-    row.findings = reply?.kind === 'finished' ? reply.findings : '';
-    row.gc_signal = reply?.kind === 'finished' ? reply.gc_signal : '';
-    row.severity_summary = reply?.kind === 'finished' ? reply.severity_summary : '';
-    row.error = error;
+    recordOutcome(row, status, reply, error);
     yield { type: 'finished', row, wave: entry.wave, status, reply, attempts: entry.attempts };
     this.#unfinished--;
     const waveFile = entry.attempts === 0 ? this.#waves.dispatched(entry.wave, false) : undefined;
@@ -309,22 +288,14 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
    * Returns why the change was refused, leaving the session as it was, or undefined.
    */
   *#applyChanges(changes: TaskChanges): Generator<Effect<R | RefusedChange>, string | undefined> {
-    const problem = checkChanges(this.#rows, changes, (id) => {
-      const entry = this.#entryById.get(id);
-      return entry !== undefined && entry.attempts === 0 && entry.state !== 'done';
-    });
-    if (problem) return `Invalid session change: ${problem}`;
-    for (const row of changes.add) this.#byId.set(row.id, row);
-    const { waves, waveCount } = applyToRows(this.#rows, this.#byId, changes);
-    for (const entry of this.#entries) entry.wave = waves.get(entry.row.id)!;
-    for (const row of changes.add) this.#addEntry(row, this.#rows.indexOf(row), waves.get(row.id)!);
+    const applied = this.#graph.apply(changes);
+    if ('problem' in applied) return applied.problem;
     this.#unfinished += changes.add.length;
     if (changes.add.length + changes.update.length > 0) {
-      yield { type: 'tasks-changed', added: changes.add, updated: changes.update, waveCount };
+      yield { type: 'tasks-changed', added: changes.add, updated: changes.update, waveCount: applied.waveCount };
     }
     this.#rewire();
-    for (const held of this.#held.values()) for (const entry of held) if (entry.state === 'held') entry.state = 'waiting';
-    this.#held.clear();
+    this.#waves.dropHeld();
     yield* this.#readyAll();
     return undefined;
   }

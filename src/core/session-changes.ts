@@ -1,12 +1,13 @@
-import { splitList } from '../csv/columns.js';
+import { splitList } from './id-list.js';
 import type { TaskRow } from './task.js';
+import { fillWaveColumn } from './wave-column.js';
 import { buildDag } from '../graph/dag.js';
 import { computeWaves } from '../graph/waves.js';
 import { kTaskIdPattern } from '../schema/row.js';
 
 /**
  * What an interactive task changes in the session besides its own row (the interactive
- * lane's SessionChanges has this shape): dynamic tasks appended, pending tasks rewired,
+ * lane's SessionChanges is this type): dynamic tasks appended, pending tasks rewired,
  * pending tasks skipped. Applied at once, when the task finishes completed.
  */
 export interface TaskChanges {
@@ -57,6 +58,6 @@ export function applyToRows(rows: TaskRow[], byId: ReadonlyMap<string, TaskRow>,
     if (update.context_from !== undefined) row.context_from = update.context_from;
   }
   const { waves, waveCount } = computeWaves(buildDag(rows.map((row) => ({ id: row.id, deps: splitList(row.deps) }))));
-  for (const row of rows) row.wave = String(waves.get(row.id));
+  fillWaveColumn(rows, waves);
   return { waves, waveCount };
 }

@@ -1,4 +1,4 @@
-import { splitList } from '../csv/columns.js';
+import { splitList } from './id-list.js';
 import type { TaskRow } from './task.js';
 
 /** Which tasks wait, and on what: the message of a run that stalled. */

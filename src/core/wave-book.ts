@@ -20,6 +20,8 @@ export class WaveBook {
   #allWaves: number[] = [];
   /** Index in #allWaves of the first wave not reported done yet. */
   #nextWaveToReport = 0;
+  /** Tasks that wait on nothing but whose wave the gate has not reached (schedule `waves`), by wave. */
+  readonly #held = new Map<number, Entry[]>();
   #lastWaveStarted = 0;
   #lastWaveDone = 0;
   #current = 0;
@@ -32,6 +34,29 @@ export class WaveBook {
   /** The wave the gate is at: under `waves`, no task of a later wave starts. */
   get current(): number {
     return this.#current;
+  }
+
+  /** Holds a task at the gate when its wave is not open yet (schedule `waves`); false when it may be queued. */
+  hold(entry: Entry): boolean {
+    if (this.#schedule !== 'waves' || entry.wave <= this.#current) return false;
+    entry.state = 'held';
+    const held = this.#held.get(entry.wave);
+    if (held) held.push(entry);
+    else this.#held.set(entry.wave, [entry]);
+    return true;
+  }
+
+  /** The tasks held for `wave`, still held (a change may have made one wait again), now let go. */
+  release(wave: number): Entry[] {
+    const held = (this.#held.get(wave) ?? []).filter((entry) => entry.state === 'held');
+    this.#held.delete(wave);
+    return held;
+  }
+
+  /** Lets go of every held task, back to waiting: a change moved tasks between waves, they are admitted again. */
+  dropHeld(): void {
+    for (const held of this.#held.values()) for (const entry of held) if (entry.state === 'held') entry.state = 'waiting';
+    this.#held.clear();
   }
 
   /** Counts again from the entries: at the start, and after a change moved tasks between waves. */

@@ -15,39 +15,19 @@ export const kOutputColumns: readonly KnownColumn[] = ['findings', 'gc_signal', 
  */
 export const kSpreadsheetCellLimit = 32_767;
 
-/** The columns of `wave-<N>.csv` (DESIGN.md section 4). */
-export const kWaveFileColumns = [
-  'id',
-  'title',
-  'description',
-  'role',
-  'angle',
-  'gc_round',
-  'deps',
-  'context_from',
-  'exec_mode',
-  'wave',
+/**
+ * The columns of `wave-<N>.csv` (DESIGN.md section 4): the task's own columns up to `wave`
+ * (none of the outcome), then the context it runs with.
+ */
+export const kWaveFileColumns: readonly (SeedColumn | 'prev_context')[] = [
+  ...kTaskColumns.slice(0, kTaskColumns.indexOf('wave') + 1),
   'prev_context',
-] as const;
+];
 
 const kKnown = new Set<string>([...kTaskColumns, kPriorityColumn]);
 
 export function isKnownColumn(name: string): name is KnownColumn {
   return kKnown.has(name);
-}
-
-/**
- * Splits a `;`-separated cell (deps, context_from, angle). Stray spaces and empty items
- * (a trailing `;`) are tolerated and dropped, as spreadsheets and people leave them.
- */
-export function splitList(cell: string): string[] {
-  if (cell === '') return [];
-  const items: string[] = [];
-  for (const part of cell.split(';')) {
-    const item = part.trim();
-    if (item !== '') items.push(item);
-  }
-  return items;
 }
 
 /** Longest value shown whole in a message; a longer one is cut, with its length. */

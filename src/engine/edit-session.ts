@@ -2,7 +2,7 @@ import type { TasksTable } from '../csv/tasks-table.js';
 import { Journal } from './journal.js';
 import { openSession, type Session, type SessionOverrides } from './session.js';
 import { planTasks, prepareSession, writeFirst } from './prepare-session.js';
-import { fillWaveColumn } from './plan.js';
+import { fillWaveColumn } from '../core/wave-column.js';
 
 /**
  * Changes a session's tasks.csv outside a run (revise): under the session lock, after the

@@ -1,8 +1,8 @@
 import { Graph, json } from '@dagrejs/graphlib';
-import { splitList } from '../csv/columns.js';
+import { splitList } from '../core/id-list.js';
 import type { TasksTable } from '../csv/tasks-table.js';
 import type { TaskStatus } from '../schema/row.js';
-import { statusOf } from '../schema/task-state.js';
+import { statusOf } from '../core/skip-cause.js';
 
 /** Fill colours by status, shared by both formats so that the pictures agree. */
 const kStatusColour: Record<TaskStatus, string> = {

@@ -3,10 +3,12 @@ import type { TaskRow } from '../core/task.js';
 /**
  * The tasks handed to an executor (or the interactive lane) that have not come back. A
  * run that must end before they do takes them back: they go back to pending, whatever
- * they answer later is ignored, and `drained` resolves once nothing else is out.
+ * they answer later is ignored, the scheduler is told (it ends the run once nothing else
+ * is out), and `drained` resolves once nothing else is out here.
  */
 export class InFlight {
   readonly #rowOf: (id: string) => TaskRow | undefined;
+  readonly #tellTakenBack: (ids: string[]) => void;
   readonly #out = new Map<string, { takeBack: () => void }>();
   #tookBack = 0;
   #resolveDrained: () => void = () => {};
@@ -14,8 +16,15 @@ export class InFlight {
     this.#resolveDrained = resolve;
   });
 
-  constructor(rowOf: (id: string) => TaskRow | undefined) {
+  /** @param tookBack told the ids of the tasks just taken back (Scheduler.takeBack) */
+  constructor(rowOf: (id: string) => TaskRow | undefined, tookBack: (ids: string[]) => void = () => {}) {
     this.#rowOf = rowOf;
+    this.#tellTakenBack = tookBack;
+  }
+
+  /** Whether any task was taken back. */
+  get tookBack(): boolean {
+    return this.#tookBack > 0;
   }
 
   /** Passes on what `work` resolves with, unless `keep` says no: then the task is taken back. */
@@ -30,13 +39,17 @@ export class InFlight {
           this.#checkDrained();
         },
       };
+      const takeBackOne = () => {
+        entry.takeBack();
+        this.#tellTakenBack([id]);
+      };
       this.#out.set(id, entry);
       const isOut = () => this.#out.get(id) === entry;
       work.then(
         (value) => {
           if (!isOut()) return;
           if (!keep(value)) {
-            entry.takeBack();
+            takeBackOne();
             return;
           }
           this.#out.delete(id);
@@ -57,6 +70,7 @@ export class InFlight {
   takeBackAll(): string[] {
     const ids = [...this.#out.keys()];
     for (const entry of [...this.#out.values()]) entry.takeBack();
+    if (ids.length > 0) this.#tellTakenBack(ids);
     return ids;
   }
 

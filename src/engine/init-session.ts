@@ -11,13 +11,13 @@ import {
   kDefaultAngles,
   type BrainstormMode,
 } from '../pipelines/brainstorm/decompose.js';
-import { splitList } from '../csv/columns.js';
+import { splitList } from '../core/id-list.js';
 import { genericStarterTasks } from '../pipelines/generic/starter.js';
 import type { SessionConfig } from '../schema/session.js';
 import { engineDir } from './journal.js';
 import { SessionLock } from './lock.js';
 import { validateTasks } from './validate.js';
-import { fillWaveColumn } from './plan.js';
+import { fillWaveColumn } from '../core/wave-column.js';
 import { writeWholeFile } from '../csv/write-all.js';
 
 export interface InitOptions {

@@ -1,4 +1,4 @@
-import { splitList } from '../csv/columns.js';
+import { splitList } from '../core/id-list.js';
 import { writeFileAtomic } from '../csv/atomic-write.js';
 import type { TaskRow } from '../core/task.js';
 import type { TasksTable } from '../csv/tasks-table.js';

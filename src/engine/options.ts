@@ -8,9 +8,10 @@ import { kMaxTimerSeconds } from '../schema/timer-range.js';
 import { kDefaultMaxDiscoveryLineBytes } from '../knowledge/discoveries-board.js';
 import type { DiscoveryFilePolicy } from '../knowledge/discovery-files.js';
 import { kOutputModes, type OutputMode } from '../schema/session.js';
+import type { HaltPolicy } from '../core/core-options.js';
 
-/** When to stop starting tasks because too many failed (like GNU parallel's --halt soon,fail=N). */
-export type HaltPolicy = { count: number } | { percent: number };
+/** The core's halt policy, part of the run options. */
+export type { HaltPolicy };
 
 /**
  * What runs each task, as a caller names it. A command's template is `cmd`, as in

@@ -1,5 +1,5 @@
 import { writeTasksFile } from '../csv/serialize-tasks.js';
-import type { TaskRow } from '../core/task.js';
+import { fillWaveColumn } from '../core/wave-column.js';
 import type { LoadedSession } from './load.js';
 
 export interface WaveSummary {
@@ -33,18 +33,5 @@ export function summarizePlan(loaded: LoadedSession): PlanSummary {
 export function writeWaveColumn(loaded: LoadedSession): boolean {
   const changed = fillWaveColumn(loaded.table.rows, loaded.plan.waves);
   if (changed) writeTasksFile(loaded.session.tasksPath, loaded.table);
-  return changed;
-}
-
-/** Sets every row's wave cell from the computed waves. Returns whether a cell changed. */
-export function fillWaveColumn(rows: readonly TaskRow[], waves: ReadonlyMap<string, number>): boolean {
-  let changed = false;
-  for (const row of rows) {
-    const wave = String(waves.get(row.id));
-    if (row.wave !== wave) {
-      row.wave = wave;
-      changed = true;
-    }
-  }
   return changed;
 }

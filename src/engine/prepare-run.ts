@@ -2,7 +2,7 @@ import type { TaskRow } from '../core/task.js';
 import type { PipelineName } from '../schema/session.js';
 import { checkExecutor } from './check-executor.js';
 import { normalizeRunOptions, type NormalizedRunOptions, type RunOptions } from './options.js';
-import { fillWaveColumn } from './plan.js';
+import { fillWaveColumn } from '../core/wave-column.js';
 import { planTasks, prepareSession, writeFirst, type HeldSession } from './prepare-session.js';
 import { openSession } from './session.js';
 import { withSessionDefaults } from './session-defaults.js';

@@ -1,9 +1,9 @@
-import { splitList } from '../csv/columns.js';
+import { splitList } from '../core/id-list.js';
 import type { TaskRow } from '../core/task.js';
 import { WaveError } from '../errors.js';
 import { buildDag } from '../graph/dag.js';
 import { downstream } from '../graph/cascade.js';
-import { satisfiesDependents, skipCauseOf, skippedForFailure } from '../schema/task-state.js';
+import { satisfiesDependents, skipCauseOf, skippedForFailure } from '../core/skip-cause.js';
 
 export interface RerunSelection {
   /** Failed tasks, and the tasks skipped because of a failure. */

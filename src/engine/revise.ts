@@ -1,4 +1,5 @@
-import { kSpreadsheetCellLimit, splitList } from '../csv/columns.js';
+import { kSpreadsheetCellLimit } from '../csv/columns.js';
+import { splitList } from '../core/id-list.js';
 import type { TaskRow } from '../core/task.js';
 import { WaveError } from '../errors.js';
 import { buildDag } from '../graph/dag.js';

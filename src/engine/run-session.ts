@@ -22,7 +22,7 @@ import { Scheduler } from './scheduler.js';
 import { createTaskRunner } from './task-runner.js';
 import { KnowledgeSink } from './knowledge-sink.js';
 import { LocalBackend } from '../backend/local/local-backend.js';
-import { skippedForFailure, statusOf } from '../schema/task-state.js';
+import { skippedForFailure, statusOf } from '../core/skip-cause.js';
 import { Checkpointer } from './checkpointer.js';
 
 export interface RunSessionOptions extends RunOptions {
@@ -123,7 +123,11 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       if (reply.kind === 'error' && reply.errorClass === 'io') writeFailed(new Error(reply.error));
       return stop.writeProblem === undefined || reply.kind !== 'error';
     };
-    const inFlight = new InFlight((id) => table.rows.find((row) => row.id === id));
+    // Tasks taken back are told to the scheduler, declared below: only called once it runs.
+    const inFlight = new InFlight(
+      (id) => table.rows.find((row) => row.id === id),
+      (ids) => scheduler.takeBack(ids),
+    );
     const scheduler = new Scheduler(
       table.rows,
       waves,
@@ -170,10 +174,11 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
 
     let ended: RunEnding;
     try {
-      // The scheduler ends when every task it handed out has come back; a task taken back
-      // never comes back, so the run also ends when nothing else is out.
-      const scheduled = await Promise.race([scheduler.run(), inFlight.drained.then(() => undefined)]);
-      ended = scheduled ?? stop.first ?? { stopped: undefined, reason: '' };
+      // The scheduler ends once every task it handed out has come back or was taken back.
+      // A run that ended on tasks taken back tells the first stop asked for (RunFacts.ended),
+      // even when the scheduler had stopped on its own before (a halt, then a signal).
+      const scheduled = await scheduler.run();
+      ended = inFlight.tookBack ? (stop.first ?? scheduled) : scheduled;
     } finally {
       interrupt.dispose();
       checkpointer.stop();

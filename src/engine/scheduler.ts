@@ -1,4 +1,4 @@
-import { splitList } from '../csv/columns.js';
+import { splitList } from '../core/id-list.js';
 import { rowCells } from '../csv/tasks-table.js';
 import type { TaskRow } from '../core/task.js';
 import { buildPrevContext } from '../graph/prev-context.js';
@@ -12,7 +12,7 @@ import { scrubSecrets } from '../executors/secret-scrubber.js';
 import { kRetryableClasses } from '../executors/types.js';
 import type { HandlerResult } from '../interactive/types.js';
 import type { AttemptDetail, RunEmitter, StopReason } from './events.js';
-import type { HaltPolicy } from './options.js';
+import type { HaltPolicy } from '../core/core-options.js';
 
 /** Runs a prepared request: on the worker pool, or in the interactive lane. */
 export interface TaskRunner {
@@ -95,6 +95,11 @@ export class Scheduler {
   /** Stops starting tasks; running ones finish. */
   stop(reason: StopReason, explanation: string): void {
     this.#perform(this.#core.stop(reason, explanation));
+  }
+
+  /** Takes running tasks back: pending again, no longer out; the run ends once nothing else is. */
+  takeBack(ids: readonly string[]): void {
+    for (const id of ids) this.#perform(this.#core.takeBack(id));
   }
 
   /** Performs each effect as the core yields it: the core sees what a listener did meanwhile. */

@@ -1,8 +1,8 @@
-import { splitList } from '../csv/columns.js';
+import { splitList } from '../core/id-list.js';
 import { cellOf, type TasksTable } from '../csv/tasks-table.js';
 import type { TaskRow } from '../core/task.js';
 import { kTaskStatuses, type TaskStatus } from '../schema/row.js';
-import { satisfiesDependents, statusOf } from '../schema/task-state.js';
+import { satisfiesDependents, statusOf } from '../core/skip-cause.js';
 
 export interface TaskLine {
   /** `[????]` marks a status cell outside the enum: status shows files that would not validate. */

@@ -1,5 +1,6 @@
 import type { TaskDag } from '../graph/dag.js';
-import { formatCount, isKnownColumn, kOutputColumns, kSpreadsheetCellLimit, showCell, splitList } from '../csv/columns.js';
+import { formatCount, isKnownColumn, kOutputColumns, kSpreadsheetCellLimit, showCell } from '../csv/columns.js';
+import { splitList } from '../core/id-list.js';
 import { cellOf, type TasksTable } from '../csv/tasks-table.js';
 import type { TaskRow } from '../core/task.js';
 import type { Violation } from '../errors.js';

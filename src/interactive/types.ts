@@ -1,3 +1,4 @@
+import type { TaskChanges } from '../core/session-changes.js';
 import type { TaskRow } from '../core/task.js';
 import type { WorkerReply, WorkerRequest } from '../executors/messages.js';
 import type { SessionConfig } from '../schema/session.js';
@@ -5,16 +6,10 @@ import type { SessionConfig } from '../schema/session.js';
 /**
  * What an interactive task changes in the session besides its own row: dynamic tasks
  * (DESIGN.md section 4: appended to tasks.csv, waves recomputed), rewired pending tasks, and
- * pending tasks it skips. The scheduler applies them at once, when the task finishes.
+ * pending tasks it skips. The scheduling core's own type: it applies them at once, when the
+ * task finishes.
  */
-export interface SessionChanges {
-  /** New tasks, appended to tasks.csv in this order. */
-  add: TaskRow[];
-  /** New deps / context_from of existing tasks that have not started. */
-  update: { id: string; deps?: string; context_from?: string }[];
-  /** Tasks that have not started, skipped with the error that says why. */
-  skip: { id: string; error: string }[];
-}
+export type SessionChanges = TaskChanges;
 
 export interface HandlerResult {
   reply: WorkerReply;

@@ -1,4 +1,4 @@
-import { splitList } from '../csv/columns.js';
+import { splitList } from '../core/id-list.js';
 import type { TaskRow } from '../core/task.js';
 import { downstream } from '../graph/cascade.js';
 import { buildDag } from '../graph/dag.js';

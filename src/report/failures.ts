@@ -1,6 +1,6 @@
-import { splitList } from '../csv/columns.js';
+import { splitList } from '../core/id-list.js';
 import type { TaskRow } from '../core/task.js';
-import { skippedForFailure, statusOf } from '../schema/task-state.js';
+import { skippedForFailure, statusOf } from '../core/skip-cause.js';
 
 /** Failed tasks with the same error class and message, or tasks skipped because of the same failed task. */
 export interface FailureGroup {

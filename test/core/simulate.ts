@@ -3,7 +3,7 @@
  * answered by a script, retry delays pass on a virtual clock, and every effect is logged
  * in a short text form that the tables of test/core compare.
  */
-import { splitList } from '../../src/csv/columns.js';
+import { splitList } from '../../src/core/id-list.js';
 import { emptyRow, type TaskRow } from '../../src/core/task.js';
 import { buildDag } from '../../src/graph/dag.js';
 import { computeWaves } from '../../src/graph/waves.js';

@@ -7,7 +7,7 @@ import { RunEmitter } from '../../src/engine/events.js';
 import { readJournal } from '../../src/engine/journal.js';
 import { runSession } from '../../src/engine/run-session.js';
 import { TasksWriter } from '../../src/engine/tasks-writer.js';
-import { statusOf } from '../../src/schema/task-state.js';
+import { statusOf } from '../../src/core/skip-cause.js';
 import { runCli } from '../helpers/cli.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseTasks } from '../../src/csv/parse-tasks.js';
 import { readJournal, type JournalEntry } from '../../src/engine/journal.js';
-import { statusOf } from '../../src/schema/task-state.js';
+import { statusOf } from '../../src/core/skip-cause.js';
 import { runCli } from '../helpers/cli.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
 import { spawnCli, waitFor } from '../helpers/spawn-cli.js';

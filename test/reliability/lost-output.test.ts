@@ -3,7 +3,7 @@ import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readJournal } from '../../src/engine/journal.js';
-import { statusOf } from '../../src/schema/task-state.js';
+import { statusOf } from '../../src/core/skip-cause.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
 import { isRunning, kBinPath, spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';

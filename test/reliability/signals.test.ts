@@ -6,7 +6,7 @@ import type { TaskRow } from '../../src/core/task.js';
 import { RunEmitter } from '../../src/engine/events.js';
 import { readJournal } from '../../src/engine/journal.js';
 import { runSession } from '../../src/engine/run-session.js';
-import { statusOf } from '../../src/schema/task-state.js';
+import { statusOf } from '../../src/core/skip-cause.js';
 import { runCli } from '../helpers/cli.js';
 import { fixturePath, genericSession, readRows } from '../helpers/generic-session.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';

@@ -1,11 +1,11 @@
-import { splitList } from '../../csv/columns.js';
+import { splitList } from '../../core/id-list.js';
 import type { TaskRow } from '../../core/task.js';
 import type { WorkerRequest } from '../../executors/messages.js';
 import { kAnalyzeModes, type AnalyzeMode } from './decompose.js';
 import { loopTasksBelow } from '../loop-tasks.js';
 import { newRow } from '../new-row.js';
 import { nextId } from '../task-ids.js';
-import { statusOf } from '../../schema/task-state.js';
+import { statusOf, supersededCause } from '../../core/skip-cause.js';
 import type { GateDecision, HandlerResult, InteractiveContext, InteractiveHandler, SessionChanges } from '../../interactive/types.js';
 import { sessionPathForWrite } from '../../knowledge/session-path.js';
 import { writeWholeFile } from '../../csv/write-all.js';
@@ -86,7 +86,7 @@ export function gateChanges(
   const skip = superseded
     .filter((row) => statusOf(row) === 'pending')
     .reverse()
-    .map((row) => ({ id: row.id, error: `Skipped: superseded by a new decision of ${discussion.id}` }));
+    .map((row) => ({ id: row.id, error: supersededCause(discussion.id).error }));
 
   const ids = rows.map((row) => row.id);
   const add: TaskRow[] = [];

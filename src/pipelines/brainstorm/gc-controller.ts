@@ -1,7 +1,7 @@
-import { splitList } from '../../csv/columns.js';
+import { splitList } from '../../core/id-list.js';
 import type { TaskRow } from '../../core/task.js';
 import type { WorkerRequest } from '../../executors/messages.js';
-import { kGcConvergedError, statusOf } from '../../schema/task-state.js';
+import { convergedCause, statusOf } from '../../core/skip-cause.js';
 import { laterGcRounds, nextGcRound } from './gc-round.js';
 import { parseSeverity, signalFromSeverity } from './severity.js';
 import type { HandlerResult, InteractiveContext, InteractiveHandler, SessionChanges } from '../../interactive/types.js';
@@ -78,6 +78,6 @@ function gcChanges(rows: readonly TaskRow[], check: TaskRow, decision: GcDecisio
   return {
     add: [],
     update: [],
-    skip: [...new Set(skipped)].map((row) => ({ id: row.id, error: `${kGcConvergedError} (${check.id})` })),
+    skip: [...new Set(skipped)].map((row) => ({ id: row.id, error: convergedCause(check.id).error })),
   };
 }

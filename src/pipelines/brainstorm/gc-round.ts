@@ -1,4 +1,4 @@
-import { splitList } from '../../csv/columns.js';
+import { splitList } from '../../core/id-list.js';
 import type { TaskRow } from '../../core/task.js';
 import type { SessionChanges } from '../../interactive/types.js';
 import { loopTasksBelow } from '../loop-tasks.js';
