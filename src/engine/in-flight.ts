@@ -1,24 +1,16 @@
-import type { TaskRow } from '../core/task.js';
-
 /**
  * The tasks handed to an executor (or the interactive lane) that have not come back. A
- * run that must end before they do takes them back: they go back to pending, whatever
- * they answer later is ignored, the scheduler is told (it ends the run once nothing else
- * is out), and `drained` resolves once nothing else is out here.
+ * run that must end before they do takes them back: whatever they answer later is ignored,
+ * and the scheduler is told (Scheduler.takeBack), which puts them back to pending and ends
+ * the run once nothing else is out.
  */
 export class InFlight {
-  readonly #rowOf: (id: string) => TaskRow | undefined;
   readonly #tellTakenBack: (ids: string[]) => void;
   readonly #out = new Map<string, { takeBack: () => void }>();
   #tookBack = 0;
-  #resolveDrained: () => void = () => {};
-  readonly drained = new Promise<void>((resolve) => {
-    this.#resolveDrained = resolve;
-  });
 
   /** @param tookBack told the ids of the tasks just taken back (Scheduler.takeBack) */
-  constructor(rowOf: (id: string) => TaskRow | undefined, tookBack: (ids: string[]) => void = () => {}) {
-    this.#rowOf = rowOf;
+  constructor(tookBack: (ids: string[]) => void) {
     this.#tellTakenBack = tookBack;
   }
 
@@ -33,15 +25,8 @@ export class InFlight {
       const entry = {
         takeBack: () => {
           this.#out.delete(id);
-          const row = this.#rowOf(id);
-          if (row) row.status = 'pending';
           this.#tookBack++;
-          this.#checkDrained();
         },
-      };
-      const takeBackOne = () => {
-        entry.takeBack();
-        this.#tellTakenBack([id]);
       };
       this.#out.set(id, entry);
       const isOut = () => this.#out.get(id) === entry;
@@ -49,18 +34,17 @@ export class InFlight {
         (value) => {
           if (!isOut()) return;
           if (!keep(value)) {
-            takeBackOne();
+            entry.takeBack();
+            this.#tellTakenBack([id]);
             return;
           }
           this.#out.delete(id);
           resolve(value);
-          this.#checkDrained();
         },
         (error: unknown) => {
           if (!isOut()) return;
           this.#out.delete(id);
           reject(error);
-          this.#checkDrained();
         },
       );
     });
@@ -72,10 +56,5 @@ export class InFlight {
     for (const entry of [...this.#out.values()]) entry.takeBack();
     if (ids.length > 0) this.#tellTakenBack(ids);
     return ids;
-  }
-
-  #checkDrained(): void {
-    // After the scheduler has dealt with the last answer that was passed on (a later turn).
-    if (this.#tookBack > 0 && this.#out.size === 0) setImmediate(this.#resolveDrained);
   }
 }

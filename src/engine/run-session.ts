@@ -124,10 +124,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       return stop.writeProblem === undefined || reply.kind !== 'error';
     };
     // Tasks taken back are told to the scheduler, declared below: only called once it runs.
-    const inFlight = new InFlight(
-      (id) => table.rows.find((row) => row.id === id),
-      (ids) => scheduler.takeBack(ids),
-    );
+    const inFlight = new InFlight((ids) => scheduler.takeBack(ids));
     const scheduler = new Scheduler(
       table.rows,
       waves,

@@ -1,10 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { emptyRow, type TaskRow } from '../../src/core/task.js';
 import { InFlight } from '../../src/engine/in-flight.js';
-
-function rows(...ids: string[]): TaskRow[] {
-  return ids.map((id) => ({ ...emptyRow(), id, status: 'in_progress' }));
-}
 
 /** A promise and the hand that settles it. */
 function pending<T>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (error: unknown) => void } {
@@ -29,55 +24,58 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
   return done;
 }
 
+/** An InFlight that records what it tells the scheduler. */
+function inFlight(): { tracker: InFlight; told: string[][] } {
+  const told: string[][] = [];
+  return { tracker: new InFlight((ids) => told.push(ids)), told };
+}
+
 describe('InFlight', () => {
-  test('passes on an answer it keeps, and is not drained: nothing was taken back', async () => {
-    const table = rows('a');
-    const inFlight = new InFlight((id) => table.find((row) => row.id === id));
+  test('passes on an answer it keeps, and tells the scheduler of no take-back', async () => {
+    const { tracker, told } = inFlight();
     const work = pending<string>();
-    const tracked = inFlight.track('a', work.promise, () => true);
+    const tracked = tracker.track('a', work.promise, () => true);
     work.resolve('done');
     await expect(tracked).resolves.toBe('done');
-    expect(table[0]!.status).toBe('in_progress');
-    expect(await settled(inFlight.drained)).toBe(false);
+    expect(told).toEqual([]);
+    expect(tracker.tookBack).toBe(false);
   });
 
   test('passes on a failure', async () => {
-    const inFlight = new InFlight(() => undefined);
+    const { tracker } = inFlight();
     const work = pending<string>();
-    const tracked = inFlight.track('a', work.promise, () => true);
+    const tracked = tracker.track('a', work.promise, () => true);
     work.reject(new Error('worker died'));
     await expect(tracked).rejects.toThrow('worker died');
   });
 
-  test('an answer it does not keep takes the task back: pending again, never passed on, drained', async () => {
-    const table = rows('a');
-    const inFlight = new InFlight((id) => table.find((row) => row.id === id));
+  test('an answer it does not keep takes the task back: the scheduler is told, the answer never passed on', async () => {
+    const { tracker, told } = inFlight();
     const work = pending<string>();
-    const tracked = inFlight.track('a', work.promise, (value) => value !== 'failed for the disk');
+    const tracked = tracker.track('a', work.promise, (value) => value !== 'failed for the disk');
     work.resolve('failed for the disk');
-    await inFlight.drained;
-    expect(table[0]!.status).toBe('pending');
     expect(await settled(tracked)).toBe(false);
+    expect(told).toEqual([['a']]);
+    expect(tracker.tookBack).toBe(true);
   });
 
-  test('takeBackAll takes back every task out, ignores their later answers, and drains only when none is left', async () => {
-    const table = rows('a', 'b', 'c');
-    const inFlight = new InFlight((id) => table.find((row) => row.id === id));
+  test('takeBackAll takes back every task out at once and ignores their later answers', async () => {
+    const { tracker, told } = inFlight();
     const a = pending<string>();
     const b = pending<string>();
     const c = pending<string>();
-    const trackedA = inFlight.track('a', a.promise, () => true);
-    const trackedB = inFlight.track('b', b.promise, () => true);
-    inFlight.track('c', c.promise, () => true);
+    const trackedA = tracker.track('a', a.promise, () => true);
+    const trackedB = tracker.track('b', b.promise, () => true);
+    const trackedC = tracker.track('c', c.promise, () => true);
     c.resolve('c done');
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(inFlight.takeBackAll()).toEqual(['a', 'b']);
-    expect(table.map((row) => row.status)).toEqual(['pending', 'pending', 'in_progress']);
+    await expect(trackedC).resolves.toBe('c done');
+    expect(tracker.takeBackAll()).toEqual(['a', 'b']);
+    expect(told).toEqual([['a', 'b']]);
     a.resolve('late');
     b.reject(new Error('late'));
-    await inFlight.drained;
     expect(await settled(trackedA)).toBe(false);
     expect(await settled(trackedB)).toBe(false);
-    expect(inFlight.takeBackAll()).toEqual([]);
+    expect(tracker.takeBackAll()).toEqual([]);
+    expect(told).toEqual([['a', 'b']]);
   });
 });
