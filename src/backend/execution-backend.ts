@@ -10,9 +10,10 @@ export interface ExecutionBackend {
   /**
    * Runs one attempt and resolves with its reply; an attempt that fails resolves with an
    * error reply, never rejects. Aborting `signal` rejects at once with an AbortError (the
-   * signal's reason) and drops whatever the attempt answers later.
+   * signal's reason) and drops whatever the attempt answers later. Without a signal only
+   * cancelAll ends the attempt (a run cancels everything at once; no per-attempt listener).
    */
-  submit(request: AttemptRequest, signal: AbortSignal): Promise<AttemptReply>;
+  submit(request: AttemptRequest, signal?: AbortSignal): Promise<AttemptReply>;
   /**
    * Ends every attempt that is running (a stopping run took its tasks back): their submits
    * reject with an AbortError. May be called again, after close too, for what was still

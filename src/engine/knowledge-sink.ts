@@ -15,7 +15,9 @@ import {
 } from '../knowledge/discovery-files.js';
 import { forgetCheckedFolders, sessionPathForWrite } from '../knowledge/session-path.js';
 import { recordUsage } from '../knowledge/usage.js';
-import { appendWisdom, kWisdomKinds } from '../knowledge/wisdom.js';
+import { KnownFiles } from '../knowledge/known-files.js';
+import { buildUpstream, type DependencyState, type UpstreamContext } from '../knowledge/upstream.js';
+import { appendWisdom, kWisdomKinds, type WisdomKind } from '../knowledge/wisdom.js';
 
 export interface KnowledgeSinkSetup {
   sessionDir: string;
@@ -42,11 +44,13 @@ export interface KnowledgeSinkSetup {
 export class KnowledgeSink {
   readonly #setup: KnowledgeSinkSetup;
   readonly #board: DiscoveryBoard;
+  readonly #known: KnownFiles;
 
   constructor(setup: KnowledgeSinkSetup) {
     this.#setup = setup;
     // A run writes from the main thread, which outlives runs: what an earlier run checked may be gone.
     forgetCheckedFolders();
+    this.#known = new KnownFiles(setup.sessionDir);
     this.#board = new DiscoveryBoard(setup.sessionDir, setup.warn, { maxLineBytes: setup.maxDiscoveryLineBytes });
   }
 
@@ -57,7 +61,12 @@ export class KnowledgeSink {
    */
   attemptFiles(taskId: string, reply: AttemptReply): WorkerReply {
     const { sessionDir, discoveryFiles, limits } = this.#setup;
-    return writeAttemptFiles(sessionDir, taskId, reply, discoveryFiles, limits);
+    return writeAttemptFiles(sessionDir, taskId, reply, discoveryFiles, limits, this.#known);
+  }
+
+  /** What an attempt sees of its dependencies and the wisdom files, read here on the main thread. */
+  upstream(deps: readonly DependencyState[]): UpstreamContext {
+    return buildUpstream(this.#setup.sessionDir, deps, this.#known);
   }
 
   /** A task finished (completed, failed or skipped): its notes, discoveries, wisdom and usage. */
@@ -86,10 +95,10 @@ export class KnowledgeSink {
     const { sessionDir, discoveryFiles } = this.#setup;
     if (reply?.kind === 'finished') {
       this.#board.add(row.id, reply.discoveries);
-      for (const kind of kWisdomKinds) appendWisdom(sessionDir, row.id, kind, reply.wisdom[kind] ?? []);
+      for (const kind of kWisdomKinds) this.#appendWisdom(row.id, kind, reply.wisdom[kind] ?? []);
       if (reply.supervision_verdict === 'warn') {
         const score = reply.supervision_score == null ? '' : ` (score ${reply.supervision_score})`;
-        appendWisdom(sessionDir, row.id, 'issues', [`Supervisor checkpoint warned${score}: ${row.findings}`]);
+        this.#appendWisdom(row.id, 'issues', [`Supervisor checkpoint warned${score}: ${row.findings}`]);
       }
       return;
     }
@@ -101,6 +110,16 @@ export class KnowledgeSink {
       error: row.error,
       artifacts: [],
     };
-    if (wantsDiscoveryFile(discoveryFiles, discovery)) writeDiscoveryFile(sessionDir, discovery);
+    if (wantsDiscoveryFile(discoveryFiles, discovery)) {
+      writeDiscoveryFile(sessionDir, discovery);
+      this.#known.discoveryWritten(row.id);
+    }
+  }
+
+  #appendWisdom(taskId: string, kind: WisdomKind, entries: readonly string[]): void {
+    if (entries.length === 0) return;
+    // Known before the write: a write cut short may still have made the folder.
+    this.#known.wisdomWritten();
+    appendWisdom(this.#setup.sessionDir, taskId, kind, entries);
   }
 }

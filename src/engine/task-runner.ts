@@ -2,18 +2,16 @@ import type { ExecutionBackend } from '../backend/execution-backend.js';
 import { cleanText } from '../executors/clean-text.js';
 import { finishAttempt } from '../executors/finish-attempt.js';
 import { describe } from '../executors/module.js';
-import { kNeverAborted } from '../executors/never-aborted.js';
 import { scrubSecrets } from '../executors/secret-scrubber.js';
 import type { AttemptRequest, TaskLimits, WorkerReply, WorkerRequest } from '../executors/messages.js';
 import { buildPromptContext } from '../knowledge/prompt-context.js';
-import { buildUpstream } from '../knowledge/upstream.js';
 import type { Pipeline } from '../pipelines/pipeline.js';
 import type { KnowledgeSink } from './knowledge-sink.js';
 
 export interface TaskRunnerSetup {
   backend: ExecutionBackend;
   /** Writes each finished attempt's files before its reply goes on. */
-  sink: Pick<KnowledgeSink, 'attemptFiles'>;
+  sink: Pick<KnowledgeSink, 'attemptFiles' | 'upstream'>;
   /** The session's pipeline: its attempt hook wraps every attempt, and workers apply its result rules. */
   pipeline: Pipeline;
   limits: TaskLimits;
@@ -44,20 +42,21 @@ export function createTaskRunner(setup: TaskRunnerSetup): (request: WorkerReques
       // the scheduler's rules for that class (one retry, on a thread of its own) are kept.
       return { kind: 'error', errorClass: 'worker-crash', error: scrubSecrets(cleanText(`Worker error: ${describe(error)}`)) };
     }
-    // No single attempt is aborted: a run that stops takes its tasks back and cancels them
-    // all at once (ExecutionBackend.cancelAll).
-    return sink.attemptFiles(request.task.id, await backend.submit(attempt, kNeverAborted));
+    // No signal: no single attempt is aborted, a run that stops takes its tasks back and
+    // cancels them all at once (ExecutionBackend.cancelAll).
+    return sink.attemptFiles(request.task.id, await backend.submit(attempt));
   };
 
   /** Everything the attempt needs, read here on the main thread: workers do not read the session folder. */
   const attemptRequest = (request: WorkerRequest): AttemptRequest => {
-    const { deps, task, ...rest } = request;
-    const upstream = buildUpstream(setup.sessionDir, deps);
-    const prompt =
-      request.executor.type === 'openai'
-        ? { prompt: buildPromptContext(setup.sessionDir, { pipeline: pipeline.name, topic: setup.topic }, upstream) }
-        : {};
-    return { ...rest, task: { ...task, upstream }, limits, pipeline: pipeline.name, ...prompt };
+    const { executor, task, timeoutMs } = request;
+    const upstream = sink.upstream(request.deps);
+    const attempt: AttemptRequest = { executor, task: { ...task, upstream }, limits, pipeline: pipeline.name, timeoutMs };
+    if (request.isolated) attempt.isolated = true;
+    if (executor.type === 'openai') {
+      attempt.prompt = buildPromptContext(setup.sessionDir, { pipeline: pipeline.name, topic: setup.topic }, upstream);
+    }
+    return attempt;
   };
 
   const around = pipeline.aroundAttempt?.({

@@ -9,9 +9,11 @@ import { createExecutor } from './create-executor.js';
 import { finishAttempt } from './finish-attempt.js';
 import type { AttemptReply, AttemptRequest, ExecutorSpec } from './messages.js';
 import { describe } from './module.js';
-import { kNeverAborted } from './never-aborted.js';
 import { scrubSecrets } from './secret-scrubber.js';
 import type { Executor } from './types.js';
+
+/** Aborting is the pool's job (it ends the thread); inside, nothing aborts an executor. */
+const kNeverAborted: AbortSignal = new AbortController().signal;
 
 /** One executor per spec per thread, so that a module is imported once. */
 const executors = new Map<string, Executor>();
@@ -62,7 +64,6 @@ export default async function runAttempt(request: PoolRequest): Promise<AttemptR
   const task = request.task;
   const limits = request.limits ?? {};
   const outcome = await executorFor(request.executor).run(task, {
-    // Aborting is the pool's job (it ends the thread); inside, nothing aborts.
     signal: kNeverAborted,
     timeoutMs: request.timeoutMs,
     ...(limits.maxStdoutBytes === undefined ? {} : { maxStdoutBytes: limits.maxStdoutBytes }),

@@ -7,6 +7,7 @@ import { scrubSecrets } from '../executors/secret-scrubber.js';
 import { kArtifactNamePattern } from '../schema/result.js';
 import { artifactLimitsOf, maxPlannedBytes, writeArtifactFiles } from './artifacts.js';
 import { wantsDiscoveryFile, writeDiscoveryFile, type DiscoveryFilePolicy } from './discovery-files.js';
+import type { KnownFiles } from './known-files.js';
 
 /**
  * Writes the files a finished attempt produced into the session folder — its artifacts,
@@ -30,6 +31,7 @@ export function writeAttemptFiles(
   reply: AttemptReply,
   policy: DiscoveryFilePolicy,
   limits: TaskLimits,
+  known?: KnownFiles,
 ): WorkerReply {
   if (reply.kind === 'error') return reply;
   const { artifacts: files, discovery, attemptNotes, ...rest } = reply;
@@ -41,7 +43,10 @@ export function writeAttemptFiles(
   try {
     const artifacts = writeArtifactFiles(sessionDir, taskId, files);
     const record = { ...discovery, artifacts };
-    if (wantsDiscoveryFile(policy, record)) writeDiscoveryFile(sessionDir, record);
+    if (wantsDiscoveryFile(policy, record)) {
+      writeDiscoveryFile(sessionDir, record);
+      known?.discoveryWritten(taskId);
+    }
     return { ...rest, artifacts };
   } catch (error) {
     const errorClass = isFolderWriteFailure(error) ? 'io' : 'task-failure';

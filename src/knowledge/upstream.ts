@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { DiscoveryFile } from '../schema/discovery-file.js';
 import { readDiscoveryFile } from './discovery-files.js';
+import type { KnownFiles } from './known-files.js';
 import { readWisdom } from './wisdom.js';
 import { isInside } from './session-path.js';
 
@@ -30,12 +31,13 @@ export interface UpstreamContext {
 /**
  * A task's upstream context (seed 000, context loading): each dependency's status and
  * findings, its discovery file and its artifacts, and the wisdom files. An artifact that
- * a discovery file names but that is missing is a warning, not an error.
+ * a discovery file names but that is missing is a warning, not an error. `known` spares the
+ * checks for files the run knows are missing.
  */
-export function buildUpstream(sessionDir: string, deps: readonly DependencyState[]): UpstreamContext {
+export function buildUpstream(sessionDir: string, deps: readonly DependencyState[], known?: KnownFiles): UpstreamContext {
   const warnings: string[] = [];
   const upstream: UpstreamTask[] = deps.map((dep) => {
-    const discovery = readDiscoveryFile(sessionDir, dep.id);
+    const discovery = known?.mayHaveDiscovery(dep.id) === false ? null : readDiscoveryFile(sessionDir, dep.id);
     const artifacts: string[] = [];
     for (const path of discovery?.artifacts_produced ?? []) {
       if (!isInside(sessionDir, resolve(sessionDir, path))) warnings.push(`Artifact ${path} of ${dep.id} is outside the session: left out`);
@@ -44,5 +46,5 @@ export function buildUpstream(sessionDir: string, deps: readonly DependencyState
     }
     return { ...dep, discovery, artifacts };
   });
-  return { deps: upstream, wisdom: readWisdom(sessionDir), warnings };
+  return { deps: upstream, wisdom: known?.mayHaveWisdom() === false ? {} : readWisdom(sessionDir), warnings };
 }

@@ -6,6 +6,7 @@ import { createTaskRunner } from '../../src/engine/task-runner.js';
 import type { ExecutionBackend } from '../../src/backend/execution-backend.js';
 import type { AttemptReply, AttemptRequest, WorkerRequest } from '../../src/executors/messages.js';
 import { writeAttemptFiles } from '../../src/knowledge/attempt-files.js';
+import { buildUpstream, type DependencyState } from '../../src/knowledge/upstream.js';
 import { pipelineFor } from '../../src/pipelines/pipeline-for.js';
 import type { PipelineName } from '../../src/schema/session.js';
 
@@ -27,7 +28,10 @@ function runner(pipeline: PipelineName) {
     close: async () => {},
   };
   const warnings: string[] = [];
-  const sink = { attemptFiles: (taskId: string, reply: AttemptReply) => writeAttemptFiles(session, taskId, reply, 'when-rich', {}) };
+  const sink = {
+    upstream: (deps: DependencyState[]) => buildUpstream(session, deps),
+    attemptFiles: (taskId: string, reply: AttemptReply) => writeAttemptFiles(session, taskId, reply, 'when-rich', {}),
+  };
   const run = createTaskRunner({
     backend,
     sink,

@@ -34,26 +34,26 @@ export class LocalBackend implements ExecutionBackend {
     this.#endpoint = options.endpointConcurrency === undefined ? undefined : pLimit(options.endpointConcurrency);
   }
 
-  submit(request: AttemptRequest, signal: AbortSignal): Promise<AttemptReply> {
-    if (signal.aborted) return Promise.reject(abortError(signal.reason));
+  submit(request: AttemptRequest, signal?: AbortSignal): Promise<AttemptReply> {
+    if (signal?.aborted) return Promise.reject(abortError(signal.reason));
     // The pool would answer a worker crash, and the scheduler retry it: a closed backend is a bug of its caller.
     if (this.#closed) return Promise.reject(new Error('The local backend is closed: it runs no more attempts'));
     const work = this.#endpoint ? this.#endpoint(() => this.#pool.run(request)) : this.#pool.run(request);
     return new Promise<AttemptReply>((resolve, reject) => {
+      const onAbort = () => {
+        cancel(abortError(signal?.reason));
+        if (request.executor.type === 'command') void killChildProcessGroups(this.#sessionDir, 10, request.task.id);
+      };
       const settle = () => {
         this.#out.delete(cancel);
-        signal.removeEventListener('abort', onAbort);
+        signal?.removeEventListener('abort', onAbort);
       };
       const cancel = (error: Error) => {
         settle();
         reject(error);
       };
-      const onAbort = () => {
-        cancel(abortError(signal.reason));
-        if (request.executor.type === 'command') void killChildProcessGroups(this.#sessionDir, 10, request.task.id);
-      };
       this.#out.add(cancel);
-      signal.addEventListener('abort', onAbort, { once: true });
+      signal?.addEventListener('abort', onAbort, { once: true });
       work.then(
         (reply) => {
           settle();
