@@ -10,23 +10,22 @@ import { join } from 'node:path';
  * when it holds more than the row).
  */
 export class KnownFiles {
-  readonly #discoveries: Set<string>;
+  /** Undefined when the folder could not be listed (a file in its place, no permission): every file is looked for. */
+  readonly #discoveries: Set<string> | undefined;
   #wisdom: boolean;
 
   constructor(sessionDir: string) {
-    const folder = join(sessionDir, 'discoveries');
-    const names = existsSync(folder) ? readdirSync(folder) : [];
-    this.#discoveries = new Set(names.filter((name) => name.endsWith('.json')).map((name) => name.slice(0, -'.json'.length)));
+    this.#discoveries = discoveryIds(join(sessionDir, 'discoveries'));
     this.#wisdom = existsSync(join(sessionDir, 'wisdom'));
   }
 
   /** False only when `discoveries/<id>.json` is surely missing. */
   mayHaveDiscovery(taskId: string): boolean {
-    return this.#discoveries.has(taskId);
+    return this.#discoveries?.has(taskId) ?? true;
   }
 
   discoveryWritten(taskId: string): void {
-    this.#discoveries.add(taskId);
+    this.#discoveries?.add(taskId);
   }
 
   /** False only when `wisdom/` is surely missing. */
@@ -37,4 +36,16 @@ export class KnownFiles {
   wisdomWritten(): void {
     this.#wisdom = true;
   }
+}
+
+/** The task ids of `discoveries/*.json`; an empty set when the folder is missing, undefined when it cannot be listed. */
+function discoveryIds(folder: string): Set<string> | undefined {
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Set();
+    return undefined;
+  }
+  return new Set(names.filter((name) => name.endsWith('.json')).map((name) => name.slice(0, -'.json'.length)));
 }

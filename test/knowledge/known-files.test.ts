@@ -34,4 +34,11 @@ describe('KnownFiles: the upstream context of a run without a check per missing 
     // Without the index every file is looked for, as before.
     expect(buildUpstream(dir, [dep('B')]).deps[0]!.discovery?.task_id).toBe('B');
   });
+
+  test('a discoveries/ that cannot be listed (a file in its place) makes every file be looked for', () => {
+    const dir = session();
+    writeFileSync(join(dir, 'discoveries'), 'not a folder');
+    const known = new KnownFiles(dir);
+    expect(known.mayHaveDiscovery('A')).toBe(true);
+  });
 });
