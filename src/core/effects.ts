@@ -1,19 +1,21 @@
 import type { TaskRow } from './task.js';
 import type { StopReason } from './stop-reason.js';
 
+/** What the core needs of a finished attempt: the cells it records (the engine's FinishedReply extends it). */
+export interface CoreFinishedReply {
+  kind: 'finished';
+  status: 'completed' | 'failed';
+  /** The findings cell: at most 500 characters, with a pointer when the whole is in artifacts. */
+  findings: string;
+  gc_signal: string;
+  severity_summary: string;
+  error: string;
+  /** A supervisor checkpoint's verdict: 'block' skips everything downstream. */
+  supervision_verdict?: string | null | undefined;
+}
+
 /** What the core needs of an attempt's reply (the engine's WorkerReply is one). */
-export type CoreReply =
-  | {
-      kind: 'finished';
-      status: 'completed' | 'failed';
-      findings: string;
-      gc_signal: string;
-      severity_summary: string;
-      error: string;
-      /** A supervisor checkpoint's verdict: 'block' skips everything downstream. */
-      supervision_verdict?: string | null | undefined;
-    }
-  | { kind: 'error'; errorClass: string; error: string; retryAfterMs?: number | undefined };
+export type CoreReply = CoreFinishedReply | { kind: 'error'; errorClass: string; error: string; retryAfterMs?: number | undefined };
 
 /** The reply the core makes itself when an interactive task's change is refused. */
 export interface RefusedChange {

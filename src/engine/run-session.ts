@@ -98,17 +98,18 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       prevContextCap: settings.prevContextCap,
       warn,
     });
+    const pipeline = pipelineFor(session.config.pipeline);
     const runTask = createTaskRunner({
       backend,
       sink,
-      pipeline: pipelineFor(session.config.pipeline),
+      pipeline,
       sessionDir: session.dir,
       topic: session.config.topic ?? '',
       limits,
       warn,
     });
     const lane = new InteractiveLane({
-      handlers: options.interactiveHandlers ?? pipelineFor(session.config.pipeline).handlers,
+      handlers: options.interactiveHandlers ?? pipeline.handlers,
       rows: () => table.rows,
       config: session.config,
       sessionDir: session.dir,

@@ -1,9 +1,7 @@
 import type { ExecutionBackend } from '../backend/execution-backend.js';
-import { cleanText } from '../executors/clean-text.js';
 import { finishAttempt } from '../executors/finish-attempt.js';
-import { describe } from '../executors/module.js';
-import { scrubSecrets } from '../executors/secret-scrubber.js';
 import type { AttemptRequest, TaskLimits, WorkerReply, WorkerRequest } from '../executors/messages.js';
+import { workerErrorReply } from '../executors/worker-error.js';
 import { buildPromptContext } from '../knowledge/prompt-context.js';
 import type { Pipeline } from '../pipelines/pipeline.js';
 import type { KnowledgeSink } from './knowledge-sink.js';
@@ -40,7 +38,7 @@ export function createTaskRunner(setup: TaskRunnerSetup): (request: WorkerReques
     } catch (error) {
       // A context that cannot be read is a worker error, as it was when workers read it:
       // the scheduler's rules for that class (one retry, on a thread of its own) are kept.
-      return { kind: 'error', errorClass: 'worker-crash', error: scrubSecrets(cleanText(`Worker error: ${describe(error)}`)) };
+      return workerErrorReply(error);
     }
     // No signal: no single attempt is aborted, a run that stops takes its tasks back and
     // cancels them all at once (ExecutionBackend.cancelAll).

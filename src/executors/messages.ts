@@ -10,6 +10,7 @@
  *   the worker neither reads nor writes the session folder. An AttemptReply crosses the
  *   thread boundary as JSON text (worker.ts `replyText`), which always arrives.
  */
+import type { CoreFinishedReply } from '../core/effects.js';
 import type { DiscoveryInput } from '../schema/discovery.js';
 import type { OutputMode, PipelineName } from '../schema/session.js';
 import type { TaskResult } from '../schema/result.js';
@@ -95,14 +96,7 @@ export interface FinishedAttempt extends Omit<FinishedReply, 'artifacts'> {
 export type AttemptReply = (FinishedAttempt | FailedAttemptReply) & { thread?: number };
 
 /** The result of a finished attempt, validated and with its files written (the scheduler's view). */
-export interface FinishedReply {
-  kind: 'finished';
-  status: 'completed' | 'failed';
-  /** The findings cell: at most 500 characters, with a pointer when the whole is in artifacts. */
-  findings: string;
-  gc_signal: string;
-  severity_summary: string;
-  error: string;
+export interface FinishedReply extends CoreFinishedReply {
   discoveries: DiscoveryInput[];
   wisdom: NonNullable<TaskResult['wisdom']>;
   /** Artifact paths written for this task, relative to the session folder. */

@@ -7,6 +7,7 @@ import { threadId, type MessagePort } from 'node:worker_threads';
 import { cleanText } from './clean-text.js';
 import { createExecutor } from './create-executor.js';
 import { finishAttempt } from './finish-attempt.js';
+import { workerErrorReply } from './worker-error.js';
 import type { AttemptReply, AttemptRequest, ExecutorSpec } from './messages.js';
 import { describe } from './module.js';
 import { scrubSecrets } from './secret-scrubber.js';
@@ -41,7 +42,7 @@ export async function replyText(request: PoolRequest): Promise<string> {
   try {
     reply = await runAttempt(request);
   } catch (error) {
-    reply = { kind: 'error', errorClass: 'worker-crash', error: scrubSecrets(cleanText(`Worker error: ${describe(error)}`)) };
+    reply = workerErrorReply(error);
   }
   try {
     return JSON.stringify(reply);
