@@ -7,9 +7,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { finishedAttempt } from '../helpers/attempt-reply.js';
 import { parseTasks } from '../../src/csv/parse-tasks.js';
 import { KnowledgeSink } from '../../src/engine/knowledge-sink.js';
-import type { AttemptReply, TaskLimits } from '../../src/executors/messages.js';
+import type { TaskLimits } from '../../src/executors/messages.js';
 
 function sink(sessionDir: string, warnings: string[] = [], limits: TaskLimits = {}) {
   const table = parseTasks('id,description,role,wave,status,findings,context_from\nT,d,r,1,pending,,\n');
@@ -24,24 +25,15 @@ function sink(sessionDir: string, warnings: string[] = [], limits: TaskLimits = 
   });
 }
 
-const reply = (): Extract<AttemptReply, { kind: 'finished' }> => ({
-  kind: 'finished',
-  status: 'completed',
-  findings: 'f',
-  gc_signal: '',
-  severity_summary: '',
-  error: '',
-  discoveries: [],
-  wisdom: {},
-  artifacts: [{ name: 'notes', content: 'the notes' }],
-  discovery: { taskId: 'T', role: 'r', status: 'completed', findings: 'f', error: null, artifacts: ['artifacts/T/notes.md'] },
-  supervision_verdict: undefined,
-  supervision_score: undefined,
-  usage: { prompt_tokens: 3, completion_tokens: 4 },
-  notes: ['stdout cut: …', 'an artifact note'],
-  attemptNotes: ['stdout cut: …'],
-  thread: 7,
-});
+const reply = () =>
+  finishedAttempt({
+    artifacts: [{ name: 'notes', content: 'the notes' }],
+    discovery: { taskId: 'T', role: 'r', status: 'completed', findings: 'f', error: null, artifacts: ['artifacts/T/notes.md'] },
+    usage: { prompt_tokens: 3, completion_tokens: 4 },
+    notes: ['stdout cut: …', 'an artifact note'],
+    attemptNotes: ['stdout cut: …'],
+    thread: 7,
+  });
 
 describe('KnowledgeSink.attemptFiles', () => {
   test('writes the artifacts and the discovery file, and answers with their paths', () => {

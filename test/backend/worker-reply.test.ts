@@ -7,6 +7,7 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { finishedAttempt } from '../helpers/attempt-reply.js';
 import type { AttemptReply, AttemptRequest } from '../../src/executors/messages.js';
 import type { TaskInput } from '../../src/executors/types.js';
 import runAttempt from '../../src/executors/worker.js';
@@ -96,19 +97,10 @@ describe('a worker attempt touches no session folder', () => {
 });
 
 describe('the engine trusts no path from a reply', () => {
-  const finished = (name: string, taskId = 'T'): AttemptReply => ({
-      kind: 'finished',
-      status: 'completed',
-      findings: 'f',
-      gc_signal: '',
-      severity_summary: '',
-      error: '',
-      discoveries: [],
-      wisdom: {},
+  const finished = (name: string, taskId = 'T'): AttemptReply =>
+    finishedAttempt({
       artifacts: [{ name, content: 'x' }],
       discovery: { taskId, role: 'r', status: 'completed', findings: 'f', error: null, artifacts: [] },
-      supervision_verdict: undefined,
-      supervision_score: undefined,
     });
 
   test.each([
@@ -124,21 +116,8 @@ describe('the engine trusts no path from a reply', () => {
 
 describe("the engine re-checks a reply's files against the run's caps", () => {
   /** A reply as a worker elsewhere could send it: the local worker fits its files to the caps first. */
-  const forged = (artifacts: { name: string; content: string }[]): AttemptReply => ({
-    kind: 'finished',
-    status: 'completed',
-    findings: 'f [… full output: artifacts/T/output.md]',
-    gc_signal: '',
-    severity_summary: '',
-    error: '',
-    discoveries: [],
-    wisdom: {},
-    artifacts,
-    discovery: { taskId: 'T', role: 'r', status: 'completed', findings: 'f', error: null, artifacts: [] },
-    supervision_verdict: undefined,
-    supervision_score: undefined,
-    thread: 3,
-  });
+  const forged = (artifacts: { name: string; content: string }[]): AttemptReply =>
+    finishedAttempt({ findings: 'f [… full output: artifacts/T/output.md]', artifacts, thread: 3 });
   const many = [
     { name: 'output', content: 'the findings' },
     ...Array.from({ length: 50 }, (_, i) => ({ name: `a${i}`, content: 'x' })),
