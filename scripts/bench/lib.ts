@@ -19,7 +19,6 @@ import { parse } from 'csv-parse';
 
 export const kRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const kBin = join(kRoot, 'dist', 'cli', 'bin.js');
-export const kMain = join(kRoot, 'dist', 'cli', 'main.js');
 export const kBenchmarksFile = join(kRoot, 'BENCHMARKS.md');
 const kTimeBinary = '/usr/bin/time';
 
@@ -186,6 +185,8 @@ export interface Measure {
   cpuSeconds: number;
   status: number | null;
   signal: NodeJS.Signals | null;
+  /** The process started: node itself for `{ node }` without GNU time, else GNU time or the command. */
+  pid: number | undefined;
   stdout: string;
   /** The last 64 KiB of stderr. */
   stderr: string;
@@ -212,6 +213,8 @@ export interface TimedOptions {
   rssMethod: RssMethod;
   /** Node flags before bin.js (a `{ node }` command only), e.g. --cpu-prof. */
   nodeArgs?: readonly string[];
+  /** Variables added to this process's environment for the child (and its own children). */
+  env?: Readonly<Record<string, string>>;
   /** Send stdout to this file instead of keeping it. */
   stdoutFile?: string;
   /** Called every intervalMs while the child runs (watching its files, printing progress). */
@@ -223,7 +226,8 @@ let figuresCounter = 0;
 /**
  * Runs a command and measures its wall time from here, its peak RSS and CPU time.
  * `{ node: args }` is the csv-wave CLI: `node dist/cli/bin.js ...args` (without GNU time,
- * a wrapper that does what bin.js does and records process.resourceUsage() on exit).
+ * a wrapper that records process.resourceUsage() on exit, then imports bin.js; that counts
+ * the CLI's own process only, where GNU time also counts the child processes it waited for).
  */
 export function timed(command: readonly string[] | { node: readonly string[] }, options: TimedOptions): Promise<Measure> {
   const figuresFile = join(options.scratch, `figures-${process.pid}-${++figuresCounter}.txt`);
@@ -235,22 +239,29 @@ export function timed(command: readonly string[] | { node: readonly string[] }, 
     file = kTimeBinary;
     args = ['-f', '%M %U %S', '-o', figuresFile, ...inner];
   } else if ('node' in command) {
-    const wrapper = [
-      `import { writeFileSync } from 'node:fs';`,
-      `const { main } = await import(${JSON.stringify(pathToFileURL(kMain).href)});`,
-      `process.on('exit', () => { const u = process.resourceUsage(); writeFileSync(${JSON.stringify(figuresFile)}, ` +
-        '`${u.maxRSS} ${u.userCPUTime / 1e6} ${u.systemCPUTime / 1e6}`); });',
-      `process.exitCode = await main(process.argv.slice(1));`,
-    ].join('\n');
+    // A file, not `--input-type=module -e`: worker threads inherit the flags of their
+    // process, and --input-type=module would apply to the code piscina evaluates in them.
+    const wrapper = `${figuresFile}.mjs`;
+    writeFileSync(
+      wrapper,
+      [
+        `import { writeFileSync } from 'node:fs';`,
+        `process.on('exit', () => { const u = process.resourceUsage(); writeFileSync(${JSON.stringify(figuresFile)}, ` +
+          '`${u.maxRSS} ${u.userCPUTime / 1e6} ${u.systemCPUTime / 1e6}`); });',
+        // bin.js reads process.argv.slice(2): the wrapper stands where bin.js would.
+        `await import(${JSON.stringify(pathToFileURL(kBin).href)});`,
+      ].join('\n'),
+    );
     file = process.execPath;
-    args = [...nodeArgs, '--input-type=module', '-e', wrapper, '--', ...command.node];
+    args = [...nodeArgs, wrapper, ...command.node];
   } else {
     [file, ...args] = command as [string, ...string[]];
   }
   const stdoutFd = options.stdoutFile !== undefined ? openSync(options.stdoutFile, 'w') : undefined;
   return new Promise<Measure>((resolvePromise, reject) => {
     const started = performance.now();
-    const child = spawn(file, args, { cwd: options.cwd, stdio: ['ignore', stdoutFd ?? 'pipe', 'pipe'] });
+    const env = options.env ? { ...process.env, ...options.env } : process.env;
+    const child = spawn(file, args, { cwd: options.cwd, env, stdio: ['ignore', stdoutFd ?? 'pipe', 'pipe'] });
     const stdout: Buffer[] = [];
     let stderr = '';
     child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
@@ -266,6 +277,7 @@ export function timed(command: readonly string[] | { node: readonly string[] }, 
       settled = true;
       if (poller) clearInterval(poller);
       if (stdoutFd !== undefined) closeSync(stdoutFd);
+      rmSync(`${figuresFile}.mjs`, { force: true });
       return true;
     };
     child.on('error', (error) => {
@@ -284,7 +296,7 @@ export function timed(command: readonly string[] | { node: readonly string[] }, 
         cpuSeconds = (user ?? Number.NaN) + (system ?? Number.NaN);
         rmSync(figuresFile, { force: true });
       }
-      resolvePromise({ seconds, maxRssKb, cpuSeconds, status, signal, stdout: Buffer.concat(stdout).toString('utf8'), stderr });
+      resolvePromise({ seconds, maxRssKb, cpuSeconds, status, signal, pid: child.pid, stdout: Buffer.concat(stdout).toString('utf8'), stderr });
     });
   });
 }
@@ -522,9 +534,16 @@ export interface ProfileRow {
   ms: number;
 }
 
+/**
+ * Where a profiled thread ran: the CLI process's main thread, one of its worker threads,
+ * or a node process the CLI started (a launcher of commands, a command that is a node script).
+ */
+export type ThreadKind = 'main' | 'worker' | 'process';
+
 export interface ThreadSummary {
-  /** `main`, or `worker N` (N = node's thread id). */
+  /** `main` or `worker N` in the CLI's process (N = node's thread id); `process P` or `process P worker N` in another (P = its pid). */
   thread: string;
+  kind: ThreadKind;
   wallMs: number;
   /** Sampled time outside `(idle)` and piscina's wait for work. */
   busyMs: number;
@@ -622,7 +641,7 @@ function sortedRows(map: Map<string, number>, limit: number): ProfileRow[] {
 }
 
 /** Summarises one thread's .cpuprofile: self time by function and module, and time charged to csv-wave functions. */
-export function summarizeProfile(thread: string, profile: CpuProfile, limit = 12): ThreadSummary {
+export function summarizeProfile(thread: string, kind: ThreadKind, profile: CpuProfile, limit = 12): ThreadSummary {
   const parentOf = new Map<number, number>();
   const located = new Map<number, Located>();
   for (const node of profile.nodes) {
@@ -689,6 +708,7 @@ export function summarizeProfile(thread: string, profile: CpuProfile, limit = 12
   }
   return {
     thread,
+    kind,
     wallMs: (profile.endTime - profile.startTime) / 1000,
     busyMs: busyUs / 1000,
     gcMs: gcUs / 1000,
@@ -705,13 +725,24 @@ export interface ProfiledRun {
   label: string;
   tasks: number;
   measure: Measure;
-  /** Main thread first, then the workers by thread id. */
+  /** The CLI's main thread first, then its workers by thread id, then other node processes by pid. */
   threads: ThreadSummary[];
 }
 
+/** What node names a profile file: CPU.<date>.<time>.<pid>.<thread id>.<sequence>.cpuprofile (thread 0: the main thread). */
+function profileFileIds(name: string): { pid: number; tid: number } | undefined {
+  const parts = name.split('.');
+  const pid = Number(parts[3]);
+  const tid = Number(parts[4]);
+  return parts.length === 7 && Number.isInteger(pid) && Number.isInteger(tid) ? { pid, tid } : undefined;
+}
+
 /**
- * Runs the CLI once under `node --cpu-prof` (worker threads inherit the flag and write
- * their own profiles) and summarises every thread's profile. The run is not checked here.
+ * Runs the CLI once under `node --cpu-prof` and summarises the profile of every thread of
+ * every node process that wrote one. Worker threads inherit the flags; a node process the
+ * CLI starts (a launcher of commands) has them only if started with the CLI's execArgv
+ * (child_process.fork's default), since node refuses --cpu-prof in NODE_OPTIONS. A process
+ * killed before it exits writes no profile. The run is not checked here.
  */
 export async function profileCli(
   label: string,
@@ -722,18 +753,24 @@ export async function profileCli(
   const profileDir = join(options.scratch, `cpuprofile-${process.pid}-${++figuresCounter}`);
   mkdirSync(profileDir, { recursive: true });
   const nodeArgs = ['--cpu-prof', '--cpu-prof-dir', profileDir, '--cpu-prof-interval', String(options.intervalUs ?? 1000)];
+  // Without GNU time in between, the process started is the CLI's own: its pid names its profiles.
   const measure = await timed({ node: args }, { cwd: options.cwd, scratch: options.scratch, rssMethod: 'resource-usage', nodeArgs });
-  // CPU.<date>.<time>.<pid>.<thread id>.<sequence>.cpuprofile; thread 0 is the main thread.
   const files = readdirSync(profileDir).filter((name) => name.endsWith('.cpuprofile'));
   if (files.length === 0) fail(`node --cpu-prof wrote no profile (exit ${measure.status}):\n${measure.stderr.slice(-2000)}`);
-  const threads = files
-    .map((name) => {
-      const tid = Number(name.split('.')[4]);
-      const profile = JSON.parse(readFileSync(join(profileDir, name), 'utf8')) as CpuProfile;
-      return { tid, summary: summarizeProfile(tid === 0 ? 'main' : `worker ${tid}`, profile) };
-    })
-    .sort((a, b) => a.tid - b.tid)
-    .map((entry) => entry.summary);
+  const entries = files.map((name) => {
+    const ids = profileFileIds(name) ?? fail(`a profile file named unlike node's own: ${name}`);
+    const ours = ids.pid === measure.pid;
+    const kind: ThreadKind = ours ? (ids.tid === 0 ? 'main' : 'worker') : 'process';
+    const owner = ours ? '' : `process ${ids.pid}`;
+    const thread = ids.tid === 0 ? owner || 'main' : `${owner} worker ${ids.tid}`.trimStart();
+    return { ...ids, ours, name, thread, kind };
+  });
+  if (!entries.some((entry) => entry.kind === 'main')) {
+    fail(`no profile of the CLI's main thread (pid ${measure.pid}) among ${files.join(', ')}`);
+  }
+  const threads = entries
+    .sort((a, b) => Number(b.ours) - Number(a.ours) || a.pid - b.pid || a.tid - b.tid)
+    .map((entry) => summarizeProfile(entry.thread, entry.kind, JSON.parse(readFileSync(join(profileDir, entry.name), 'utf8')) as CpuProfile));
   rmSync(profileDir, { recursive: true, force: true });
   return { label, tasks, measure, threads };
 }
@@ -752,7 +789,7 @@ export interface Cost {
 /** The biggest costs of a profiled run, all threads together, by the innermost csv-wave function (GC and V8's own work apart). */
 export function topCosts(threads: readonly ThreadSummary[], count = 3): Cost[] {
   const total = new Map<string, number>();
-  const byThread = new Map<string, { main: number; workers: number }>();
+  const byThread = new Map<string, Record<ThreadKind, number>>();
   const inside = new Map<string, Map<string, number>>();
   for (const thread of threads) {
     for (const [name, frames] of thread.costs) {
@@ -764,9 +801,8 @@ export function topCosts(threads: readonly ThreadSummary[], count = 3): Cost[] {
         merged.set(frame, (merged.get(frame) ?? 0) + us);
       }
       total.set(name, (total.get(name) ?? 0) + sum);
-      const split = byThread.get(name) ?? { main: 0, workers: 0 };
-      if (thread.thread === 'main') split.main += sum;
-      else split.workers += sum;
+      const split = byThread.get(name) ?? { main: 0, worker: 0, process: 0 };
+      split[thread.kind] += sum;
       byThread.set(name, split);
     }
   }
@@ -775,7 +811,8 @@ export function topCosts(threads: readonly ThreadSummary[], count = 3): Cost[] {
     const split = byThread.get(row.name)!;
     const where = [
       split.main > 0 ? `main thread ${thousands(split.main / 1000)} ms` : '',
-      split.workers > 0 ? `worker threads ${thousands(split.workers / 1000)} ms` : '',
+      split.worker > 0 ? `worker threads ${thousands(split.worker / 1000)} ms` : '',
+      split.process > 0 ? `other node processes ${thousands(split.process / 1000)} ms` : '',
     ]
       .filter((part) => part !== '')
       .join(', ');
@@ -789,11 +826,17 @@ function perTask(ms: number, tasks: number): string {
   return us >= 1000 ? `${fixed(us / 1000)} ms per task` : `${fixed(us, 1)} µs per task`;
 }
 
+/** ` (N of them in other node processes)`, or nothing when the CLI's process is the only one profiled. */
+function otherProcesses(run: ProfiledRun): string {
+  const others = run.threads.filter((thread) => thread.kind === 'process').length;
+  return others > 0 ? ` (${others} of them in other node processes)` : '';
+}
+
 /** Markdown: "Top three remaining costs" of one profiled run, as a numbered list. */
 export function topCostLines(run: ProfiledRun, count = 3): string[] {
   const busyMs = run.threads.reduce((sum, thread) => sum + thread.busyMs, 0);
   const lines = [
-    `**${run.label}**: ${fixed(run.measure.seconds)} s under the profiler, ${run.threads.length} thread profile(s), ` +
+    `**${run.label}**: ${fixed(run.measure.seconds)} s under the profiler, ${run.threads.length} thread profile(s)${otherProcesses(run)}, ` +
       `${thousands(busyMs)} ms of CPU sampled (idle and piscina's wait for work excluded), ${perTask(busyMs, run.tasks)}.`,
     '',
   ];
@@ -834,7 +877,9 @@ export function threadTables(run: ProfiledRun, rows = 8): string[] {
 }
 
 export const kProfileMethod =
-  'Profiles: `node --cpu-prof` (worker threads inherit the flag and write their own profiles); csv-wave positions are ' +
+  'Profiles: `node --cpu-prof`; worker threads inherit the flag and write their own profiles, and so does a node process ' +
+  "the CLI starts with its own flags (`process P`: child_process.fork's default; node refuses --cpu-prof in NODE_OPTIONS, " +
+  'so a process started otherwise, or killed before it exits, has no profile and its time is missing here). csv-wave positions are ' +
   'mapped back to src/ through the source maps, `(native)` marks C++ bindings such as fs calls. A cost is the CPU time ' +
   'charged to the innermost csv-wave function on the stack (the libraries and node calls under it included); garbage ' +
   'collection and `(program)` (V8 compiling, parsing, runtime calls) have no stack and stand apart.';
