@@ -1,8 +1,8 @@
 /**
  * Agent-like latency benchmark (`npm run bench:latency`): 5,000 module tasks that each
  * await a random 20–200 ms (uniform, fixed seed: the row's `ms` column, read by the module
- * from task.row.ms), at concurrency 256 on at most 2 worker threads (`--threads 2`). Goal:
- * at least 90% of the ideal throughput, concurrency ÷ mean latency. Section
+ * from task.row.ms), at concurrency 256 on at most 2 worker threads (`--threads 2`). Goal
+ * (issue 12): at least 95% of the ideal throughput, concurrency ÷ mean latency. Section
  * `<!-- bench:latency -->` of BENCHMARKS.md.
  *
  *   npx tsx scripts/bench/latency.ts [--tasks 5000] [--concurrency 256] [--threads 2]
@@ -16,7 +16,11 @@
  * The goal is judged on the engine's own duration (the --json summary's durationMs: from
  * reading tasks.csv to the last write, node start-up excluded); end to end and the task
  * span are reported beside it, and so is what an engine with no overhead would reach (the
- * same durations list-scheduled on the same slots: the drain at the end costs it too).
+ * same durations list-scheduled on the same slots: the drain at the end costs it too). That
+ * bound is below the goal at the default sizes (about 94.4% of ideal: the last tasks drain
+ * with fewer than 256 in flight), so the section says so, and gives the measured share of
+ * the bound too: whether the goal is reachable at all, and how close the engine comes to
+ * the best any scheduler could do with these durations.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -58,7 +62,7 @@ import {
 } from './lib.js';
 import { simulate, uniformDurations } from './workload.js';
 
-const kGoalShare = 0.9;
+const kGoalShare = 0.95;
 
 /** Sleeps the row's `ms`, and says when it started and ended (ms since the epoch, µs precision). */
 export const kSleepModule = `const now = () => performance.timeOrigin + performance.now();
@@ -192,7 +196,7 @@ async function benchmark(options: Options): Promise<void> {
     console.log(
       `${thousands(options.tasks)} tasks of ${options.minMs}–${options.maxMs} ms (mean ${fixed(meanMs, 1)} ms), concurrency ${options.concurrency}, ` +
         `${options.threads} threads: ideal ${thousands(idealPerSecond)} tasks/s (${fixed((options.tasks / idealPerSecond))} s); ` +
-        `no-overhead list scheduling ${fixed(noOverheadMs / 1000)} s`,
+        `no-overhead list scheduling ${fixed(noOverheadMs / 1000)} s (${fixed((100 * options.tasks) / (noOverheadMs / 1000) / idealPerSecond, 1)}% of ideal)`,
     );
 
     // Warm-up, not counted.
@@ -203,7 +207,8 @@ async function benchmark(options: Options): Promise<void> {
       runs.push(run);
       console.log(
         `run ${i}: ${fixed(run.measure.seconds)} s end to end, engine ${fixed(run.engineMs / 1000)} s, span ${fixed(run.span.spanMs / 1000)} s; ` +
-          `${fixed((options.tasks / (run.engineMs / 1000)) / idealPerSecond * 100, 1)}% of ideal (engine); ` +
+          `${fixed((options.tasks / (run.engineMs / 1000)) / idealPerSecond * 100, 1)}% of ideal (engine), ` +
+          `${fixed((100 * noOverheadMs) / run.engineMs, 1)}% of the no-overhead bound; ` +
           `${fixed(run.span.inFlight, 1)} in flight on average; timers ${fixed(run.span.lateMs, 2)} ms late on average`,
       );
     }
@@ -222,11 +227,19 @@ async function benchmark(options: Options): Promise<void> {
     const wallShare = perSecond(1000 * median(runs.map((r) => r.measure.seconds))) / idealPerSecond;
     const spanShare = perSecond(median(runs.map((r) => r.span.spanMs))) / idealPerSecond;
     const noOverheadShare = perSecond(noOverheadMs) / idealPerSecond;
+    // Engine throughput against list scheduling with no overhead: the share of what is reachable.
+    const boundShare = noOverheadMs / median(runs.map((r) => r.engineMs));
+    const reachable =
+      noOverheadShare >= kGoalShare
+        ? `list scheduling with no overhead reaches ${fixed(100 * noOverheadShare, 1)}% of ideal, so the goal is reachable`
+        : `list scheduling with no overhead reaches only ${fixed(100 * noOverheadShare, 1)}% of ideal, so no engine that starts ` +
+          `tasks in file order can meet it with these durations`;
     const goals: [string, string, boolean][] = [
       [
         `${thousands(options.tasks)} tasks awaiting ${options.minMs}–${options.maxMs} ms, concurrency ${options.concurrency}, ${options.threads} worker threads: ` +
           `at least ${kGoalShare * 100}% of the ideal throughput (concurrency ÷ mean latency = ${thousands(idealPerSecond)} tasks/s), from the engine's durationMs`,
-        `${thousands(perSecond(median(runs.map((r) => r.engineMs))))} tasks/s = ${fixed(100 * engineShare, 1)}% (ratio ${fixed(engineShare / kGoalShare)} of the goal)`,
+        `${thousands(perSecond(median(runs.map((r) => r.engineMs))))} tasks/s = ${fixed(100 * engineShare, 1)}% (ratio ${fixed(engineShare / kGoalShare)} of the goal; ` +
+          `${fixed(100 * boundShare, 1)}% of the no-overhead bound, which is ${fixed(100 * noOverheadShare, 1)}% of ideal)`,
         engineShare >= kGoalShare,
       ],
     ];
@@ -240,17 +253,19 @@ async function benchmark(options: Options): Promise<void> {
         'start to the last end, the mean number of tasks in flight, and how late the timers fired. The ideal throughput is ' +
         `concurrency ÷ mean latency = ${thousands(idealPerSecond)} tasks/s (${fixed(options.tasks / idealPerSecond)} s for the run); list-scheduling the same ` +
         `durations on ${options.concurrency} slots with no overhead takes ${fixed(noOverheadMs / 1000)} s (${fixed(100 * noOverheadShare, 1)}% of ideal: the last tasks drain ` +
-        `with fewer than ${options.concurrency} in flight). Every run is checked (summary, tasks.csv, journal, no discovery files). ${options.runs} runs; medians (min–max).`,
+        `with fewer than ${options.concurrency} in flight). The goal is ${kGoalShare * 100}% of ideal; ${reachable}, and the table gives each measure's share of ` +
+        `that bound beside its share of ideal. Every run is checked (summary, tasks.csv, journal, no discovery files). ${options.runs} runs; medians (min–max).`,
       '',
     );
     lines.push(...machineLines('scripts/bench/latency.ts', 'bench:latency', loadAtStart, [`- Peak memory: ${rssMethodText(rssMethod)}`]), '');
-    lines.push('| measure | seconds, median (min–max) | tasks/s | share of ideal |', '|---|---:|---:|---:|');
+    lines.push('| measure | seconds, median (min–max) | tasks/s | share of ideal | share of the no-overhead bound |', '|---|---:|---:|---:|---:|');
     const row = (label: string, seconds: number[]) =>
-      `| ${label} | ${spread(seconds)} | ${thousands(options.tasks / median(seconds))} | ${fixed((100 * perSecond(1000 * median(seconds))) / idealPerSecond, 1)}% |`;
+      `| ${label} | ${spread(seconds)} | ${thousands(options.tasks / median(seconds))} | ${fixed((100 * perSecond(1000 * median(seconds))) / idealPerSecond, 1)}% | ` +
+      `${fixed((100 * noOverheadMs) / (1000 * median(seconds)), 1)}% |`;
     lines.push(row('end to end (node start-up included)', runs.map((r) => r.measure.seconds)));
     lines.push(row("engine (the summary's durationMs)", runs.map((r) => r.engineMs / 1000)));
     lines.push(row('task span (first start to last end)', runs.map((r) => r.span.spanMs / 1000)));
-    lines.push(`| no overhead (simulated) | ${fixed(noOverheadMs / 1000)} | ${thousands(perSecond(noOverheadMs))} | ${fixed(100 * noOverheadShare, 1)}% |`);
+    lines.push(`| no overhead (simulated list scheduling) | ${fixed(noOverheadMs / 1000)} | ${thousands(perSecond(noOverheadMs))} | ${fixed(100 * noOverheadShare, 1)}% | 100.0% |`);
     lines.push('');
     lines.push(
       `Mean tasks in flight during the span: ${spread(runs.map((r) => r.span.inFlight), 1)} of ${options.concurrency}; ` +

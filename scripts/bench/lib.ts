@@ -737,12 +737,16 @@ function profileFileIds(name: string): { pid: number; tid: number } | undefined 
   return parts.length === 7 && Number.isInteger(pid) && Number.isInteger(tid) ? { pid, tid } : undefined;
 }
 
+const kProfilePreload = join(kRoot, 'scripts', 'bench', 'profile-preload.cjs');
+
 /**
  * Runs the CLI once under `node --cpu-prof` and summarises the profile of every thread of
- * every node process that wrote one. Worker threads inherit the flags; a node process the
- * CLI starts (a launcher of commands) has them only if started with the CLI's execArgv
- * (child_process.fork's default), since node refuses --cpu-prof in NODE_OPTIONS. A process
- * killed before it exits writes no profile. The run is not checked here.
+ * every node process that wrote one. Worker threads inherit the flags, and so does a node
+ * process the CLI forks with its own execArgv (child_process.fork's default). Node refuses
+ * --cpu-prof in NODE_OPTIONS, so a node process started otherwise (a launcher with flags of
+ * its own) is profiled by profile-preload.cjs, required through NODE_OPTIONS, as long as it
+ * inherits the environment. A process killed before it exits writes no profile. The run is
+ * not checked here.
  */
 export async function profileCli(
   label: string,
@@ -752,9 +756,17 @@ export async function profileCli(
 ): Promise<ProfiledRun> {
   const profileDir = join(options.scratch, `cpuprofile-${process.pid}-${++figuresCounter}`);
   mkdirSync(profileDir, { recursive: true });
-  const nodeArgs = ['--cpu-prof', '--cpu-prof-dir', profileDir, '--cpu-prof-interval', String(options.intervalUs ?? 1000)];
+  const intervalUs = String(options.intervalUs ?? 1000);
+  const nodeArgs = ['--cpu-prof', '--cpu-prof-dir', profileDir, '--cpu-prof-interval', intervalUs];
+  const inherited = process.env['NODE_OPTIONS'];
+  const preload = `--require ${JSON.stringify(kProfilePreload)}`;
+  const env = {
+    NODE_OPTIONS: inherited ? `${inherited} ${preload}` : preload,
+    CSV_WAVE_BENCH_PROFILE_DIR: profileDir,
+    CSV_WAVE_BENCH_PROFILE_INTERVAL_US: intervalUs,
+  };
   // Without GNU time in between, the process started is the CLI's own: its pid names its profiles.
-  const measure = await timed({ node: args }, { cwd: options.cwd, scratch: options.scratch, rssMethod: 'resource-usage', nodeArgs });
+  const measure = await timed({ node: args }, { cwd: options.cwd, scratch: options.scratch, rssMethod: 'resource-usage', nodeArgs, env });
   const files = readdirSync(profileDir).filter((name) => name.endsWith('.cpuprofile'));
   if (files.length === 0) fail(`node --cpu-prof wrote no profile (exit ${measure.status}):\n${measure.stderr.slice(-2000)}`);
   const entries = files.map((name) => {
@@ -877,9 +889,10 @@ export function threadTables(run: ProfiledRun, rows = 8): string[] {
 }
 
 export const kProfileMethod =
-  'Profiles: `node --cpu-prof`; worker threads inherit the flag and write their own profiles, and so does a node process ' +
-  "the CLI starts with its own flags (`process P`: child_process.fork's default; node refuses --cpu-prof in NODE_OPTIONS, " +
-  'so a process started otherwise, or killed before it exits, has no profile and its time is missing here). csv-wave positions are ' +
+  'Profiles: `node --cpu-prof`; worker threads inherit the flag and write their own profiles. A node process the CLI starts ' +
+  "(`process P`: a launcher of commands, say) is profiled too, by --cpu-prof if forked with the CLI's flags, else by " +
+  '`scripts/bench/profile-preload.cjs` through NODE_OPTIONS (node refuses --cpu-prof there); one that drops the environment ' +
+  'or is killed before it exits has no profile, and its time is missing here. csv-wave positions are ' +
   'mapped back to src/ through the source maps, `(native)` marks C++ bindings such as fs calls. A cost is the CPU time ' +
   'charged to the innermost csv-wave function on the stack (the libraries and node calls under it included); garbage ' +
   'collection and `(program)` (V8 compiling, parsing, runtime calls) have no stack and stand apart.';

@@ -1,18 +1,24 @@
 /**
  * Run-engine benchmark (`npm run bench:run`): times `csv-wave run` end to end, as a child
  * process of the built CLI (dist/cli/bin.js), and records the figures in BENCHMARKS.md
- * between the markers `<!-- bench:run -->` and `<!-- /bench:run -->`. The goals:
+ * between the markers `<!-- bench:run -->` and `<!-- /bench:run -->`. The goals (issue 12):
  *
- *   1. Process tasks vs GNU parallel: 5,000 rows running `true`, and 5,000 rows running a
- *      command that prints 1 KB (`printf '%01023d\n' 0`), at concurrency 4, take at most
- *      0.6 times as long as GNU parallel on the same rows (`parallel -j4 --joblog FILE -a
- *      IDS …`, its output to a file), with csv-wave's tasks.csv and journal complete. The
- *      runs are interleaved (ours, theirs, ours, theirs, …) so that drift cancels.
+ *   1. Process tasks vs GNU parallel and xargs: 5,000 rows running `true` at concurrency 4
+ *      take at most 0.6 times as long as GNU parallel on the same rows (`parallel -j4
+ *      --joblog FILE -a IDS …`, its output to a file), and at most 2.5 times as long as
+ *      `xargs -P4` running the same `/bin/sh -c` commands (the floor a user can see);
+ *      5,000 rows running a command that prints 1 KB (`printf '%01023d\n' 0`) at most 0.8
+ *      times parallel (xargs reported beside it). csv-wave's tasks.csv and journal are
+ *      complete. The runs are interleaved (csv-wave, parallel, xargs, csv-wave, …) so that
+ *      drift cancels.
  *   2. In-process tasks: 100,000 no-op module tasks in 10 waves (each task depends on one
- *      of the wave before) at concurrency 64 run at 20,000 tasks/s or more, end to end
- *      (node start-up, validation, journal and tasks.csv included), with
- *      the run engine's durability as it is: a watcher counts the tasks.csv rewrites and
- *      the journal's size during the run. That run also peaks under 1 GB of memory.
+ *      of the wave before) at concurrency 64 run at 25,000 tasks/s or more, end to end
+ *      (node start-up, validation, journal and tasks.csv included), with the run engine's
+ *      durability as it is (a watcher counts the tasks.csv rewrites and the journal's size
+ *      during the run), and within 2 times the wall time of a raw piscina loop making the
+ *      same calls one message per task (raw-piscina/loop.mjs: the same thread count, 10
+ *      awaited waves, at most 64 in flight), run interleaved with it. That run also peaks
+ *      under 1 GB of memory.
  *   Kept from the first version: 20,000 and 2,000 no-op tasks in one wave at concurrency
  *   64 (time per task at 20,000 at most 1.3 times that at 2,000) and 20,000 at 2.
  *
@@ -27,15 +33,17 @@
  * Every run gets a fresh session folder (outputs removed afterwards) and is checked: exit
  * code 0, the --json summary and tasks.csv both say every task completed, the journal is
  * there and whole, and no discovery file was written for these plain results (GNU parallel: its joblog has
- * one line per row, all with exit value 0, and its output file the expected size).
+ * one line per row, all with exit value 0, and its output file the expected size; xargs: exit 0 and
+ * the output size; the raw loop: exit 0 and every reply checked).
  * Unless --no-profile, one run of each case is profiled with `node --cpu-prof` (main and
  * worker threads), for the top three remaining costs.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { generateDag, generateLayeredDag, taskId } from '../gen-dag.js';
+import { generateDag, generateLayeredDag } from '../gen-dag.js';
+import { parallelArgs, runParallel, runRawLoop, runXargs, xargsArgs, type BaselineOptions, type RawLoopRun } from './baselines.js';
 import {
   checkRun,
   commonOptions,
@@ -72,24 +80,31 @@ import {
   type ProfiledRun,
   type RssMethod,
   type RunSummaryJson,
+  type ThreadKind,
   type ThreadSummary,
 } from './lib.js';
 
 const kSeed = 7;
 const kCommandConcurrency = 4;
-const kGoalCommandRatio = 0.6;
+/** csv-wave/xargs wall time for `true`: xargs is the floor a user can see. */
+const kGoalXargsRatio = 2.5;
 const kModuleConcurrency = 64;
 const kModuleLowConcurrency = 2;
 const kWaves = 10;
-const kGoalTasksPerSecond = 20_000;
+const kGoalTasksPerSecond = 25_000;
+/** csv-wave/raw piscina loop wall time for the module tasks in waves. */
+const kGoalRawRatio = 2;
 const kGoalPerTaskRatio = 1.3;
 const kGoalMemoryBytes = 1e9;
 const kNoopModule = "export default async () => ({findings: ''});\n";
 
-/** The two command cases: the same shell command for csv-wave and GNU parallel. */
+/**
+ * The two command cases: the same shell command for csv-wave, GNU parallel and xargs, and
+ * the goals: csv-wave/parallel wall time, and csv-wave/xargs (only `true` has one).
+ */
 const kCommands = [
-  { key: 'true', label: '`true`', command: 'true', outputBytes: 0 },
-  { key: 'print1k', label: "`printf '%01023d\\n' 0` (prints 1 KB)", command: "printf '%01023d\\n' 0", outputBytes: 1024 },
+  { key: 'true', label: '`true`', command: 'true', outputBytes: 0, goalParallel: 0.6, goalXargs: kGoalXargsRatio },
+  { key: 'print1k', label: "`printf '%01023d\\n' 0` (prints 1 KB)", command: "printf '%01023d\\n' 0", outputBytes: 1024, goalParallel: 0.8, goalXargs: undefined },
 ] as const;
 type CommandKey = (typeof kCommands)[number]['key'];
 
@@ -115,8 +130,12 @@ interface Results {
   rssMethod: RssMethod;
   startup: Measure[];
   fileCreateMs: number[];
-  command: Record<CommandKey, { ours: Run[]; theirs: Measure[] }>;
+  command: Record<CommandKey, { ours: Run[]; parallel: Measure[]; xargs: Measure[] }>;
   waves: Run[];
+  /** The raw piscina loop on the same waves, interleaved with `waves`. */
+  raw: RawLoopRun[];
+  /** The raw loop's pool threads: csv-wave's default for the module run. */
+  rawThreads: number;
   module: { big: Run[]; small: Run[]; low: Run[] };
   profiles: ProfiledRun[];
 }
@@ -150,26 +169,6 @@ async function runCsvWave(root: string, rssMethod: RssMethod, tasks: number, wav
   return { measure, summary, rewrites: watch.rewrites, journalPeakBytes: watch.journalPeakBytes };
 }
 
-/** GNU parallel on the same rows: `true` gets the id as an argument (ignored); printf gets none (-N0). */
-async function runParallel(root: string, rssMethod: RssMethod, tasks: number, command: (typeof kCommands)[number]): Promise<Measure> {
-  const dir = join(root, `parallel-${tasks}-${++sessionCounter}`);
-  mkdirSync(dir);
-  const ids = join(dir, 'ids.txt');
-  writeFileSync(ids, Array.from({ length: tasks }, (_, index) => `${taskId(index)}\n`).join(''));
-  const joblog = join(dir, 'joblog.tsv');
-  const output = join(dir, 'output.txt');
-  const args = ['parallel', '-j', String(kCommandConcurrency), ...(command.outputBytes > 0 ? ['-N0'] : []), '--joblog', joblog, '-a', ids, command.command];
-  const measure = await timed(args, { cwd: dir, scratch: root, rssMethod, stdoutFile: output });
-  if (measure.status !== 0) fail(`parallel exited with ${measure.status}:\n${measure.stderr.slice(-3000)}`);
-  const lines = readFileSync(joblog, 'utf8').trim().split('\n').slice(1);
-  const ok = lines.filter((line) => line.split('\t')[6] === '0').length;
-  if (lines.length !== tasks || ok !== tasks) fail(`parallel's joblog has ${ok} successful job(s) of ${lines.length}, expected ${tasks}`);
-  const bytes = statSync(output).size;
-  if (bytes !== tasks * command.outputBytes) fail(`parallel printed ${bytes} bytes, expected ${tasks * command.outputBytes}`);
-  rmSync(dir, { recursive: true, force: true });
-  return measure;
-}
-
 /** csv-wave keeps a 1 KB output as findings cut to the cell plus the whole of it in artifacts/<id>/output.md. */
 function checkOutputs(tasks: number): (dir: string) => void {
   return (dir) => {
@@ -197,25 +196,33 @@ const sumMs = (threads: ThreadSummary[], name: (row: { name: string }) => boolea
  */
 function knownCauses(profiles: ProfiledRun[]): string[] {
   const notes: string[] = [];
+  const kindText: Record<ThreadKind, string> = { main: "the CLI's main thread", worker: "the CLI's worker threads", process: 'other node processes (a launcher)' };
   for (const profile of profiles) {
-    const workers = profile.threads.filter((thread) => thread.thread !== 'main');
-    const main = profile.threads.find((thread) => thread.thread === 'main');
-    const workerBusy = workers.reduce((sum, thread) => sum + thread.busyMs, 0);
-    const share = (ms: number) => (workerBusy > 0 ? ms / workerBusy : 0);
-    const spawnMs = sumMs(workers, (row) => /^(ChildProcess\.spawn|spawn) \(/.test(row.name));
-    if (share(spawnMs) >= 0.15) {
+    const main = profile.threads.find((thread) => thread.kind === 'main');
+    // Commands are spawned wherever the code puts it: worker threads, a launcher process, the main thread.
+    const busy = profile.threads.reduce((sum, thread) => sum + thread.busyMs, 0);
+    const spawnByKind = (['worker', 'process', 'main'] as const).map((kind) => ({
+      kind,
+      ms: sumMs(profile.threads.filter((thread) => thread.kind === kind), (row) => /^(ChildProcess\.spawn|spawn) \(/.test(row.name)),
+    }));
+    const spawnMs = spawnByKind.reduce((sum, entry) => sum + entry.ms, 0);
+    if (busy > 0 && spawnMs / busy >= 0.15) {
+      const [most] = [...spawnByKind].sort((a, b) => b.ms - a.ms);
+      const where = spawnByKind.filter((entry) => entry.ms > 0).map((entry) => `${kindText[entry.kind]} ${thousands(entry.ms)} ms`).join(', ');
+      const why =
+        most!.kind === 'process'
+          ? 'from a process of its own, what is left is the fork and exec of `/bin/sh` per task'
+          : "libuv forks the CLI's whole process (its heaps, the other isolates, every thread's mappings) and blocks the calling thread until the child has exec'd";
       notes.push(
-        `- ${profile.label}: \`spawn\` takes ${percent(spawnMs, workerBusy)} of the worker threads' busy time ` +
-          `(${fixed(spawnMs / profile.tasks, 2)} ms per task; the profiler's signals make fork() slower still): libuv forks the whole ` +
-          "process (its heaps, the other isolates, every thread's mappings) and blocks the calling thread until the child has " +
-          "exec'd, and `CommandExecutor.run` (src/executors/command.ts) always execs `/bin/sh -c` first, even for a template with no shell syntax.",
+        `- ${profile.label}: \`spawn\` takes ${percent(spawnMs, busy)} of the sampled CPU time (${where}; ${fixed(spawnMs / profile.tasks, 2)} ms per task; ` +
+          `the profiler's signals make fork() slower still): ${why}.`,
       );
     }
-    const executorMs = sumMs(workers, (row) => row.name.startsWith('(anonymous) (src/executors/command.ts:'));
-    if (share(executorMs) >= 0.02) {
+    const executorMs = sumMs(profile.threads, (row) => row.name.startsWith('(anonymous) (src/executors/command.ts:'));
+    if (busy > 0 && executorMs / busy >= 0.02) {
       notes.push(
-        `- ${profile.label}: the promise executor of \`CommandExecutor.run\` (src/executors/command.ts) has ${percent(executorMs, workerBusy)} ` +
-          'self time, most likely the `{...process.env, …}` copy per task (process.env is backed by C++ interceptors: spreading ' +
+        `- ${profile.label}: the promise executor of \`CommandExecutor.run\` (src/executors/command.ts) has ${percent(executorMs, busy)} ` +
+          'of the sampled self time, most likely the `{...process.env, …}` copy per task (process.env is backed by C++ interceptors: spreading ' +
           'it reads every variable each time).',
       );
     }
@@ -267,7 +274,9 @@ function renderSection(options: Options, results: Results, loadAtStart: string):
   lines.push(
     ...machineLines('scripts/bench/run.ts', 'bench:run', loadAtStart, [
       `- ${parallelVersion() ?? 'GNU parallel not found'}`,
-      `- Peak memory: maximum resident set size of the CLI process (worker threads included), ${rssMethodText(results.rssMethod)}`,
+      `- Peak memory: maximum resident set size of the CLI process (worker threads included; a child process of its own, ` +
+        `such as a launcher of commands, counts apart: GNU time reports the largest process), ${rssMethodText(results.rssMethod)}; ` +
+        'CPU s: user + system time of the process and of the child processes it waited for (GNU time), or of the process alone (without it)',
       `- Fixed cost: \`csv-wave --version\` (node start-up + loading the CLI) takes ${fixed(median(results.startup.map((m) => m.seconds)))} s; ` +
         `creating one small file in the scratch folder takes ${spread(results.fileCreateMs, 3)} ms (probed between rounds; a command whose findings go to an artifact creates two files: the artifact and its discoveries/<id>.json)`,
     ]),
@@ -280,47 +289,73 @@ function renderSection(options: Options, results: Results, loadAtStart: string):
     `| ${label} | ${thousands(tasks)} | ${waves} | ${concurrency} | ${spread(secondsOf(runs))} | ${thousands(tasks / median(secondsOf(runs)))} | ` +
     `${fixed(median(enginesOf(runs)))} | ${fixed(median(runs.map((r) => r.measure.cpuSeconds)))} | ${peakMb(runs.map((r) => r.measure))} | ` +
     `${median(runs.map((r) => r.rewrites))} | ${thousands(median(runs.map((r) => r.journalPeakBytes)) / 1024)} |`;
+  /** A row for another tool: no engine time, rewrites or journal. */
+  const baselineRow = (label: string, tasks: number, waves: string, concurrency: number, measures: Measure[], own = '–') =>
+    `| ${label} | ${thousands(tasks)} | ${waves} | ${concurrency} | ${spread(measures.map((m) => m.seconds))} | ` +
+    `${thousands(tasks / median(measures.map((m) => m.seconds)))} | ${own} | ${fixed(median(measures.map((m) => m.cpuSeconds)))} | ${peakMb(measures)} | – | – |`;
+  // As a shell would take it: an argument with spaces or quotes in double quotes.
+  const shellWord = (arg: string) => (/[\s'"]/.test(arg) ? `"${arg.replace(/["$`]/g, '\\$&')}"` : arg);
+  const code = (args: string[]) => `\`${args.map(shellWord).join(' ').replaceAll('|', '\\|')}\``;
   for (const command of kCommands) {
-    const { ours, theirs } = results.command[command.key];
+    const { ours, parallel, xargs } = results.command[command.key];
     lines.push(row(`csv-wave \`--cmd\` ${command.label}`, sizes.command, 1, kCommandConcurrency, ours));
-    lines.push(
-      `| GNU parallel \`-j${kCommandConcurrency}${command.outputBytes > 0 ? ' -N0' : ''} --joblog F -a IDS\` ${command.label}, output to a file | ${thousands(sizes.command)} | – | ${kCommandConcurrency} | ` +
-        `${spread(theirs.map((m) => m.seconds))} | ${thousands(sizes.command / median(theirs.map((m) => m.seconds)))} | – | ` +
-        `${fixed(median(theirs.map((m) => m.cpuSeconds)))} | ${peakMb(theirs)} | – | – |`,
-    );
+    lines.push(baselineRow(`GNU parallel ${code(parallelArgs(command, kCommandConcurrency).slice(1, -1))} ${command.label}, output to a file`, sizes.command, '–', kCommandConcurrency, parallel));
+    lines.push(baselineRow(`${code(xargsArgs(command, kCommandConcurrency))}, output to a file`, sizes.command, '–', kCommandConcurrency, xargs));
   }
   lines.push(row('csv-wave `--module noop.mjs`', sizes.waves, kWaves, kModuleConcurrency, results.waves));
+  lines.push(
+    baselineRow(
+      `raw piscina loop (\`node scripts/bench/raw-piscina/loop.mjs\`, ${results.rawThreads} threads, one message per task); ` +
+        "its own time from the pool's creation to the last reply in the engine column",
+      sizes.waves,
+      String(kWaves),
+      kModuleConcurrency,
+      results.raw.map((r) => r.measure),
+      fixed(median(results.raw.map((r) => r.loopMs / 1000))),
+    ),
+  );
   lines.push(row('csv-wave `--module noop.mjs`', sizes.module, 1, kModuleConcurrency, results.module.big));
   lines.push(row('csv-wave `--module noop.mjs`', sizes.moduleSmall, 1, kModuleConcurrency, results.module.small));
   lines.push(row('csv-wave `--module noop.mjs`', sizes.module, 1, kModuleLowConcurrency, results.module.low));
   lines.push('');
 
-  const ratio = (key: CommandKey) => {
-    const { ours, theirs } = results.command[key];
-    return {
-      ours: median(secondsOf(ours)),
-      theirs: median(theirs.map((m) => m.seconds)),
-      pair: median(ours.map((run, i) => run.measure.seconds / theirs[i]!.seconds)),
-    };
+  /** Ratio of the medians, and the median of the per-pair ratios (each pair ran back to back). */
+  const ratio = (ours: readonly number[], theirs: readonly number[]) => ({
+    ours: median(ours),
+    theirs: median(theirs),
+    ofMedians: median(ours) / median(theirs),
+    pair: median(ours.map((value, i) => value / theirs[i]!)),
+  });
+  const ratioText = (r: ReturnType<typeof ratio>) => `${fixed(r.ofMedians)} (${fixed(r.ours)} s / ${fixed(r.theirs)} s; per-pair median ${fixed(r.pair)})`;
+  const commandRatios = (key: CommandKey) => {
+    const { ours, parallel, xargs } = results.command[key];
+    const seconds = secondsOf(ours);
+    return { parallel: ratio(seconds, parallel.map((m) => m.seconds)), xargs: ratio(seconds, xargs.map((m) => m.seconds)) };
   };
+  const rawRatio = ratio(secondsOf(results.waves), results.raw.map((r) => r.measure.seconds));
+  const rawCpuRatio = median(results.waves.map((r) => r.measure.cpuSeconds)) / median(results.raw.map((r) => r.measure.cpuSeconds));
   const perTask = (runs: Run[], tasks: number) => (1000 * median(secondsOf(runs))) / tasks;
   const perTaskRatio = perTask(results.module.big, sizes.module) / perTask(results.module.small, sizes.moduleSmall);
   const perTaskEngineRatio = median(enginesOf(results.module.big)) / sizes.module / (median(enginesOf(results.module.small)) / sizes.moduleSmall);
   const wavesPerSecond = sizes.waves / median(secondsOf(results.waves));
   const wavesEnginePerSecond = sizes.waves / median(enginesOf(results.waves));
+  const rawPerSecond = sizes.waves / median(results.raw.map((r) => r.measure.seconds));
   const wavesPeakKb = Math.max(...results.waves.map((r) => r.measure.maxRssKb));
   lines.push(
     `The worker pool has the default \`--threads\`: 1 thread for the commands, min(concurrency, cores) = ` +
       `${Math.min(kModuleConcurrency, cores)} for the modules at concurrency ${kModuleConcurrency}. ` +
       kCommands
         .map((command) => {
-          const r = ratio(command.key);
-          return `csv-wave/parallel for ${command.label}: ${fixed(r.ours / r.theirs)} (median of the per-pair ratios ${fixed(r.pair)})`;
+          const r = commandRatios(command.key);
+          return `${command.label}: csv-wave/parallel ${fixed(r.parallel.ofMedians)} (per-pair median ${fixed(r.parallel.pair)}), csv-wave/xargs ${fixed(r.xargs.ofMedians)} (per-pair median ${fixed(r.xargs.pair)})`;
         })
         .join('; ') +
       `. ${thousands(sizes.waves)} tasks in ${kWaves} waves: ${thousands(wavesPerSecond)} tasks/s end to end, ${thousands(wavesEnginePerSecond)} tasks/s ` +
       `from the engine's own durationMs (without node start-up); tasks.csv was seen rewritten ${median(results.waves.map((r) => r.rewrites))} times during the run ` +
       `and the journal held up to ${thousands(median(results.waves.map((r) => r.journalPeakBytes)) / 1024)} KB (median). ` +
+      `The raw piscina loop on the same ${thousands(sizes.waves)} calls (${results.rawThreads} threads taking ${Math.ceil(kModuleConcurrency / results.rawThreads)} tasks each at once, ` +
+      `at most ${kModuleConcurrency} in flight, each of the ${kWaves} waves awaited) runs at ${thousands(rawPerSecond)} tasks/s end to end; csv-wave/raw: ` +
+      `wall ${ratioText(rawRatio)}, CPU ${fixed(rawCpuRatio)}. ` +
       `Time per task at ${thousands(sizes.module)} vs ${thousands(sizes.moduleSmall)} rows: ${fixed(perTaskRatio)} end to end, ${fixed(perTaskEngineRatio)} ` +
       'from durationMs (both sizes carry the same fixed start-up cost, which flatters the larger one).',
     '',
@@ -328,17 +363,29 @@ function renderSection(options: Options, results: Results, loadAtStart: string):
 
   const goals: [string, string, boolean][] = [];
   for (const command of kCommands) {
-    const r = ratio(command.key);
+    const r = commandRatios(command.key);
     goals.push([
-      `${thousands(sizes.command)} ${command.label} commands at concurrency ${kCommandConcurrency}: csv-wave/GNU parallel wall time at most ${kGoalCommandRatio}`,
-      `${fixed(r.ours / r.theirs)} (${fixed(r.ours)} s / ${fixed(r.theirs)} s)`,
-      r.ours / r.theirs <= kGoalCommandRatio,
+      `${thousands(sizes.command)} ${command.label} commands at concurrency ${kCommandConcurrency}: csv-wave/GNU parallel wall time at most ${command.goalParallel}`,
+      ratioText(r.parallel),
+      r.parallel.ofMedians <= command.goalParallel,
     ]);
+    if (command.goalXargs !== undefined) {
+      goals.push([
+        `${thousands(sizes.command)} ${command.label} commands at concurrency ${kCommandConcurrency}: csv-wave/\`xargs -P${kCommandConcurrency}\` wall time at most ${command.goalXargs}`,
+        ratioText(r.xargs),
+        r.xargs.ofMedians <= command.goalXargs,
+      ]);
+    }
   }
   goals.push([
     `${thousands(sizes.waves)} no-op module tasks in ${kWaves} waves: at least ${thousands(kGoalTasksPerSecond)} tasks/s end to end, journal and periodic tasks.csv as they are`,
     `${thousands(wavesPerSecond)} tasks/s (${fixed(wavesPerSecond / kGoalTasksPerSecond)} of the goal)`,
     wavesPerSecond >= kGoalTasksPerSecond,
+  ]);
+  goals.push([
+    `the same run: csv-wave/raw piscina loop (one message per task) wall time at most ${kGoalRawRatio}`,
+    ratioText(rawRatio),
+    rawRatio.ofMedians <= kGoalRawRatio,
   ]);
   goals.push([
     `${thousands(sizes.waves)}-task no-op module run peaks under 1 GB (10^9 bytes)`,
@@ -403,35 +450,47 @@ async function benchmark(options: Options): Promise<void> {
     const fileCreateMs = [fileCreationMs(scratch)];
     log(`start-up (--version) median ${fixed(median(startup.map((m) => m.seconds)))} s; file creation ${fixed(fileCreateMs[0]!, 3)} ms`);
 
+    const commandBaseline: BaselineOptions = { scratch, rssMethod, concurrency: kCommandConcurrency };
+    const moduleBaseline: BaselineOptions = { scratch, rssMethod, concurrency: kModuleConcurrency };
+    // csv-wave's default --threads for module tasks (src/engine/options.ts): the raw loop gets as many.
+    const rawThreads = Math.min(kModuleConcurrency, availableParallelism());
+
     // Warm-up (page cache, parallel's perl, node's code cache): small runs, not counted.
     for (const command of kCommands) {
       await runCsvWave(scratch, rssMethod, 200, 1, ['--cmd', command.command], kCommandConcurrency);
-      await runParallel(scratch, rssMethod, 200, command);
+      await runParallel(200, command, commandBaseline);
+      await runXargs(200, command, commandBaseline);
     }
     await runCsvWave(scratch, rssMethod, 200, 1, moduleArgs, kModuleConcurrency);
+    await runRawLoop(modulePath, 200, kWaves, rawThreads, moduleBaseline);
 
-    // 1. Commands: ours, theirs, ours, theirs, …
-    const command = { true: { ours: [], theirs: [] }, print1k: { ours: [], theirs: [] } } as Results['command'];
+    // 1. Commands: csv-wave, parallel, xargs, csv-wave, …
+    const command: Results['command'] = { true: { ours: [], parallel: [], xargs: [] }, print1k: { ours: [], parallel: [], xargs: [] } };
     for (let i = 0; i < options.runs; i++) {
       for (const spec of kCommands) {
         const check = spec.outputBytes > 0 ? checkOutputs(sizes.command) : undefined;
         const ours = await runCsvWave(scratch, rssMethod, sizes.command, 1, ['--cmd', spec.command], kCommandConcurrency, check);
-        const theirs = await runParallel(scratch, rssMethod, sizes.command, spec);
+        const parallel = await runParallel(sizes.command, spec, commandBaseline);
+        const xargs = await runXargs(sizes.command, spec, commandBaseline);
         command[spec.key].ours.push(ours);
-        command[spec.key].theirs.push(theirs);
+        command[spec.key].parallel.push(parallel);
+        command[spec.key].xargs.push(xargs);
         log(
-          `command ${spec.key} run ${i + 1}: csv-wave ${fixed(ours.measure.seconds)} s, parallel ${fixed(theirs.seconds)} s, ` +
-            `ratio ${fixed(ours.measure.seconds / theirs.seconds)}`,
+          `command ${spec.key} run ${i + 1}: csv-wave ${fixed(ours.measure.seconds)} s, parallel ${fixed(parallel.seconds)} s, xargs ${fixed(xargs.seconds)} s; ` +
+            `csv-wave/parallel ${fixed(ours.measure.seconds / parallel.seconds)}, csv-wave/xargs ${fixed(ours.measure.seconds / xargs.seconds)}`,
         );
       }
     }
 
-    // 2. No-op modules: the waves run, 20k at 64, 2k at 64, 20k at 2, interleaved.
+    // 2. No-op modules: the waves run, the raw loop, 20k at 64, 2k at 64, 20k at 2, interleaved.
     const waves: Run[] = [];
+    const raw: RawLoopRun[] = [];
     const module: Results['module'] = { big: [], small: [], low: [] };
     for (let i = 0; i < options.runs; i++) {
       const layered = await runCsvWave(scratch, rssMethod, sizes.waves, kWaves, moduleArgs, kModuleConcurrency);
       waves.push(layered);
+      const rawRun = await runRawLoop(modulePath, sizes.waves, kWaves, rawThreads, moduleBaseline);
+      raw.push(rawRun);
       const big = await runCsvWave(scratch, rssMethod, sizes.module, 1, moduleArgs, kModuleConcurrency);
       module.big.push(big);
       const small = await runCsvWave(scratch, rssMethod, sizes.moduleSmall, 1, moduleArgs, kModuleConcurrency);
@@ -442,7 +501,8 @@ async function benchmark(options: Options): Promise<void> {
       log(
         `module run ${i + 1}: ${thousands(sizes.waves)} in ${kWaves} waves ${fixed(layered.measure.seconds)} s ` +
           `(${thousands(sizes.waves / layered.measure.seconds)} tasks/s, peak ${megabytes(layered.measure.maxRssKb)} MB, ` +
-          `${layered.rewrites} tasks.csv rewrites seen), ${thousands(sizes.module)}@${kModuleConcurrency} ${fixed(big.measure.seconds)} s, ` +
+          `${layered.rewrites} tasks.csv rewrites seen), raw piscina loop ${fixed(rawRun.measure.seconds)} s ` +
+          `(csv-wave/raw ${fixed(layered.measure.seconds / rawRun.measure.seconds)}), ${thousands(sizes.module)}@${kModuleConcurrency} ${fixed(big.measure.seconds)} s, ` +
           `${thousands(sizes.moduleSmall)}@${kModuleConcurrency} ${fixed(small.measure.seconds)} s, ` +
           `${thousands(sizes.module)}@${kModuleLowConcurrency} ${fixed(low.measure.seconds)} s`,
       );
@@ -464,7 +524,7 @@ async function benchmark(options: Options): Promise<void> {
       }
     }
 
-    const { section, goals } = renderSection(options, { rssMethod, startup, fileCreateMs, command, waves, module, profiles }, loadAtStart);
+    const { section, goals } = renderSection(options, { rssMethod, startup, fileCreateMs, command, waves, raw, rawThreads, module, profiles }, loadAtStart);
     publish('run', section, options);
     for (const [goal, measured, met] of goals) printGoal(goal, met, measured);
   } finally {
