@@ -17,7 +17,7 @@
  * --profile-size: the size of the profiled plan and run (default: the largest).
  *
  * Every run is checked: exit 0, summary, every tasks.csv row completed, journal whole,
- * no discovery file for plain results (plan: every wave cell filled, nothing else changed). Ratios of
+ * no discovery file for plain results (plan: every wave cell right, every other cell as it was). Ratios of
  * the runs are taken from the engine's own durationMs (node start-up, a fixed cost that
  * flatters the larger size, excluded), of plans from the wall time; the other is shown too.
  */
@@ -103,7 +103,7 @@ let counter = 0;
 async function planOnce(scratch: string, rssMethod: RssMethod, tasks: number): Promise<Measure> {
   const dir = writeSession(join(scratch, `plan-${tasks}-${++counter}`), planCsv(tasks));
   const measure = await timed({ node: ['plan', dir] }, { cwd: scratch, scratch, rssMethod });
-  checkPlan(measure, join(dir, 'tasks.csv'), planCsv(tasks));
+  await checkPlan(measure, join(dir, 'tasks.csv'), planCsv(tasks));
   rmSync(dir, { recursive: true, force: true });
   return measure;
 }
@@ -196,7 +196,7 @@ async function benchmark(options: Options): Promise<void> {
       const planSize = Math.min(options.profileSize, Math.max(...options.planSizes));
       const planDir = writeSession(join(scratch, 'profiled-plan'), planCsv(planSize));
       const plan = await profileCli(`one ${thousands(planSize)}-task plan`, planSize, ['plan', planDir], { cwd: scratch, scratch });
-      checkPlan(plan.measure, join(planDir, 'tasks.csv'), planCsv(planSize));
+      await checkPlan(plan.measure, join(planDir, 'tasks.csv'), planCsv(planSize));
       rmSync(planDir, { recursive: true, force: true });
       profiles.push(plan);
       const runSize = Math.min(options.profileSize, biggest);
@@ -257,7 +257,7 @@ async function benchmark(options: Options): Promise<void> {
       `Plan: \`csv-wave plan\` on random DAGs (\`scripts/gen-dag.ts\`, mean ${kMeanDeps} deps, seed ${kPlanSeed}) of ${options.planSizes.map(thousands).join(' and ')} tasks. ` +
         `Run: \`csv-wave run --module noop.mjs --concurrency ${kConcurrency}\` on ${kWaves}-wave sessions (\`generateLayeredDag\`: each task depends on one ` +
         `task of the wave before; seed ${kRunSeed}) of ${options.runSizes.map(thousands).join(', ')} tasks. Each is a child process of the built CLI, in a fresh ` +
-        'session folder, checked afterwards (plan: every wave cell filled, nothing else changed; run: summary, every tasks.csv row completed, journal whole, ' +
+        'session folder, checked afterwards (plan: every wave cell right, every other cell as it was; run: summary, every tasks.csv row completed, journal whole, ' +
         `no discovery file for plain results). Sizes interleaved round by round; ${options.runs} run(s) per size (${options.bigRuns} at ${thousands(biggest)}); medians (min–max).`,
       '',
     );
