@@ -37,29 +37,25 @@ import {
   isMain,
   kCommonOptions,
   kCommonUsage,
-  kProfileMethod,
   loadAverage,
   machineLines,
   mean,
   median,
   megabytes,
   printGoal,
-  profileCli,
   publish,
   readTasksCsv,
   rssMethodText,
   runMain,
   spread,
   thousands,
-  threadTables,
   timed,
-  topCostLines,
   writeSession,
   type CommonOptions,
   type Measure,
-  type ProfiledRun,
   type RssMethod,
 } from './lib.js';
+import { kProfileMethod, profileCli, threadTables, topCostLines, type ProfiledRun } from './profile.js';
 import { simulate, uniformDurations } from './workload.js';
 
 const kGoalShare = 0.95;

@@ -39,22 +39,17 @@ import {
   megabytes,
   percent,
   printGoal,
-  profileCli,
-  profileTable,
   publish,
   rssMethodText,
   runMain,
   thousands,
   timed,
-  topCostLines,
   writeSession,
   type CommonOptions,
   type Measure,
-  type ProfiledRun,
-  type ProfileRow,
   type RssMethod,
-  type ThreadSummary,
 } from './lib.js';
+import { profileCli, profileTable, topCostLines, type ProfiledRun, type ProfileRow, type ThreadSummary } from './profile.js';
 
 const kGoalSeconds = 3;
 /** Peak RSS of validate and of plan at 100,000 tasks, in MiB (issue 12). */

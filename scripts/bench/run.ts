@@ -56,7 +56,6 @@ import {
   isMain,
   kCommonOptions,
   kCommonUsage,
-  kProfileMethod,
   loadAverage,
   machineLines,
   median,
@@ -64,26 +63,21 @@ import {
   parallelVersion,
   percent,
   printGoal,
-  profileCli,
   publish,
   readTasksCsv,
   rssMethodText,
   runMain,
   spread,
   thousands,
-  threadTables,
   timed,
-  topCostLines,
   watchSession,
   writeSession,
   type CommonOptions,
   type Measure,
-  type ProfiledRun,
   type RssMethod,
   type RunSummaryJson,
-  type ThreadKind,
-  type ThreadSummary,
 } from './lib.js';
+import { kProfileMethod, profileCli, threadTables, topCostLines, type ProfiledRun, type ThreadKind, type ThreadSummary } from './profile.js';
 
 const kSeed = 7;
 const kCommandConcurrency = 4;

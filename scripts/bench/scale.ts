@@ -36,28 +36,24 @@ import {
   isMain,
   kCommonOptions,
   kCommonUsage,
-  kProfileMethod,
   loadAverage,
   machineLines,
   median,
   megabytes,
   printGoal,
-  profileCli,
   publish,
   rssMethodText,
   runMain,
   spread,
   thousands,
-  threadTables,
   timed,
-  topCostLines,
   watchSession,
   writeSession,
   type CommonOptions,
   type Measure,
-  type ProfiledRun,
   type RssMethod,
 } from './lib.js';
+import { kProfileMethod, profileCli, threadTables, topCostLines, type ProfiledRun } from './profile.js';
 import { checkPlan } from './plan.js';
 
 const kMeanDeps = 3;

@@ -37,26 +37,22 @@ import {
   isMain,
   kCommonOptions,
   kCommonUsage,
-  kProfileMethod,
   loadAverage,
   machineLines,
   median,
   printGoal,
-  profileCli,
   publish,
   rssMethodText,
   runMain,
   spread,
   thousands,
-  threadTables,
   timed,
-  topCostLines,
   writeSession,
   type CommonOptions,
   type Measure,
-  type ProfiledRun,
   type RssMethod,
 } from './lib.js';
+import { kProfileMethod, profileCli, threadTables, topCostLines, type ProfiledRun } from './profile.js';
 import { kSleepModule, readStamps, spanFigures, type SpanFigures, type Stamps } from './latency.js';
 import { criticalPath, depsOf, logNormalDurations, simulate } from './workload.js';
 
