@@ -1,9 +1,9 @@
 import { stringify } from 'csv-stringify/sync';
 import { writeFileAtomic } from './atomic-write.js';
-import { isKnownColumn, kOutputColumns } from './columns.js';
+import { kOutputColumns } from './columns.js';
 import { guardCell } from './formula-guard.js';
-import type { FileFormat, TasksTable } from './tasks-table.js';
-import type { KnownColumn, TaskRow } from '../core/task.js';
+import { cellReader, type FileFormat, type TasksTable } from './tasks-table.js';
+import type { TaskRow } from '../core/task.js';
 
 const kDefaultFormat: FileFormat = { bom: false, eol: '\n' };
 
@@ -22,7 +22,7 @@ const kRowsPerChunk = 4096;
  */
 export function* serializeTasksInChunks(table: TasksTable): Generator<string> {
   yield stringifyHeader(table.columns, table.format);
-  const cells = table.columns.map(cellReader);
+  const cells = table.columns.map(guardedCellReader);
   const delimiter = table.format.delimiter ?? ',';
   const { eol } = table.format;
   const { rows } = table;
@@ -42,16 +42,10 @@ export function* serializeTasksInChunks(table: TasksTable): Generator<string> {
   }
 }
 
-/**
- * How to read one column's cell from a row, decided once per column rather than per cell:
- * a known column is a property of the row, another one sits in `extra`; output columns are
- * guarded against formula injection.
- */
-function cellReader(column: string): (row: TaskRow) => string {
-  if (!isKnownColumn(column)) return (row) => row.extra[column] ?? '';
-  const name: KnownColumn = column;
-  if ((kOutputColumns as readonly string[]).includes(name)) return (row) => guardCell(row[name]);
-  return (row) => row[name];
+/** cellReader, with output columns guarded against formula injection. */
+function guardedCellReader(column: string): (row: TaskRow) => string {
+  const read = cellReader(column);
+  return (kOutputColumns as readonly string[]).includes(column) ? (row) => guardCell(read(row)) : read;
 }
 
 /** A data field as csv-stringify writes it with `quoted: true`: always in double quotes, a quote inside doubled. */
