@@ -27,13 +27,17 @@ export const kDefaultMaxRows = 1_000_000;
  * invalid UTF-8 are refused with the line and byte offset, never read as mojibake.
  */
 export function readTasksFile(path: string, options: ReadOptions = {}): TasksTable {
-  let bytes: Buffer;
+  // No variable holds the bytes while the text is parsed: the garbage collector may free
+  // them (the file's size again, outside the heap) before the rows are built.
+  return parseTasks(decodeUtf8Text(readBytes(path), path), path, options);
+}
+
+function readBytes(path: string): Buffer {
   try {
-    bytes = readFileSync(path);
+    return readFileSync(path);
   } catch (error) {
     throw new WaveError('IO', `Cannot read ${path}: ${(error as Error).message}`, { path, cause: error });
   }
-  return parseTasks(decodeUtf8Text(bytes, path), path, options);
 }
 
 /** Parses tasks.csv text. `path` only names the file in errors. */
