@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { parse, type CsvError } from 'csv-parse/sync';
 import { WaveError, type Violation } from '../errors.js';
 import { kCr, kLf, lineCounter } from './byte-lines.js';
+import { CsvSyntaxError, readCsvRecords } from './csv-records.js';
 import { formatCount, isKnownColumn, kOutputColumns, kRequiredColumns, showCell } from './columns.js';
 import { kTaskColumns, emptyRow, type TaskRow } from '../core/task.js';
 import { unguardCell } from './formula-guard.js';
@@ -27,98 +27,86 @@ export const kDefaultMaxRows = 1_000_000;
  * invalid UTF-8 are refused with the line and byte offset, never read as mojibake.
  */
 export function readTasksFile(path: string, options: ReadOptions = {}): TasksTable {
-  let bytes: Buffer;
+  // No variable holds the bytes while the text is parsed: the garbage collector may free
+  // them (the file's size again, outside the heap) before the rows are built.
+  return parseTasks(decodeUtf8Text(readBytes(path), path), path, options);
+}
+
+function readBytes(path: string): Buffer {
   try {
-    bytes = readFileSync(path);
+    return readFileSync(path);
   } catch (error) {
     throw new WaveError('IO', `Cannot read ${path}: ${(error as Error).message}`, { path, cause: error });
   }
-  return parseTasks(decodeUtf8Text(bytes, path), path, options);
 }
 
 /** Parses tasks.csv text. `path` only names the file in errors. */
 export function parseTasks(text: string, path = 'tasks.csv', options: ReadOptions = {}): TasksTable {
   const maxRows = options.maxRows ?? kDefaultMaxRows;
-  const bytes = Buffer.from(text, 'utf8');
-  const nul = nulByteProblem(bytes);
-  if (nul !== undefined) throw new WaveError('CSV_PARSE', nul.message, { path, violations: [nul] });
+  if (text.includes('\0')) {
+    const nul = nulByteProblem(Buffer.from(text, 'utf8'))!;
+    throw new WaveError('CSV_PARSE', nul.message, { path, violations: [nul] });
+  }
   const delimiter = sniffDelimiter(text);
+  const lineAt = lineCounter(text);
 
-  // Records are collected as they come, so that a parse error still knows where the last
-  // good record ended: the broken row starts right after it, not where csv-parse gave up
-  // (the end of the file, for an unclosed quote).
-  const records: { record: string[]; info: { bytes: number } }[] = [];
+  // Rows are built as their records come, so that no record outlives its row. Problems
+  // found on the way wait for the end of the file: a parse error anywhere is reported
+  // before a bad header, and every ragged row at once, as when the whole file was parsed first.
+  let header: string[] | undefined;
+  let headerEnd = 0;
+  let headerProblem: WaveError | undefined;
+  let buildRow: ((fields: string[], line: number) => TaskRow) | undefined;
+  let previousEnd = 0;
   let filled = 0;
+  const rows: TaskRow[] = [];
+  const raggedRows: Violation[] = [];
   try {
-    parse(text, {
-      bom: true,
-      delimiter,
-      // Every line end, whatever the first one is: a file whose rows were added by another
-      // editor mixes them, and csv-parse's guess from the first one would leave CRs in cells.
-      record_delimiter: ['\r\n', '\n', '\r'],
-      relax_column_count: true,
-      skip_empty_lines: true,
-      on_record: (record, context) => {
-        // The first filled record is the header; the rest are tasks.
-        if (!isBlankRecord(record) && ++filled > maxRows + 1) throw new TooManyRows();
-        records.push({ record, info: { bytes: context.bytes } });
-        return null;
-      },
+    readCsvRecords(text, delimiter, (record, end) => {
+      const start = previousEnd;
+      previousEnd = end;
+      // The first filled record is the header; the rest are tasks. Blank lines and rows of
+      // empty cells are skipped before the header as after it (a spreadsheet's blank rows).
+      if (isBlankRecord(record)) return;
+      if (++filled > maxRows + 1) throw new TooManyRows(start);
+      const line = lineAt(start);
+      if (header === undefined) {
+        header = record.map((name) => name.trim());
+        headerEnd = end;
+        headerProblem = headerError(header, line, path);
+        if (headerProblem === undefined) buildRow = rowBuilder(header);
+      } else if (record.length !== header.length) {
+        raggedRows.push({ line, message: `CSV parse error: row has ${record.length} fields but the header has ${header.length}` });
+      } else if (buildRow !== undefined) {
+        rows.push(buildRow(record, line));
+      }
     });
   } catch (error) {
-    const line = lineCounter(bytes)(records[records.length - 1]?.info.bytes ?? 0);
+    // The broken row starts right after the last good record, not where the reader gave
+    // up (the end of the file, for an unclosed quote).
     if (error instanceof TooManyRows) {
+      const line = lineAt(error.start);
       const message = `Too many rows: the file has more than ${formatCount(maxRows)} tasks (max_rows): raise max_rows in session.json to read it, or split the tasks into several sessions`;
       throw new WaveError('INVALID_TASKS', message, { path, violations: [{ line, message }] });
     }
-    const header = records.find(({ record }) => !isBlankRecord(record))?.record;
-    const message = `CSV parse error: ${parseErrorDetail(error as CsvError, header)}`;
+    if (!(error instanceof CsvSyntaxError)) throw error;
+    const line = lineAt(previousEnd);
+    const message = `CSV parse error: ${parseErrorDetail(error, header)}`;
     throw new WaveError('CSV_PARSE', message, { path, violations: [{ line, message }], cause: error });
   }
-  // Blank lines and rows of empty cells before the header are skipped, like those after it.
-  const first = records.findIndex(({ record }) => !isBlankRecord(record));
-  if (first === -1) {
+  if (header === undefined) {
     const message = 'CSV parse error: the file is empty; it needs a header row';
     throw new WaveError('CSV_PARSE', message, { path, violations: [{ line: 1, message }] });
   }
-
-  const lineAt = lineCounter(bytes);
-  const headerLine = lineAt(first === 0 ? 0 : records[first - 1]!.info.bytes);
-  const header = records[first]!.record.map((name) => name.trim());
-  checkHeader(header, headerLine, path);
+  if (headerProblem !== undefined) throw headerProblem;
 
   // The header's own line end, not the first CRLF anywhere: a cell may hold a CRLF in a
   // file whose rows end with LF, and the rewrite must keep the rows' line ends.
-  const headerEnd = records[first]!.info.bytes;
   const format: FileFormat = {
     bom: text.startsWith('\uFEFF'),
-    eol: bytes[headerEnd - 1] === kLf && bytes[headerEnd - 2] === kCr ? '\r\n' : '\n',
+    eol: text.charCodeAt(headerEnd - 1) === kLf && text.charCodeAt(headerEnd - 2) === kCr ? '\r\n' : '\n',
     ...(delimiter === ';' ? { delimiter } : {}),
   };
-  const rows: TaskRow[] = [];
-  const raggedRows: Violation[] = [];
-  const outputColumns = new Set<string>(kOutputColumns);
-  for (let r = first + 1; r < records.length; r++) {
-    const { record } = records[r]!;
-    const line = lineAt(records[r - 1]!.info.bytes);
-    if (isBlankRecord(record)) continue; // a spreadsheet's blank trailing row
-    if (record.length !== header.length) {
-      raggedRows.push({
-        line,
-        message: `CSV parse error: row has ${record.length} fields but the header has ${header.length}`,
-      });
-      continue;
-    }
-    const row = emptyRow();
-    row.line = line;
-    for (let c = 0; c < header.length; c++) {
-      const name = header[c]!;
-      const cell = record[c]!;
-      if (isKnownColumn(name)) row[name] = outputColumns.has(name) ? unguardCell(cell) : cell;
-      else row.extra[name] = cell;
-    }
-    rows.push(row);
-  }
   if (raggedRows.length > 0) {
     throw new WaveError('CSV_PARSE', raggedRows[0]!.message, { path, violations: raggedRows });
   }
@@ -126,10 +114,29 @@ export function parseTasks(text: string, path = 'tasks.csv', options: ReadOption
 }
 
 /**
- * Throws WaveError CSV_MISSING_COLUMN, every problem at the header's line, for a duplicate
- * column name (each named once) or a missing required column.
+ * Turns a record into a row, each column's place decided once from the header: a known
+ * column is a field of the row (an output column unguarded), another one goes to `extra`.
  */
-function checkHeader(header: readonly string[], line: number, path: string): void {
+function rowBuilder(header: readonly string[]): (fields: string[], line: number) => TaskRow {
+  const outputColumns = new Set<string>(kOutputColumns);
+  const setters = header.map((name): ((row: TaskRow, cell: string) => void) => {
+    if (!isKnownColumn(name)) return (row, cell) => void (row.extra[name] = cell);
+    if (outputColumns.has(name)) return (row, cell) => void (row[name] = unguardCell(cell));
+    return (row, cell) => void (row[name] = cell);
+  });
+  return (fields, line) => {
+    const row = emptyRow();
+    row.line = line;
+    for (let c = 0; c < setters.length; c++) setters[c]!(row, fields[c]!);
+    return row;
+  };
+}
+
+/**
+ * WaveError CSV_MISSING_COLUMN, every problem at the header's line, for a duplicate
+ * column name (each named once) or a missing required column; undefined for a good header.
+ */
+function headerError(header: readonly string[], line: number, path: string): WaveError | undefined {
   const violations: Violation[] = [];
   const seen = new Set<string>();
   for (const name of header) {
@@ -145,13 +152,16 @@ function checkHeader(header: readonly string[], line: number, path: string): voi
   for (const name of kRequiredColumns) {
     if (!seen.has(name)) violations.push({ line, message: `Missing required column: ${name}` });
   }
-  if (violations.length > 0) {
-    throw new WaveError('CSV_MISSING_COLUMN', violations[0]!.message, { path, violations });
-  }
+  if (violations.length === 0) return undefined;
+  return new WaveError('CSV_MISSING_COLUMN', violations[0]!.message, { path, violations });
 }
 
-/** Thrown from csv-parse's record callback to stop reading at the row limit. */
-class TooManyRows extends Error {}
+/** Thrown from the record callback to stop reading at the row limit; `start` is where the row over it begins. */
+class TooManyRows extends Error {
+  constructor(readonly start: number) {
+    super('too many rows');
+  }
+}
 
 /** A record of empty cells only: what a spreadsheet saves for a blank row. */
 function isBlankRecord(record: readonly string[]): boolean {
@@ -179,26 +189,21 @@ function sniffDelimiter(text: string): ',' | ';' {
  * number and column name, and no line number (the caller gives the line where the row
  * starts; csv-parse counts where it stopped).
  */
-function parseErrorDetail(error: CsvError, header: readonly string[] | undefined): string {
-  const index = typeof error['column'] === 'number' ? error['column'] : undefined;
+function parseErrorDetail(error: CsvSyntaxError, header: readonly string[] | undefined): string {
+  const index = error.column;
   const field =
-    index === undefined
-      ? 'a field'
-      : header === undefined
-        ? `field ${index + 1} of the header`
-        : `field ${index + 1} (${header[index]?.trim() || 'beyond the header'})`;
+    header === undefined
+      ? `field ${index + 1} of the header`
+      : `field ${index + 1} (${header[index]?.trim() || 'beyond the header'})`;
   switch (error.code) {
     case 'CSV_QUOTE_NOT_CLOSED':
       return `unclosed quote in ${field}: the quoted text runs to the end of the file`;
     case 'INVALID_OPENING_QUOTE':
       return `quote inside the unquoted ${field}: quote the whole field and double the quotes inside it`;
     case 'CSV_INVALID_CLOSING_QUOTE': {
-      const found = /got "(.*?)" at line/.exec(error.message)?.[1];
-      const what = found === undefined ? 'text' : JSON.stringify(found);
+      const what = error.found === undefined ? 'text' : JSON.stringify(error.found);
       return `unexpected ${what} after the closing quote of ${field}: double the quotes inside a quoted field`;
     }
-    default:
-      return error.message;
   }
 }
 

@@ -2,7 +2,8 @@ import { stringify } from 'csv-stringify/sync';
 import { writeFileAtomic } from './atomic-write.js';
 import { kOutputColumns } from './columns.js';
 import { guardCell } from './formula-guard.js';
-import { cellOf, type FileFormat, type TasksTable } from './tasks-table.js';
+import { cellReader, type FileFormat, type TasksTable } from './tasks-table.js';
+import type { TaskRow } from '../core/task.js';
 
 const kDefaultFormat: FileFormat = { bom: false, eol: '\n' };
 
@@ -11,28 +12,45 @@ export function serializeTasks(table: TasksTable): string {
   return [...serializeTasksInChunks(table)].join('');
 }
 
-/** Rows stringified at once: enough to amortise csv-stringify's set-up, small enough to stay in cache. */
+/** Rows per piece of text: big enough that a write call carries ~0.5 MB, small enough not to hold the file twice. */
 const kRowsPerChunk = 4096;
 
 /**
  * The file text in pieces, so that a big file is written without holding all of it (or a
- * copy of every cell) in memory at once.
+ * copy of every cell) in memory at once. Each row is written straight from the table: no
+ * copy of its cells into an intermediate record.
  */
 export function* serializeTasksInChunks(table: TasksTable): Generator<string> {
-  const outputColumns = new Set<string>(kOutputColumns);
   yield stringifyHeader(table.columns, table.format);
-  for (let start = 0; start < table.rows.length; start += kRowsPerChunk) {
-    const records: string[][] = [];
-    for (const row of table.rows.slice(start, start + kRowsPerChunk)) {
-      const record: string[] = [];
-      for (const name of table.columns) {
-        const cell = cellOf(row, name);
-        record.push(outputColumns.has(name) ? guardCell(cell) : cell);
+  const cells = table.columns.map(guardedCellReader);
+  const delimiter = table.format.delimiter ?? ',';
+  const { eol } = table.format;
+  const { rows } = table;
+  for (let start = 0; start < rows.length; start += kRowsPerChunk) {
+    let chunk = '';
+    const end = Math.min(rows.length, start + kRowsPerChunk);
+    for (let r = start; r < end; r++) {
+      const row = rows[r]!;
+      let line = '';
+      for (let c = 0; c < cells.length; c++) {
+        if (c > 0) line += delimiter;
+        line += quoteField(cells[c]!(row));
       }
-      records.push(record);
+      chunk += line + eol;
     }
-    yield stringifyBody(records, table.format);
+    yield chunk;
   }
+}
+
+/** cellReader, with output columns guarded against formula injection. */
+function guardedCellReader(column: string): (row: TaskRow) => string {
+  const read = cellReader(column);
+  return (kOutputColumns as readonly string[]).includes(column) ? (row) => guardCell(read(row)) : read;
+}
+
+/** A data field as csv-stringify writes it with `quoted: true`: always in double quotes, a quote inside doubled. */
+function quoteField(cell: string): string {
+  return cell.includes('"') ? `"${cell.replaceAll('"', '""')}"` : `"${cell}"`;
 }
 
 /**
@@ -40,17 +58,15 @@ export function* serializeTasksInChunks(table: TasksTable): Generator<string> {
  * as in the seed's example, so that a file in the seed's layout is rewritten byte for byte.
  */
 export function stringifyRecords(header: readonly string[], records: string[][], format: FileFormat = kDefaultFormat): string {
-  return stringifyHeader(header, format) + stringifyBody(records, format);
+  const delimiter = format.delimiter ?? ',';
+  let body = '';
+  for (const record of records) body += record.map(quoteField).join(delimiter) + format.eol;
+  return stringifyHeader(header, format) + body;
 }
 
 function stringifyHeader(header: readonly string[], format: FileFormat): string {
   const delimiter = format.delimiter ?? ',';
   return `${format.bom ? '\uFEFF' : ''}${stringify([header], { delimiter, record_delimiter: format.eol })}`;
-}
-
-function stringifyBody(records: string[][], format: FileFormat): string {
-  const delimiter = format.delimiter ?? ',';
-  return stringify(records, { delimiter, quoted: true, quoted_empty: true, record_delimiter: format.eol });
 }
 
 /** Writes tasks.csv atomically: a reader sees the old file or the new one, never half of one. */

@@ -31,3 +31,12 @@ export function rowCells(row: TaskRow): Record<string, string> {
 export function cellOf(row: TaskRow, column: string): string {
   return isKnownColumn(column) ? row[column] : (row.extra[column] ?? '');
 }
+
+/**
+ * cellOf for one column, with the known-or-extra question answered once: for loops over
+ * every row (validating, writing the file), where asking it per cell showed in profiles.
+ */
+export function cellReader(column: string): (row: TaskRow) => string {
+  if (isKnownColumn(column)) return (row) => row[column];
+  return (row) => row.extra[column] ?? '';
+}

@@ -1,7 +1,7 @@
 import type { TaskDag } from '../graph/dag.js';
 import { formatCount, isKnownColumn, kOutputColumns, kSpreadsheetCellLimit, showCell } from '../csv/columns.js';
 import { splitList } from '../core/id-list.js';
-import { cellOf, type TasksTable } from '../csv/tasks-table.js';
+import { cellReader, type TasksTable } from '../csv/tasks-table.js';
 import type { TaskRow } from '../core/task.js';
 import type { Violation } from '../errors.js';
 import { buildDag } from '../graph/dag.js';
@@ -33,7 +33,7 @@ export function validateTasks(table: TasksTable, pipeline: PipelineName): Valida
   const roles = pipelineRoles(pipeline);
   const firstById = new Map<string, TaskRow>();
   const outputColumns = new Set<string>(kOutputColumns);
-  const inputColumns = table.columns.filter((column) => !outputColumns.has(column));
+  const inputColumns = table.columns.filter((column) => !outputColumns.has(column)).map((name) => ({ name, cell: cellReader(name) }));
 
   for (const row of table.rows) {
     const parsed = taskRowSchema.safeParse(row);
@@ -48,11 +48,11 @@ export function validateTasks(table: TasksTable, pipeline: PipelineName): Valida
     // A spreadsheet cuts a longer cell without a word, and the next save loses the rest.
     // Output cells are the engine's, and capped where it writes them.
     for (const column of inputColumns) {
-      const length = cellOf(row, column).length;
+      const length = column.cell(row).length;
       if (length > kSpreadsheetCellLimit) {
         violations.push({
           line: row.line,
-          message: `Cell too long in column ${showCell(column)}: ${formatCount(length)} characters, more than the ${formatCount(kSpreadsheetCellLimit)} a spreadsheet cell holds: move the text into a file and refer to it`,
+          message: `Cell too long in column ${showCell(column.name)}: ${formatCount(length)} characters, more than the ${formatCount(kSpreadsheetCellLimit)} a spreadsheet cell holds: move the text into a file and refer to it`,
         });
       }
     }
@@ -74,7 +74,8 @@ export function validateTasks(table: TasksTable, pipeline: PipelineName): Valida
   }
 
   const graph = buildDag(tasks.map(({ row, deps }) => ({ id: row.id, deps })));
-  const { waves, waveCount, cycles } = computeWaves(graph, [...firstById.keys()]);
+  // The graph's nodes are in firstById's order: the waves need no other order.
+  const { waves, waveCount, cycles } = computeWaves(graph);
   for (const cycle of cycles) {
     let line = Infinity;
     for (const id of cycle) line = Math.min(line, firstById.get(id)!.line);

@@ -12,15 +12,16 @@ export interface WaveAssignment {
 
 /**
  * Assigns waves with Kahn's algorithm (iterative: a 200,000-task chain is fine) in the
- * given node order, so that equal inputs give equal outputs.
+ * given node order (by default the graph's own, which costs no id lookup), so that equal
+ * inputs give equal outputs.
  */
-export function computeWaves(graph: TaskDag, order: readonly string[] = graph.nodes()): WaveAssignment {
+export function computeWaves(graph: TaskDag, order?: readonly string[]): WaveAssignment {
   const size = graph.size;
+  const indexes = order === undefined ? Array.from({ length: size }, (_, index) => index) : order.map((id) => graph.indexOf(id)!);
   const wave = new Int32Array(size);
   const remaining = new Int32Array(size);
   const ready: number[] = [];
-  for (const id of order) {
-    const index = graph.indexOf(id)!;
+  for (const index of indexes) {
     remaining[index] = graph.inDegreeAt(index);
     if (remaining[index] === 0) {
       ready.push(index);
@@ -41,8 +42,8 @@ export function computeWaves(graph: TaskDag, order: readonly string[] = graph.no
   const waves = new Map<string, number>();
   const cycles: string[][] = [];
   const stuck: string[] = [];
-  for (const id of order) {
-    const index = graph.indexOf(id)!;
+  for (const index of indexes) {
+    const id = graph.idAt(index);
     if (remaining[index] === 0) waves.set(id, wave[index]!);
     else stuck.push(id);
   }
