@@ -85,9 +85,11 @@ export class ModuleBatches {
     let failed = false;
     try {
       const requests = batch.map((waiting) => waiting.request);
+      // Only a batch with a deadline may be aborted: piscina runs such a task alone on its thread.
+      const abortable = requests.some((request) => request.timeoutMs > 0);
       const replies = await this.#pool.run(
         { requests, port: channel.port2 },
-        { name: kBatchEntry, signal: backstop.signal, transferList: [channel.port2] },
+        { name: kBatchEntry, transferList: [channel.port2], ...(abortable ? { signal: backstop.signal } : {}) },
       );
       // The port's replies were posted before this return value: they are in its queue already.
       drain(channel.port1, answer);
