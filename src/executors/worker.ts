@@ -21,7 +21,8 @@ const kNeverAborted: AbortSignal = new AbortController().signal;
 const executors = new Map<string, Executor>();
 
 function executorFor(spec: ExecutorSpec): Executor {
-  const key = JSON.stringify(spec);
+  // A module's spec is its path: no JSON text per task for the most frequent, shortest tasks.
+  const key = spec.type === 'module' ? `module:${spec.path}` : JSON.stringify(spec);
   let executor = executors.get(key);
   if (!executor) {
     executor = createExecutor(spec);
