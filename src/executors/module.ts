@@ -35,35 +35,31 @@ export class ModuleExecutor implements Executor {
     } catch (error) {
       return { kind: 'error', errorClass: 'task-failure', error: describe(error) };
     }
-    // The module's signal also fires at the timeout: an attempt given up on should stop its
-    // work (requests, child processes) rather than go on beside its own retry.
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(options.signal.reason);
-    if (options.signal.aborted) onAbort();
-    else options.signal.addEventListener('abort', onAbort, { once: true });
+    const signal = new LazySignal(options.signal);
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<AttemptOutcome>((resolve) => {
-      if (options.timeoutMs > 0) {
-        timer = setTimeout(() => {
-          const error = `Timed out after ${options.timeoutMs / 1000}s`;
-          resolve({ kind: 'error', errorClass: 'timeout', error });
-          controller.abort(new Error(error));
-        }, options.timeoutMs);
-      }
-    });
+    const timeout =
+      options.timeoutMs > 0
+        ? new Promise<AttemptOutcome>((resolve) => {
+            timer = setTimeout(() => {
+              const error = `Timed out after ${options.timeoutMs / 1000}s`;
+              resolve({ kind: 'error', errorClass: 'timeout', error });
+              signal.abort(new Error(error));
+            }, options.timeoutMs);
+          })
+        : undefined;
     const attempt = (async (): Promise<AttemptOutcome> => {
       try {
-        const result = await run(task, { signal: controller.signal, attempt: task.attempt, session: task.session });
+        const result = await run(task, signal.context(task));
         return { kind: 'result', result };
       } catch (error) {
         return classify(error);
       }
     })();
     try {
-      return await Promise.race([attempt, timeout]);
+      return timeout ? await Promise.race([attempt, timeout]) : await attempt;
     } finally {
       clearTimeout(timer);
-      options.signal.removeEventListener('abort', onAbort);
+      signal.release();
     }
   }
 
@@ -98,5 +94,56 @@ export function describe(error: unknown): string {
     return `Non-Error thrown: ${JSON.stringify(error)}`;
   } catch {
     return `Non-Error thrown: ${String(error)}`;
+  }
+}
+
+/**
+ * The module's `ctx.signal`, made when the module first reads it: most modules never do,
+ * and an AbortController with its listener on the run's signal is a real share of a short
+ * task's cost (BENCHMARKS.md). It also fires at the timeout: an attempt given up on should
+ * stop its work (requests, child processes) rather than go on beside its own retry.
+ */
+class LazySignal {
+  readonly #outer: AbortSignal;
+  #controller: AbortController | undefined;
+  #reason: unknown = undefined;
+  #aborted = false;
+  readonly #onAbort = () => this.abort(this.#outer.reason);
+
+  constructor(outer: AbortSignal) {
+    this.#outer = outer;
+  }
+
+  context(task: TaskInput): ModuleTaskContext {
+    const signal = () => this.#signal();
+    return {
+      get signal() {
+        return signal();
+      },
+      attempt: task.attempt,
+      session: task.session,
+    };
+  }
+
+  abort(reason: unknown): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+  }
+
+  /** Stops listening to the run's signal once the attempt is over. */
+  release(): void {
+    if (this.#controller) this.#outer.removeEventListener('abort', this.#onAbort);
+  }
+
+  #signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#outer.aborted) this.abort(this.#outer.reason);
+      if (this.#aborted) this.#controller.abort(this.#reason);
+      else this.#outer.addEventListener('abort', this.#onAbort, { once: true });
+    }
+    return this.#controller.signal;
   }
 }

@@ -7,6 +7,7 @@ import { threadId, type MessagePort } from 'node:worker_threads';
 import { cleanText } from './clean-text.js';
 import { createExecutor } from './create-executor.js';
 import { finishAttempt } from './finish-attempt.js';
+import { kBatchStarted, type BatchReplies, type PoolBatch } from './pool-batch.js';
 import { workerErrorReply } from './worker-error.js';
 import type { AttemptReply, AttemptRequest, ExecutorSpec } from './messages.js';
 import { describe } from './module.js';
@@ -20,7 +21,8 @@ const kNeverAborted: AbortSignal = new AbortController().signal;
 const executors = new Map<string, Executor>();
 
 function executorFor(spec: ExecutorSpec): Executor {
-  const key = JSON.stringify(spec);
+  // A module's spec is its path: no JSON text per task for the most frequent, shortest tasks.
+  const key = spec.type === 'module' ? `module:${spec.path}` : JSON.stringify(spec);
   let executor = executors.get(key);
   if (!executor) {
     executor = createExecutor(spec);
@@ -50,6 +52,41 @@ export async function replyText(request: PoolRequest): Promise<string> {
     const why = scrubSecrets(cleanText(describe(error)));
     return JSON.stringify({ kind: 'error', errorClass: 'invalid-output', error: `Invalid output: the reply cannot be sent (${why})` });
   }
+}
+
+/**
+ * Runs a batch's attempts at once and answers each as it ends. The replies that end in
+ * the same turn of this thread's event loop go together, at its end (setImmediate): a long
+ * attempt holds no short one back, and many short ones cost one message. Those ready when
+ * the last ends are the return value, so a batch of short attempts costs no port message.
+ */
+export async function replyBatch({ requests, port }: PoolBatch): Promise<BatchReplies> {
+  if (requests.length === 0) return [];
+  if (requests.some((request) => request.timeoutMs > 0)) port.postMessage(kBatchStarted);
+  let ready: BatchReplies = [];
+  let left = requests.length;
+  let flushing = false;
+  const flush = () => {
+    flushing = false;
+    if (left === 0 || ready.length === 0) return;
+    port.postMessage(ready);
+    ready = [];
+  };
+  await new Promise<void>((allDone) => {
+    requests.forEach((request, index) => {
+      void replyText(request).then((text) => {
+        ready.push(index, text);
+        if (--left === 0) allDone();
+        else if (!flushing) {
+          flushing = true;
+          setImmediate(flush);
+        }
+      });
+    });
+  });
+  const last = ready;
+  ready = [];
+  return last;
 }
 
 /**

@@ -1,11 +1,13 @@
 import { fileURLToPath } from 'node:url';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { cleanText } from '../../executors/clean-text.js';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
-import { describe } from '../../executors/module.js';
-import { scrubSecrets } from '../../executors/secret-scrubber.js';
+import type { BatchReplies, PoolBatch } from '../../executors/pool-batch.js';
 import type { PoolRequest } from '../../executors/worker.js';
+import { ModuleBatches } from './module-batches.js';
+import { backstopReply, crashReply, readReply } from './pool-replies.js';
+
+export { readReply } from './pool-replies.js';
 
 export interface WorkerPoolOptions {
   /** Worker threads. */
@@ -31,8 +33,10 @@ const kBackstopGraceMs = 2000;
  */
 export class WorkerPool {
   readonly #options: WorkerPoolOptions;
-  /** Replies come back as JSON text (see worker.ts `replyText`). */
-  readonly #pool: Piscina<PoolRequest, string>;
+  /** Replies come back as JSON text (see worker.ts `replyText`), one or a batch's worth. */
+  readonly #pool: Piscina<PoolRequest | PoolBatch, string | BatchReplies>;
+  /** Module attempts go to #pool in batches. */
+  readonly #batches: ModuleBatches;
   /** Started on the first isolated request: most runs never need it. */
   #isolated: Piscina<PoolRequest, string> | undefined;
 
@@ -47,9 +51,14 @@ export class WorkerPool {
       resourceLimits: { maxOldGenerationSizeMb: options.workerMemoryMb },
       idleTimeout: 30_000,
     });
+    this.#batches = new ModuleBatches(this.#pool as Piscina<PoolBatch, BatchReplies>, { ...options, graceMs: kBackstopGraceMs });
   }
 
   async run(request: AttemptRequest): Promise<AttemptReply> {
+    // Module attempts are mostly short and all in this thread's reach: many go in one
+    // message. An isolated retry runs alone, as before; commands spawn, which costs far
+    // more than a message.
+    if (request.executor.type === 'module' && !request.isolated) return this.#batches.run(request);
     // A command times itself out (it must kill its process group); a module cannot be
     // stopped from inside its thread if it spins, so the pool ends the thread a little later.
     // That deadline counts from when the worker takes the task up, not from when it was
@@ -62,28 +71,14 @@ export class WorkerPool {
     started?.port1.once('message', () => {
       timer = setTimeout(() => backstop!.abort(), request.timeoutMs + kBackstopGraceMs);
     });
-    const pool = request.isolated ? this.#isolatedPool() : this.#pool;
+    const pool = request.isolated ? this.#isolatedPool() : (this.#pool as Piscina<PoolRequest, string>);
     try {
       const text = started
         ? await pool.run({ ...request, started: started.port2 }, { signal: backstop!.signal, transferList: [started.port2] })
         : await pool.run(request);
       return readReply(text);
     } catch (error) {
-      if (backstop?.signal.aborted) {
-        const seconds = request.timeoutMs / 1000;
-        // Tasks that shared the thread and had started too pass their deadline together
-        // with the one that spins. A retry on a thread of its own tells which one it was.
-        if (!request.isolated && this.#options.tasksPerThread > 1) {
-          return {
-            kind: 'error',
-            errorClass: 'worker-crash',
-            error: `Timed out after ${seconds}s; its worker thread, shared with other tasks, was ended`,
-          };
-        }
-        return { kind: 'error', errorClass: 'timeout', error: `Timed out after ${seconds}s; its worker thread was ended` };
-      }
-      // What a dying thread said is the task's text too: scrubbed like every other error.
-      return { kind: 'error', errorClass: 'worker-crash', error: scrubSecrets(cleanText(`Worker thread died: ${describe(error)}`)) };
+      return backstop?.signal.aborted ? backstopReply(request, this.#options.tasksPerThread) : crashReply(error);
     } finally {
       clearTimeout(timer);
       started?.port1.close();
@@ -108,25 +103,6 @@ export class WorkerPool {
     });
     return this.#isolated;
   }
-}
-
-/**
- * A reply read back from its JSON text. Any reply that cannot be read fails its task
- * (instead of leaving it running for ever); it is not retried, as the same output would
- * give the same reply.
- */
-export function readReply(text: unknown): AttemptReply {
-  let reply: unknown;
-  let why = '';
-  try {
-    reply = JSON.parse(String(text));
-  } catch (error) {
-    // V8 quotes the text around the error: scrubbed like every other text of a task.
-    why = ` (${scrubSecrets(cleanText(describe(error)))})`;
-  }
-  const kind = (reply as { kind?: unknown } | null | undefined)?.kind;
-  if (kind === 'finished' || kind === 'error') return reply as AttemptReply;
-  return { kind: 'error', errorClass: 'invalid-output', error: `Invalid output: the task's reply from its worker thread could not be read${why}` };
 }
 
 /** The compiled worker entry. Under a TypeScript test runner this file is .ts; the worker is in dist/. */
