@@ -81,11 +81,14 @@ export class KnowledgeSink {
   waveReady(wave: number): void {
     const { sessionDir, table, prevContextCap } = this.#setup;
     // Waves change when an interactive task adds tasks: read them from the rows.
-    const byId = new Map(table.rows.map((row) => [row.id, row]));
-    const rows = table.rows.filter((row) => row.wave === String(wave) && row.exec_mode !== 'interactive');
+    const waveCell = String(wave);
+    const rows = table.rows.filter((row) => row.wave === waveCell && row.exec_mode !== 'interactive');
+    // Built once per wave file, and only for a wave whose tasks take context from others.
+    let byId: Map<string, TaskRow> | undefined;
+    const lookup = (id: string) => (byId ??= new Map(table.rows.map((row) => [row.id, row]))).get(id);
     const withContext = rows.map((row) => ({
       row,
-      prevContext: buildPrevContext(splitList(row.context_from), (id) => byId.get(id), prevContextCap),
+      prevContext: buildPrevContext(splitList(row.context_from), lookup, prevContextCap),
     }));
     writeFileAtomic(sessionPathForWrite(sessionDir, `wave-${wave}.csv`), serializeWaveFile(withContext, table.format));
   }
