@@ -18,6 +18,7 @@ import { recordUsage } from '../knowledge/usage.js';
 import { KnownFiles } from '../knowledge/known-files.js';
 import { buildUpstream, type DependencyState, type UpstreamContext } from '../knowledge/upstream.js';
 import { appendWisdom, kWisdomKinds, type WisdomKind } from '../knowledge/wisdom.js';
+import type { WaveContexts } from '../report/wave-contexts.js';
 
 export interface KnowledgeSinkSetup {
   sessionDir: string;
@@ -31,6 +32,8 @@ export interface KnowledgeSinkSetup {
   limits: TaskLimits;
   /** The prev_context cap, for the wave files. */
   prevContextCap: number;
+  /** Told each wave file written, so that report.html need not parse it again. */
+  waveContexts?: WaveContexts;
   warn: (message: string) => void;
 }
 
@@ -90,7 +93,10 @@ export class KnowledgeSink {
       row,
       prevContext: buildPrevContext(splitList(row.context_from), lookup, prevContextCap),
     }));
-    writeFileAtomic(sessionPathForWrite(sessionDir, `wave-${wave}.csv`), serializeWaveFile(withContext, table.format));
+    const name = `wave-${wave}.csv`;
+    const path = sessionPathForWrite(sessionDir, name);
+    writeFileAtomic(path, serializeWaveFile(withContext, table.format));
+    this.#setup.waveContexts?.written(path, name, table.format, new Map(withContext.map(({ row, prevContext }) => [row.id, prevContext])));
   }
 
   /** Knowledge files of a finished task: discoveries, wisdom, and the discovery file when its attempt wrote none. */

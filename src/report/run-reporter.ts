@@ -16,8 +16,8 @@ export class RunReporter {
   readonly #warn: (message: string) => void;
   #lastStart = 0;
   #lastDuration = 0;
-  /** The run's wave files, each parsed once rather than at every rewrite. */
-  readonly #waveContexts = new WaveContexts();
+  /** The run's wave files, parsed once rather than at every rewrite; those the run writes, never (KnowledgeSink.waveReady). */
+  readonly waveContexts = new WaveContexts();
 
   constructor(sessionDir: string, table: TasksTable, warn: (message: string) => void) {
     this.#sessionDir = sessionDir;
@@ -38,7 +38,7 @@ export class RunReporter {
   #write(): void {
     this.#lastStart = performance.now();
     try {
-      writeReport(this.#sessionDir, this.#table, undefined, this.#waveContexts);
+      writeReport(this.#sessionDir, this.#table, undefined, this.waveContexts);
     } catch (error) {
       this.#warn(`report.html was not written: ${error instanceof Error ? error.message : String(error)}`);
     }

@@ -39,6 +39,21 @@ export class WaveContexts {
     return found;
   }
 
+  /**
+   * A wave file the run just wrote, with the prev_context cells it holds (as written,
+   * before the formula guard): it will not be parsed, unless it changes.
+   */
+  written(path: string, name: string, format: FileFormat, contexts: Map<string, string>): void {
+    let stat;
+    try {
+      stat = statSync(path);
+    } catch {
+      this.#parsed.delete(name);
+      return;
+    }
+    this.#parsed.set(name, { ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, delimiter: format.delimiter ?? ',', contexts });
+  }
+
   /** Undefined for a file that cannot be read or parsed (a person broke it): the report shows the rest. */
   #contexts(path: string, name: string, delimiter: string): Map<string, string> | undefined {
     let stat;
