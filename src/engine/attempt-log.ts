@@ -57,6 +57,7 @@ export function recordAttempts(events: RunEmitter, journal: Journal): void {
     line(event.id, event.attempt, waves.get(event.id) ?? 0, 'retried', event.errorClass, event.error, event),
   );
   events.on('task:done', (event) => {
+    waves.delete(event.id);
     // A task skipped without running made no attempt.
     if (event.status === 'skipped' && !started.has(event.id)) return;
     const outcome: AttemptEnd = event.status === 'completed' ? 'completed' : 'failed';
