@@ -33,8 +33,18 @@ export function attachBar(events: RunEmitter, terminal: TerminalStream, failures
     const elapsedMs = Date.now() - started;
     return { wave, waves, running, failed: failures.length, elapsed: formatDuration(elapsedMs), remaining: eta(done, total, elapsedMs) };
   };
-  const show = () => {
+  // Redrawn once per turn of the event loop, not per event: a turn may finish hundreds of
+  // short tasks, and each redraw formats the whole payload. Failures and warnings still
+  // draw at once (printAbove).
+  let redrawDue = false;
+  const redraw = () => {
+    redrawDue = false;
     if (live) bar.update(done, payload());
+  };
+  const show = () => {
+    if (redrawDue || !live) return;
+    redrawDue = true;
+    setImmediate(redraw).unref();
   };
   /** Prints whole lines above the bar: the bar is taken down, the lines written, the bar drawn again below. */
   const printAbove = (text: string) => {

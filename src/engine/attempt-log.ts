@@ -15,6 +15,9 @@ export function recordAttempts(events: RunEmitter, journal: Journal): void {
   const run = randomUUID();
   const host = hostname();
   const started = new Map<string, number>();
+  // Attempts of a busy run end (and start) many to a millisecond: each time is formatted once.
+  const startText = isoText();
+  const endText = isoText();
   const line = (
     id: string,
     attempt: number,
@@ -32,8 +35,8 @@ export function recordAttempts(events: RunEmitter, journal: Journal): void {
       task: id,
       attempt,
       wave,
-      start: new Date(start).toISOString(),
-      end: new Date(end).toISOString(),
+      start: startText(start),
+      end: endText(end),
       duration_ms: end - start,
       outcome,
       error_class: errorClass,
@@ -54,9 +57,23 @@ export function recordAttempts(events: RunEmitter, journal: Journal): void {
     line(event.id, event.attempt, waves.get(event.id) ?? 0, 'retried', event.errorClass, event.error, event),
   );
   events.on('task:done', (event) => {
+    waves.delete(event.id);
     // A task skipped without running made no attempt.
     if (event.status === 'skipped' && !started.has(event.id)) return;
     const outcome: AttemptEnd = event.status === 'completed' ? 'completed' : 'failed';
     line(event.id, event.attempts, event.wave, outcome, event.errorClass ?? '', event.status === 'completed' ? '' : event.error, event);
   });
+}
+
+/** `new Date(ms).toISOString()`, remembering the last time it was asked for. */
+function isoText(): (ms: number) => string {
+  let lastMs = Number.NaN;
+  let last = '';
+  return (ms) => {
+    if (ms !== lastMs) {
+      lastMs = ms;
+      last = new Date(ms).toISOString();
+    }
+    return last;
+  };
 }

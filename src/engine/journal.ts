@@ -6,6 +6,7 @@ import { WaveError } from '../errors.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
 import type { AttemptLine } from '../schema/attempt.js';
 import { AppendOnlyFile } from './append-only-file.js';
+import { attemptLineText } from './attempt-line-text.js';
 
 /** The attempts log in the session folder (README "Seeing a run"). */
 export const kAttemptsFile = 'attempts.ndjson';
@@ -89,7 +90,7 @@ export class Journal {
    */
   appendAttempt(line: AttemptLine): void {
     if (!this.#attempts) throw new Error('This journal was opened without attempts.ndjson');
-    this.#attemptLines.push(`${JSON.stringify(line)}\n`);
+    this.#attemptLines.push(`${attemptLineText(line)}\n`);
     this.#scheduleFlush();
   }
 

@@ -18,6 +18,7 @@ import { recordUsage } from '../knowledge/usage.js';
 import { KnownFiles } from '../knowledge/known-files.js';
 import { buildUpstream, type DependencyState, type UpstreamContext } from '../knowledge/upstream.js';
 import { appendWisdom, kWisdomKinds, type WisdomKind } from '../knowledge/wisdom.js';
+import type { WaveContexts } from '../report/wave-contexts.js';
 
 export interface KnowledgeSinkSetup {
   sessionDir: string;
@@ -31,6 +32,8 @@ export interface KnowledgeSinkSetup {
   limits: TaskLimits;
   /** The prev_context cap, for the wave files. */
   prevContextCap: number;
+  /** Told each wave file written, so that report.html need not parse it again. */
+  waveContexts?: WaveContexts;
   warn: (message: string) => void;
 }
 
@@ -81,13 +84,19 @@ export class KnowledgeSink {
   waveReady(wave: number): void {
     const { sessionDir, table, prevContextCap } = this.#setup;
     // Waves change when an interactive task adds tasks: read them from the rows.
-    const byId = new Map(table.rows.map((row) => [row.id, row]));
-    const rows = table.rows.filter((row) => row.wave === String(wave) && row.exec_mode !== 'interactive');
+    const waveCell = String(wave);
+    const rows = table.rows.filter((row) => row.wave === waveCell && row.exec_mode !== 'interactive');
+    // Built once per wave file, and only for a wave whose tasks take context from others.
+    let byId: Map<string, TaskRow> | undefined;
+    const lookup = (id: string) => (byId ??= new Map(table.rows.map((row) => [row.id, row]))).get(id);
     const withContext = rows.map((row) => ({
       row,
-      prevContext: buildPrevContext(splitList(row.context_from), (id) => byId.get(id), prevContextCap),
+      prevContext: buildPrevContext(splitList(row.context_from), lookup, prevContextCap),
     }));
-    writeFileAtomic(sessionPathForWrite(sessionDir, `wave-${wave}.csv`), serializeWaveFile(withContext, table.format));
+    const name = `wave-${wave}.csv`;
+    const path = sessionPathForWrite(sessionDir, name);
+    writeFileAtomic(path, serializeWaveFile(withContext, table.format));
+    this.#setup.waveContexts?.written(path, name, table.format, new Map(withContext.map(({ row, prevContext }) => [row.id, prevContext])));
   }
 
   /** Knowledge files of a finished task: discoveries, wisdom, and the discovery file when its attempt wrote none. */

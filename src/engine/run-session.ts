@@ -96,6 +96,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       maxDiscoveryLineBytes: settings.maxDiscoveryLineBytes,
       limits,
       prevContextCap: settings.prevContextCap,
+      waveContexts: reporter.waveContexts,
       warn,
     });
     const pipeline = pipelineFor(session.config.pipeline);

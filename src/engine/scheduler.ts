@@ -183,6 +183,7 @@ export class Scheduler {
   #finished({ row, wave, status, reply, attempts }: Extract<Effect<Reply>, { type: 'finished' }>): void {
     this.#hooks.onFinished(row, reply);
     const startedAt = this.#startedAt.get(row.id);
+    this.#startedAt.delete(row.id);
     this.#events.emit('task:done', {
       id: row.id,
       wave,

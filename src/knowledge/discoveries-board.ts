@@ -46,6 +46,8 @@ export class DiscoveryBoard {
 
   /** Appends the new discoveries of one task; returns how many were new. */
   add(worker: string, discoveries: readonly DiscoveryInput[]): number {
+    // Most tasks report none: no clock read, no string built.
+    if (discoveries.length === 0) return 0;
     let text = '';
     let added = 0;
     const ts = new Date().toISOString();

@@ -36,15 +36,17 @@ export interface UpstreamContext {
  */
 export function buildUpstream(sessionDir: string, deps: readonly DependencyState[], known?: KnownFiles): UpstreamContext {
   const warnings: string[] = [];
-  const upstream: UpstreamTask[] = deps.map((dep) => {
-    const discovery = known?.mayHaveDiscovery(dep.id) === false ? null : readDiscoveryFile(sessionDir, dep.id);
+  const upstream: UpstreamTask[] = deps.map(({ id, status, findings }) => {
+    // Most dependencies of a batch wrote no discovery file: no read, nothing to check.
+    if (known?.mayHaveDiscovery(id) === false) return { id, status, findings, discovery: null, artifacts: [] };
+    const discovery = readDiscoveryFile(sessionDir, id);
     const artifacts: string[] = [];
     for (const path of discovery?.artifacts_produced ?? []) {
-      if (!isInside(sessionDir, resolve(sessionDir, path))) warnings.push(`Artifact ${path} of ${dep.id} is outside the session: left out`);
+      if (!isInside(sessionDir, resolve(sessionDir, path))) warnings.push(`Artifact ${path} of ${id} is outside the session: left out`);
       else if (existsSync(join(sessionDir, path))) artifacts.push(path);
-      else warnings.push(`Artifact ${path} of ${dep.id} is missing`);
+      else warnings.push(`Artifact ${path} of ${id} is missing`);
     }
-    return { ...dep, discovery, artifacts };
+    return { id, status, findings, discovery, artifacts };
   });
   return { deps: upstream, wisdom: known?.mayHaveWisdom() === false ? {} : readWisdom(sessionDir), warnings };
 }

@@ -1,7 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { parse } from 'csv-parse/sync';
-import { unguardCell } from '../csv/formula-guard.js';
 import type { TasksTable } from '../csv/tasks-table.js';
 import { countByStatus } from '../engine/status-report.js';
 import { readDiscoveries } from '../knowledge/discoveries-board.js';
@@ -12,6 +9,7 @@ import { listArtifacts } from './artifact-files.js';
 import { groupFailures, type FailureGroup } from './failures.js';
 import { assignLanes } from './lanes.js';
 import { readAttempts } from './read-attempts.js';
+import { WaveContexts } from './wave-contexts.js';
 
 /**
  * A task as the page shows it: [id, title, role, wave, status, findings, error, deps,
@@ -55,7 +53,12 @@ export interface ReportData {
 const kMaxPrevContextChars = 2000;
 
 /** The report of a session from its rows (in memory during a run, read from tasks.csv otherwise) and its files. */
-export function buildReportData(sessionDir: string, table: TasksTable, options: { live?: boolean } = {}): ReportData {
+export function buildReportData(
+  sessionDir: string,
+  table: TasksTable,
+  /** `waveContexts`: kept by a caller that builds the report again and again (a run), so that unchanged wave files are not parsed again. */
+  options: { live?: boolean; waveContexts?: WaveContexts } = {},
+): ReportData {
   const rows = table.rows;
   const index = new Map(rows.map((row, i) => [row.id, i]));
   const lines = readAttempts(sessionDir).filter((line) => index.has(line.task));
@@ -104,7 +107,7 @@ export function buildReportData(sessionDir: string, table: TasksTable, options: 
       runs.indexOf(line.run),
     ]),
     failures: groupFailures(rows, (id) => lastClass.get(id) ?? ''),
-    details: taskDetails(sessionDir, table),
+    details: taskDetails(sessionDir, table, options.waveContexts ?? new WaveContexts()),
   };
 }
 
@@ -120,11 +123,11 @@ function wallTime(lines: readonly AttemptLine[]): number {
 }
 
 /** prev_context (from the wave files), discoveries and artifact paths, per task that has any. */
-function taskDetails(sessionDir: string, table: TasksTable): Record<string, TaskDetail> {
+function taskDetails(sessionDir: string, table: TasksTable, waveContexts: WaveContexts): Record<string, TaskDetail> {
   const details: Record<string, TaskDetail> = Object.create(null) as Record<string, TaskDetail>;
   const detail = (id: string): TaskDetail => (details[id] ??= {});
   const ids = new Set(table.rows.map((row) => row.id));
-  for (const [id, prevContext] of readPrevContexts(sessionDir, table)) {
+  for (const [id, prevContext] of waveContexts.read(sessionDir, table.format)) {
     if (!ids.has(id)) continue;
     detail(id).prev_context =
       prevContext.length > kMaxPrevContextChars ? `${prevContext.slice(0, kMaxPrevContextChars)}\n[… cut here; the wave file has all of it]` : prevContext;
@@ -134,29 +137,4 @@ function taskDetails(sessionDir: string, table: TasksTable): Record<string, Task
   }
   for (const [id, path] of listArtifacts(sessionDir, ids)) (detail(id).artifacts ??= []).push(path);
   return details;
-}
-
-/** prev_context by task id from every wave-<N>.csv (a later wave file wins: it is the newer run). */
-function readPrevContexts(sessionDir: string, table: TasksTable): Map<string, string> {
-  const found = new Map<string, string>();
-  const files = readdirSync(sessionDir)
-    .filter((name) => /^wave-\d+\.csv$/.test(name))
-    .sort((a, b) => Number(a.slice(5, -4)) - Number(b.slice(5, -4)));
-  for (const name of files) {
-    let records: Record<string, string>[];
-    try {
-      records = parse(readFileSync(join(sessionDir, name), 'utf8'), {
-        columns: true,
-        bom: true,
-        delimiter: table.format.delimiter ?? ',',
-        relax_column_count: true,
-      }) as Record<string, string>[];
-    } catch {
-      continue; // A wave file a person broke: the report shows the rest.
-    }
-    for (const record of records) {
-      if (record['id'] !== undefined && record['prev_context'] !== undefined) found.set(record['id'], unguardCell(record['prev_context']));
-    }
-  }
-  return found;
 }

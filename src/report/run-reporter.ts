@@ -1,4 +1,5 @@
 import type { TasksTable } from '../csv/tasks-table.js';
+import { WaveContexts } from './wave-contexts.js';
 import { writeReport } from './write-report.js';
 
 /** Share of a run's time that rewriting report.html at wave ends may take; past it a wave end is passed over. */
@@ -15,6 +16,8 @@ export class RunReporter {
   readonly #warn: (message: string) => void;
   #lastStart = 0;
   #lastDuration = 0;
+  /** The run's wave files, parsed once rather than at every rewrite; those the run writes, never (KnowledgeSink.waveReady). */
+  readonly waveContexts = new WaveContexts();
 
   constructor(sessionDir: string, table: TasksTable, warn: (message: string) => void) {
     this.#sessionDir = sessionDir;
@@ -35,7 +38,7 @@ export class RunReporter {
   #write(): void {
     this.#lastStart = performance.now();
     try {
-      writeReport(this.#sessionDir, this.#table);
+      writeReport(this.#sessionDir, this.#table, undefined, this.waveContexts);
     } catch (error) {
       this.#warn(`report.html was not written: ${error instanceof Error ? error.message : String(error)}`);
     }

@@ -7,6 +7,7 @@ import { WaveError } from '../errors.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
 import { buildReportData } from './report-data.js';
 import { reportHtml } from './report-html.js';
+import type { WaveContexts } from './wave-contexts.js';
 
 export const kReportFile = 'report.html';
 
@@ -17,8 +18,8 @@ export const kReportFile = 'report.html';
  * flushed to disk first: a run writes it at each wave end, with nothing running in waves
  * mode, and the page is a view that the next run or `csv-wave report` writes again.
  */
-export function writeReport(sessionDir: string, table: TasksTable, out?: string): string {
-  const html = reportHtml(buildReportData(sessionDir, table));
+export function writeReport(sessionDir: string, table: TasksTable, out?: string, waveContexts?: WaveContexts): string {
+  const html = reportHtml(buildReportData(sessionDir, table, waveContexts ? { waveContexts } : {}));
   if (out !== undefined) {
     writeFileAtomic(out, html);
     return out;

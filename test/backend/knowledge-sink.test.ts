@@ -11,6 +11,7 @@ import { finishedAttempt } from '../helpers/attempt-reply.js';
 import { parseTasks } from '../../src/csv/parse-tasks.js';
 import { KnowledgeSink } from '../../src/engine/knowledge-sink.js';
 import type { TaskLimits } from '../../src/executors/messages.js';
+import { WaveContexts } from '../../src/report/wave-contexts.js';
 
 function sink(sessionDir: string, warnings: string[] = [], limits: TaskLimits = {}) {
   const table = parseTasks('id,description,role,wave,status,findings,context_from\nT,d,r,1,pending,,\n');
@@ -121,5 +122,32 @@ describe('KnowledgeSink.waveReady', () => {
     sink(dir).waveReady(1);
     expect(readFileSync(join(dir, 'wave-1.csv'), 'utf8')).toMatch(/"T"/);
     expect(readFileSync(join(dir, 'wave-1.csv'), 'utf8')).toContain('No previous context available');
+  });
+
+  test('tells report.html the prev_context cells it wrote, the same as parsing the file gives', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'csv-wave-sink-'));
+    // Findings that the file quotes, escapes and guards: a formula start, quotes, a line break, a delimiter.
+    const table = parseTasks(
+      'id,description,role,wave,status,findings,context_from\n' +
+        'A,d,r,1,completed,"=SUM(1) says ""hi""\nline two, end",\n' +
+        'B,d,r,2,completed,plain,\n' +
+        'C,d,r,3,pending,,A;B\n' +
+        'D,d,r,3,pending,,\n',
+    );
+    const told = new WaveContexts();
+    const knowledge = new KnowledgeSink({
+      sessionDir: dir,
+      table,
+      discoveryFiles: 'when-rich',
+      maxDiscoveryLineBytes: 65536,
+      limits: {},
+      prevContextCap: 16000,
+      waveContexts: told,
+      warn: () => {},
+    });
+    knowledge.waveReady(3);
+    const parsed = new WaveContexts().read(dir, table.format);
+    expect(parsed.get('C')).toContain('[Task A] =SUM(1) says "hi"\nline two, end');
+    expect([...told.read(dir, table.format)]).toEqual([...parsed]);
   });
 });
