@@ -122,6 +122,18 @@ describe('commands on a launcher', () => {
     await expect(other).resolves.toMatchObject({ kind: 'error', errorClass: 'task-failure' });
   });
 
+  test.runIf(onLinux)('a launcher lives on through the signals a terminal sends its whole group: the engine decides what they stop', async () => {
+    const { session, marks } = dirs();
+    const backend = localBackend(session);
+    const go = join(marks, 'go');
+    const submit = backend.submit(request(session, 'A', `echo $$ > '${join(marks, 'A.pid')}'; while [ ! -e '${go}' ]; do sleep 0.01; done; echo finished`));
+    const launcher = parentOf(await startedPid(marks, 'A'));
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.kill(launcher, signal);
+    writeFileSync(go, '');
+    await expect(submit).resolves.toMatchObject({ kind: 'finished', findings: 'finished' });
+    expect(isRunning(launcher)).toBe(true);
+  });
+
   test.runIf(onLinux)('aborting one attempt ends its whole process group, not the others', async () => {
     const { session, marks } = dirs();
     const backend = localBackend(session);

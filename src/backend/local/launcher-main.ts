@@ -22,9 +22,10 @@ import { LineSplitter } from './line-splitter.js';
 // process.env reads every variable through C++ each time it is spread, which the command
 // executor does per task; a plain copy, made once, is read at JavaScript speed.
 process.env = { ...process.env };
-// Ctrl-C on a terminal signals the whole foreground group, this process included: the
-// engine decides what an interrupt does to the commands, so this process must live on.
-process.on('SIGINT', () => {});
+// Ctrl-C, or a closing terminal, signals the whole foreground group, this process
+// included: the engine decides what a stop does to the running commands (it lets them
+// finish within a grace), so this process lives on until its stdin ends.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => {});
 // The engine is gone and so is the reader of the replies: nothing more can be answered.
 process.stdout.on('error', () => process.exit(1));
 
