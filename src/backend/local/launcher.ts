@@ -37,7 +37,6 @@ export class Launcher {
   /** `file`: the launcher's entry; another one only in tests of this end of the pipes. */
   constructor(file = launcherFile()) {
     this.#child = spawn(process.execPath, [...process.execArgv, file], { stdio: ['pipe', 'pipe', 'pipe'] });
-    this.#hold(false);
     const splitter = new LineSplitter((line) => this.#onLine(line));
     this.#child.stdout.on('data', (chunk: Buffer) => splitter.push(chunk));
     this.#child.stderr.setEncoding('utf8');
@@ -87,7 +86,6 @@ export class Launcher {
     if (this.#dead) return Promise.resolve({ kind: 'error', errorClass: 'worker-crash', error: 'Command launcher died before the task ran' });
     const tag = this.#next++;
     return new Promise((resolve) => {
-      if (this.#pending.size === 0) this.#hold(true);
       this.#pending.set(tag, { request, resolve });
       this.#child.stdin.write(`${tag} ${JSON.stringify(request)}\n`);
     });
@@ -109,21 +107,7 @@ export class Launcher {
       return;
     }
     this.#pending.delete(tag);
-    if (this.#pending.size === 0) this.#hold(false);
     pending.resolve(readReply(line.slice(space + 1)));
-  }
-
-  /**
-   * Whether the launcher keeps the engine's process alive: while it runs attempts, as a
-   * worker thread does; idle, it does not, so that a program that never closes the
-   * backend still exits (the launcher then sees its stdin end, and exits too).
-   */
-  #hold(hold: boolean): void {
-    const handles = [this.#child, this.#child.stdin, this.#child.stdout, this.#child.stderr] as unknown as { ref(): void; unref(): void }[];
-    for (const handle of handles) {
-      if (hold) handle.ref();
-      else handle.unref();
-    }
   }
 
   #kill(): void {
