@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, test, vi } from 'vitest';
+import { afterEach, describe, expect, onTestFinished, test, vi } from 'vitest';
 import { Launcher } from '../../src/backend/local/launcher.js';
 import { LocalBackend } from '../../src/backend/local/local-backend.js';
 import type { AttemptRequest } from '../../src/executors/messages.js';
@@ -184,6 +184,11 @@ describe.runIf(onLinux)('a run whose launcher is killed', () => {
     // Each attempt writes its shell's pid to <id>.<attempt>, then waits for the go file.
     const command = `echo $$ > '${marks}'/{id}.$CSV_WAVE_ATTEMPT; while [ ! -e '${marks}/go' ]; do sleep 0.01; done; echo done {id}`;
     const run = spawnCli('run', dir, '--cmd', command, '--concurrency', '3');
+    // Whatever fails below, the run and its commands do not outlive the test.
+    onTestFinished(() => {
+      writeFileSync(join(marks, 'go'), '');
+      run.child.kill('SIGKILL');
+    });
     const started = () => ids.filter((id) => existsSync(join(marks, `${id}.1`)) && readFileSync(join(marks, `${id}.1`), 'utf8').endsWith('\n'));
     await waitFor(() => started().length === 3, 'three tasks to start', 60_000);
     const first = started();
