@@ -39,6 +39,9 @@ export function killEscapedProcesses(shellPid: number, marker: readonly string[]
 /** The pids of this pid namespace handed out after `pid` (pids wrap around at pid_max). */
 function newerPids(pid: number): number[] {
   const last = lastPid();
+  // No pid handed out since the shell's: it started nothing (a command that execs, like
+  // `true`), and /proc need not be listed (the costliest step of a short command's end).
+  if (last === pid) return [];
   const pids: number[] = [];
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;

@@ -5,19 +5,20 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { procStatFields } from '../../executors/proc-stat.js';
 
 /**
- * The process groups of the commands this process started for a session: its children
- * that lead a group of their own (the command executor starts each command detached,
- * whatever thread started it) and whose environment names the session
+ * The process groups of the commands this process started for a session: the children of
+ * `parents` (this process, and the launcher processes that spawn commands for it, see
+ * launcher.ts) that lead a group of their own (the command executor starts each command
+ * detached, whatever process or thread started it) and whose environment names the session
  * (`CSV_WAVE_SESSION`), so that a program embedding csv-wave keeps its own children.
  * Read from /proc on Linux; elsewhere from `ps`, which cannot show the environment of a
  * process, so there every child leading its own group counts. With `taskId`, only the
  * commands of that task (`CSV_WAVE_TASK_ID`; none where the environment cannot be read).
  */
-export function childProcessGroups(sessionDir: string, taskId?: string): number[] {
+export function childProcessGroups(sessionDir: string, taskId?: string, parents: readonly number[] = [process.pid]): number[] {
   const groups: number[] = [];
   const session = realPath(sessionDir);
   for (const { pid, ppid, pgid } of processTable()) {
-    if (ppid === process.pid && pgid === pid && runsFor(pid, session, taskId)) groups.push(pid);
+    if (parents.includes(ppid) && pgid === pid && runsFor(pid, session, taskId)) groups.push(pid);
   }
   return groups;
 }
@@ -26,12 +27,17 @@ export function childProcessGroups(sessionDir: string, taskId?: string): number[
  * Kills the process groups of the commands this process started for a session (their
  * grandchildren included) and looks again until none is left: a command being spawned
  * when the first look was taken may show up a moment later. Returns how many it killed.
- * With `taskId`, only the commands of that task.
+ * With `taskId`, only the commands of that task; `parents` as in childProcessGroups.
  */
-export async function killChildProcessGroups(sessionDir: string, rounds = 10, taskId?: string): Promise<number> {
+export async function killChildProcessGroups(
+  sessionDir: string,
+  rounds = 10,
+  taskId?: string,
+  parents: readonly number[] = [process.pid],
+): Promise<number> {
   let killed = 0;
   for (let round = 0; round < rounds; round++) {
-    const groups = childProcessGroups(sessionDir, taskId);
+    const groups = childProcessGroups(sessionDir, taskId, parents);
     if (groups.length === 0 && round > 0) break;
     for (const group of groups) {
       try {
@@ -67,11 +73,40 @@ export function killLeftoverCommands(sessionDir: string): number {
   return killed;
 }
 
-/** Processes other than this one whose environment names the session (Linux; none elsewhere). */
-export function sessionCommands(sessionDir: string): ProcessEntry[] {
+/**
+ * Processes other than this one whose environment names the session (Linux; none
+ * elsewhere), and `taskId` when it is given.
+ */
+export function sessionCommands(sessionDir: string, taskId?: string): ProcessEntry[] {
   if (!existsSync('/proc/self/environ')) return [];
   const session = realPath(sessionDir);
-  return processTable().filter(({ pid, pgid }) => pid !== process.pid && pgid !== process.pid && runsFor(pid, session));
+  return processTable().filter(({ pid, pgid }) => pid !== process.pid && pgid !== process.pid && runsFor(pid, session, taskId));
+}
+
+/**
+ * Kills the processes of one attempt of a task wherever they are, with their process
+ * groups: those whose environment names the session, the task and the attempt. For the
+ * commands of a launcher that died: they lost their parent, so they are no one's children
+ * any more. Linux only (/proc); elsewhere nothing is found. Returns how many it killed.
+ */
+export function killTaskCommands(sessionDir: string, taskId: string, attempt: number): number {
+  const attemptVariable = `CSV_WAVE_ATTEMPT=${attempt}`;
+  let killed = 0;
+  for (const { pid, pgid } of sessionCommands(sessionDir, taskId)) {
+    if (!environmentOf(pid).includes(attemptVariable)) continue;
+    try {
+      process.kill(-pgid, 'SIGKILL');
+    } catch {
+      // The group ended by itself in between; the process may have left it (setsid).
+    }
+    try {
+      process.kill(pid, 'SIGKILL');
+      killed++;
+    } catch {
+      // Ended by itself in between.
+    }
+  }
+  return killed;
 }
 
 const kSessionVariable = 'CSV_WAVE_SESSION=';
@@ -86,16 +121,19 @@ const kTaskVariable = 'CSV_WAVE_TASK_ID=';
  */
 function runsFor(pid: number, session: string, taskId?: string): boolean {
   if (!existsSync('/proc/self/environ')) return taskId === undefined;
-  let environment: string;
-  try {
-    environment = readFileSync(`/proc/${pid}/environ`, 'utf8');
-  } catch {
-    return false; // gone, or not ours to read
-  }
-  const variables = environment.split('\0');
+  const variables = environmentOf(pid);
   if (taskId !== undefined && !variables.includes(`${kTaskVariable}${taskId}`)) return false;
   const entry = variables.find((variable) => variable.startsWith(kSessionVariable));
   return entry !== undefined && realPath(entry.slice(kSessionVariable.length)) === session;
+}
+
+/** The environment of a process, one `NAME=value` each; none when it is gone or not ours to read. */
+function environmentOf(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+  } catch {
+    return [];
+  }
 }
 
 /** The path with every symlink resolved; as given, made absolute, when it no longer exists. */

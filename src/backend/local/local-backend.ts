@@ -2,6 +2,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { killChildProcessGroups } from './child-groups.js';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
 import { abortError, type ExecutionBackend } from '../execution-backend.js';
+import { Launchers } from './launchers.js';
 import { WorkerPool, type WorkerPoolOptions } from './worker-pool.js';
 
 export interface LocalBackendOptions extends WorkerPoolOptions {
@@ -12,8 +13,9 @@ export interface LocalBackendOptions extends WorkerPoolOptions {
 }
 
 /**
- * Runs attempts on this machine: on the piscina worker pool, model calls within the
- * endpoint's limit, and commands in process groups of their own that cancelling kills.
+ * Runs attempts on this machine: commands from a small launcher process (launchers.ts),
+ * in process groups of their own that cancelling kills; modules and model calls on the
+ * piscina worker pool, model calls within the endpoint's limit.
  *
  * Aborting one submit ends that task's command with its process group (Linux, where a
  * process's environment names its task). An attempt still queued, or running inside a
@@ -22,7 +24,10 @@ export interface LocalBackendOptions extends WorkerPoolOptions {
  */
 export class LocalBackend implements ExecutionBackend {
   readonly #sessionDir: string;
-  readonly #pool: WorkerPool;
+  readonly #options: WorkerPoolOptions;
+  /** Started on the first attempt that needs it: a run of commands never needs the pool. */
+  #pool: WorkerPool | undefined;
+  readonly #launchers = new Launchers();
   readonly #endpoint: LimitFunction | undefined;
   /** Submits not answered yet, and how to reject each. */
   readonly #out = new Set<(error: Error) => void>();
@@ -30,7 +35,7 @@ export class LocalBackend implements ExecutionBackend {
 
   constructor(options: LocalBackendOptions) {
     this.#sessionDir = options.sessionDir;
-    this.#pool = new WorkerPool(options);
+    this.#options = options;
     this.#endpoint = options.endpointConcurrency === undefined ? undefined : pLimit(options.endpointConcurrency);
   }
 
@@ -38,11 +43,13 @@ export class LocalBackend implements ExecutionBackend {
     if (signal?.aborted) return Promise.reject(abortError(signal.reason));
     // The pool would answer a worker crash, and the scheduler retry it: a closed backend is a bug of its caller.
     if (this.#closed) return Promise.reject(new Error('The local backend is closed: it runs no more attempts'));
-    const work = this.#endpoint ? this.#endpoint(() => this.#pool.run(request)) : this.#pool.run(request);
+    const work = this.#run(request);
     return new Promise<AttemptReply>((resolve, reject) => {
       const onAbort = () => {
         cancel(abortError(signal?.reason));
-        if (request.executor.type === 'command') void killChildProcessGroups(this.#sessionDir, 10, request.task.id);
+        if (request.executor.type === 'command') {
+          void killChildProcessGroups(this.#sessionDir, 10, request.task.id, this.#launchers.parents());
+        }
       };
       const settle = () => {
         this.#out.delete(cancel);
@@ -69,11 +76,17 @@ export class LocalBackend implements ExecutionBackend {
 
   async cancelAll(): Promise<void> {
     for (const cancel of [...this.#out]) cancel(abortError());
-    await killChildProcessGroups(this.#sessionDir);
+    await killChildProcessGroups(this.#sessionDir, 10, undefined, this.#launchers.parents());
   }
 
   async close(): Promise<void> {
     this.#closed = true;
-    await this.#pool.close();
+    await Promise.all([this.#pool?.close(), this.#launchers.close()]);
+  }
+
+  #run(request: AttemptRequest): Promise<AttemptReply> {
+    if (request.executor.type === 'command') return this.#launchers.run(request);
+    const pool = (this.#pool ??= new WorkerPool(this.#options));
+    return this.#endpoint ? this.#endpoint(() => pool.run(request)) : pool.run(request);
   }
 }
