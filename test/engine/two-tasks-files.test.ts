@@ -26,15 +26,15 @@ function rowsOf(path: string): Map<string, { status: string; findings: string }>
 
 describe('a second tasks file in a session folder', () => {
   it('is refused (exit 2, naming the owner) after a kill -9 left the first one\'s journal, which resume applies to the first', async () => {
-    // In a.csv, Y kills its own run (the parent of the shell the template starts) once X's
-    // result is recorded (in the journal, or in a.csv after a checkpoint); the pattern
-    // `from-[a]` does not match its own text in a.csv.
+    // In a.csv, Y kills its own run once X's result is recorded (in the journal, or in a.csv
+    // after a checkpoint); the pattern `from-[a]` does not match its own text in a.csv. The
+    // run is the parent of the launcher process that started the template's shell.
     const a = tasksCsv([
       { id: 'X', description: "printf 'from-%s' a", role: 'r' },
       {
         id: 'Y',
         description:
-          "if [ ! -e killed ]; then : > killed; until grep -q 'from-[a]' .csv-wave/journal.ndjson a.csv 2>/dev/null; do :; done; kill -9 $(cut -d' ' -f4 /proc/$PPID/stat); fi; printf y-a",
+          "if [ ! -e killed ]; then : > killed; until grep -q 'from-[a]' .csv-wave/journal.ndjson a.csv 2>/dev/null; do :; done; launcher=$(cut -d' ' -f4 /proc/$PPID/stat); kill -9 $(cut -d' ' -f4 /proc/$launcher/stat); fi; printf y-a",
         role: 'r',
         deps: 'X',
       },
