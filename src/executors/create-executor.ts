@@ -1,22 +1,28 @@
 import { CommandExecutor } from './command.js';
 import type { ExecutorSpec } from './messages.js';
 import { ModuleExecutor } from './module.js';
-import { OpenAiExecutor } from './openai/index.js';
 import type { Executor } from './types.js';
 
-export function createExecutor(spec: ExecutorSpec): Executor {
+/**
+ * The executor a spec names. The openai one is imported only when a spec names it: the
+ * launcher process that runs commands loads this file, and it forks every command, so it
+ * stays as small as it can (the openai client alone took about 0.15 s to load there).
+ */
+export async function createExecutor(spec: ExecutorSpec): Promise<Executor> {
   switch (spec.type) {
     case 'command':
       // Its stdout cap comes with each request (WorkerRequest.limits).
       return new CommandExecutor({ template: spec.template, ...(spec.output === undefined ? {} : { output: spec.output }) });
     case 'module':
       return new ModuleExecutor(spec.path);
-    case 'openai':
+    case 'openai': {
+      const { OpenAiExecutor } = await import('./openai/index.js');
       return new OpenAiExecutor({
         model: spec.model,
         ...(spec.baseUrl === undefined ? {} : { baseUrl: spec.baseUrl }),
         ...(spec.promptsDir === undefined ? {} : { promptsDir: spec.promptsDir }),
         ...(spec.maxTokens === undefined ? {} : { maxTokens: spec.maxTokens }),
       });
+    }
   }
 }

@@ -18,9 +18,9 @@ import type { Executor } from './types.js';
 const kNeverAborted: AbortSignal = new AbortController().signal;
 
 /** One executor per spec per thread, so that a module is imported once. */
-const executors = new Map<string, Executor>();
+const executors = new Map<string, Promise<Executor>>();
 
-function executorFor(spec: ExecutorSpec): Executor {
+function executorFor(spec: ExecutorSpec): Promise<Executor> {
   // A module's spec is its path: no JSON text per task for the most frequent, shortest tasks.
   const key = spec.type === 'module' ? `module:${spec.path}` : JSON.stringify(spec);
   let executor = executors.get(key);
@@ -101,7 +101,7 @@ export default async function runAttempt(request: PoolRequest): Promise<AttemptR
   request.started?.close();
   const task = request.task;
   const limits = request.limits ?? {};
-  const outcome = await executorFor(request.executor).run(task, {
+  const outcome = await (await executorFor(request.executor)).run(task, {
     signal: kNeverAborted,
     timeoutMs: request.timeoutMs,
     ...(limits.maxStdoutBytes === undefined ? {} : { maxStdoutBytes: limits.maxStdoutBytes }),
