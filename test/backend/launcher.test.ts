@@ -15,6 +15,7 @@ import { LocalBackend } from '../../src/backend/local/local-backend.js';
 import type { AttemptRequest } from '../../src/executors/messages.js';
 import { procStatFields } from '../../src/executors/proc-stat.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
+import { expectEnded, isRunning, startedPid, waiter } from '../helpers/waiting-commands.js';
 import { spawnCli, waitFor } from '../helpers/spawn-cli.js';
 
 const backends: LocalBackend[] = [];
@@ -40,30 +41,9 @@ function request(session: string, id: string, template: string, more: Partial<At
   };
 }
 
-/** A command that writes its shell's pid to `<marks>/<id>.pid`, then runs until killed. */
-const waiter = (marks: string, id: string) => `echo $$ > '${join(marks, `${id}.pid`)}'; exec sleep 600`;
-
-async function startedPid(marks: string, id: string): Promise<number> {
-  const file = join(marks, `${id}.pid`);
-  await vi.waitFor(() => expect(readFileSync(file, 'utf8')).toMatch(/^\d+\n$/), { timeout: 60_000, interval: 20 });
-  return Number(readFileSync(file, 'utf8'));
-}
-
 /** Killed: gone, or a zombie that its new parent has not reaped yet. */
 const isKilled = (pid: number) => !isRunning(pid) || procStatFields(pid)?.[0] === 'Z';
 
-const isRunning = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-async function expectEnded(pid: number): Promise<void> {
-  await vi.waitFor(() => expect(isRunning(pid)).toBe(false), { timeout: 60_000, interval: 20 });
-}
 
 /** The parent of a process: for a command's shell, the launcher that started it. */
 const parentOf = (pid: number) => Number(procStatFields(pid)?.[1]);

@@ -3,13 +3,14 @@
  * cancelAll and close, on real worker threads and real commands. Commands say they have
  * started by writing their pid to a file; the tests wait on those files, never on time.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, test, vi } from 'vitest';
+import { afterEach, describe, expect, test } from 'vitest';
 import type { ExecutionBackend } from '../../src/backend/execution-backend.js';
 import { LocalBackend } from '../../src/backend/local/local-backend.js';
 import type { AttemptRequest } from '../../src/executors/messages.js';
+import { expectEnded, isRunning, startedPid, waiter } from '../helpers/waiting-commands.js';
 
 const backends: LocalBackend[] = [];
 afterEach(async () => {
@@ -33,28 +34,6 @@ function request(session: string, id: string, template: string): AttemptRequest 
   };
 }
 
-/** A command that writes its shell's pid to `<marks>/<id>.pid`, then runs until killed. */
-const waiter = (marks: string, id: string) => `echo $$ > '${join(marks, `${id}.pid`)}'; exec sleep 600`;
-
-/** The pid a waiter wrote, once it has written it. */
-async function startedPid(marks: string, id: string): Promise<number> {
-  const file = join(marks, `${id}.pid`);
-  await vi.waitFor(() => expect(readFileSync(file, 'utf8')).toMatch(/^\d+\n$/), { timeout: 60_000, interval: 20 });
-  return Number(readFileSync(file, 'utf8'));
-}
-
-const isRunning = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-async function expectEnded(pid: number): Promise<void> {
-  await vi.waitFor(() => expect(isRunning(pid)).toBe(false), { timeout: 60_000, interval: 20 });
-}
 
 const dirs = () => ({ session: mkdtempSync(join(tmpdir(), 'csv-wave-backend-')), marks: mkdtempSync(join(tmpdir(), 'csv-wave-marks-')) });
 

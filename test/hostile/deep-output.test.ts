@@ -10,7 +10,7 @@ import { describe, expect, test } from 'vitest';
 import { kMaxJsonDepth, nestsDeeperThan } from '../../src/executors/json-depth.js';
 import type { AttemptRequest, ExecutorSpec } from '../../src/executors/messages.js';
 import { replyText } from '../../src/executors/worker.js';
-import { readReply } from '../../src/backend/local/worker-pool.js';
+import { readReply } from '../../src/backend/local/pool-replies.js';
 import { runCli } from '../helpers/cli.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
 import { expectOthersIntact, hostileSession, kBystanders, runScripts } from './helpers.js';

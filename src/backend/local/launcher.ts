@@ -6,7 +6,7 @@ import { cleanText } from '../../executors/clean-text.js';
 import { scrubSecrets } from '../../executors/secret-scrubber.js';
 import { killTaskCommands } from './child-groups.js';
 import { LineSplitter } from './line-splitter.js';
-import { readReply } from './worker-pool.js';
+import { readReply } from './pool-replies.js';
 
 /** Characters of the launcher's stderr kept for the message of its death. */
 const kStderrTail = 1000;

@@ -1,4 +1,4 @@
-import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
 import { kBatchStarted, type BatchReplies, type PoolBatch } from '../../executors/pool-batch.js';
@@ -119,5 +119,3 @@ function drain(port: MessagePort, answer: (message: unknown) => void): void {
     if (received.message !== kBatchStarted) answer(received.message);
   }
 }
-
-type MessagePort = InstanceType<typeof MessageChannel>['port1'];

@@ -7,8 +7,6 @@ import type { PoolRequest } from '../../executors/worker.js';
 import { ModuleBatches } from './module-batches.js';
 import { backstopReply, crashReply, readReply } from './pool-replies.js';
 
-export { readReply } from './pool-replies.js';
-
 export interface WorkerPoolOptions {
   /** Worker threads. */
   threads: number;
