@@ -47,9 +47,23 @@ export function writeFileAtomic(
     renameSync(temporary, path);
     return true;
   } catch (error) {
-    rmSync(temporary, { force: true });
+    removeQuietly(temporary);
     // A read-only folder or a full disk is the user's to fix, not a bug: a WaveError.
     throw new WaveError('IO', `Cannot write ${path}: ${(error as Error).message}`, { path, cause: error });
+  }
+}
+
+/**
+ * Removes a temporary file after a failed write, if it can. A folder that turned read-only
+ * (or a disk that went away) refuses this too, and that second error must not hide the
+ * first, which names the file and what went wrong; the next run removes what is left
+ * (engine/stale-temporaries.ts).
+ */
+function removeQuietly(temporary: string): void {
+  try {
+    rmSync(temporary, { force: true });
+  } catch {
+    // Left for the next run.
   }
 }
 

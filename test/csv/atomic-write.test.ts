@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test, vi } from 'vitest';
@@ -92,6 +92,24 @@ describe('writeFileAtomic', () => {
     expectWaveError(() => writeFileAtomic(path, 'new content\n'.repeat(2000).slice(0, 20_000)), { code: 'IO', message });
     expect(readFileSync(path, 'utf8')).toBe('old\n');
     expect(readdirSync(dir)).toEqual(['tasks.csv']);
+  });
+
+  // The folder turned read-only between the temporary file's creation and its rename: the
+  // clean-up fails too (EACCES on unlink), and it must not hide why the write failed.
+  test('a clean-up that fails after a failed write still throws the write error, naming the file', () => {
+    const { path } = folderWithOldFile();
+    const temporary = `${path}.${process.pid}.tmp`;
+    const failing = () => {
+      // Left where the temporary file was: something rmSync without `recursive` cannot remove.
+      rmSync(temporary);
+      mkdirSync(join(temporary, 'inside'), { recursive: true });
+      throw Object.assign(new Error('EACCES: permission denied, write'), { code: 'EACCES' });
+    };
+    expectWaveError(() => writeFileAtomic(path, 'new\n', () => true, failing), {
+      code: 'IO',
+      message: /^Cannot write .*tasks\.csv: .*EACCES: permission denied, write$/,
+    });
+    expect(readFileSync(path, 'utf8')).toBe('old\n');
   });
 
   test('a write in pieces writes every byte of every piece, however few each call takes', () => {
