@@ -25,7 +25,9 @@ export type WaveErrorCode =
   /** Another run holds the session's lock. */
   | 'SESSION_LOCKED'
   /** A person saved tasks.csv while a run was writing it. */
-  | 'TASKS_EDITED';
+  | 'TASKS_EDITED'
+  /** The Redis of `--backend bullmq` or of `csv-wave worker` does not answer at start. */
+  | 'REDIS_UNREACHABLE';
 
 /** One violation of the rules, tied to the file line where the offending row starts. */
 export interface Violation {

@@ -12,6 +12,7 @@ import { registerResume } from './resume.js';
 import { registerRun } from './run.js';
 import { registerStatus } from './status.js';
 import { registerValidate } from './validate.js';
+import { registerWorker } from './worker.js';
 import { kVersion } from '../version.js';
 
 /** Exit code for each kind of WaveError; anything not listed is invalid input (2). */
@@ -37,7 +38,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .exitOverride()
     .showHelpAfterError('(add --help for usage)')
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
-  for (const register of [registerInit, registerValidate, registerPlan, registerStatus, registerGraph, registerRun, registerResume, registerRerun, registerRevise, registerReport, registerServe]) register(program, io, done);
+  for (const register of [registerInit, registerValidate, registerPlan, registerStatus, registerGraph, registerRun, registerResume, registerRerun, registerRevise, registerReport, registerServe, registerWorker]) register(program, io, done);
   for (const command of program.commands) command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
 
   try {

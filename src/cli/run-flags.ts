@@ -3,9 +3,10 @@ import { WaveError } from '../errors.js';
 import { parseHalt, type RunOptions } from '../engine/options.js';
 import { kOutputModes, type OutputMode, type PipelineName } from '../schema/session.js';
 import { addPipelineFlag } from './pipeline-flag.js';
+import { addBackendFlags, type BackendFlags } from './backend-flag.js';
 
 /** The flags `run`, `resume` and `rerun` share, as commander hands them over. */
-export interface RunFlags {
+export interface RunFlags extends BackendFlags {
   cmd?: string;
   module?: string;
   executor?: string;
@@ -29,7 +30,7 @@ export interface RunFlags {
 }
 
 export function addRunFlags(command: Command): Command {
-  return addPipelineFlag(command)
+  return addBackendFlags(addPipelineFlag(command))
     .option('--cmd <template>', "run each task as a shell command; {column} is replaced by the shell-quoted cell")
     .option('--module <path>', 'run each task with the default export of this JS module: async (task, ctx) => result')
     .addOption(

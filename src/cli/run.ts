@@ -11,6 +11,7 @@ import { onOutputLost, type OutputName } from './process-output.js';
 import { attachReporter } from './progress.js';
 import { addRunFlags, runOptionsFromFlags, type RunFlags } from './run-flags.js';
 import { sessionOverrides } from './pipeline-flag.js';
+import { backendFromFlags } from './backend-flag.js';
 
 export function registerRun(program: Command, io: CliIo, done: (code: number) => void): void {
   addRunFlags(
@@ -46,7 +47,7 @@ export async function runWithReporter(
   const interrupted = io === processIo ? onSignals(io, grace ?? kDefaultGraceSeconds) : undefined;
   const stopWatchingOutput = io === processIo ? onOutputLost((name, code) => events.emit('warning', lostOutputNote(name, code))) : undefined;
   try {
-    const options: RunSessionOptions = { ...runOptionsFromFlags(flags), ...extra, ...sessionOverrides(flags), events, answers: answerSource(flags, io) };
+    const options: RunSessionOptions = { ...runOptionsFromFlags(flags), ...extra, ...sessionOverrides(flags), ...backendFromFlags(flags), events, answers: answerSource(flags, io) };
     if (grace !== undefined) options.graceSeconds = grace;
     if (interrupted) {
       options.signal = interrupted.signal;

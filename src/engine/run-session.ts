@@ -22,6 +22,8 @@ import { Scheduler } from './scheduler.js';
 import { createTaskRunner } from './task-runner.js';
 import { KnowledgeSink } from './knowledge-sink.js';
 import { LocalBackend } from '../backend/local/local-backend.js';
+import type { BackendChoice } from '../backend/backend-choice.js';
+import { openCoordinator } from '../backend/bullmq/open-coordinator.js';
 import { skippedForFailure, statusOf } from '../core/skip-cause.js';
 import { Checkpointer } from './checkpointer.js';
 
@@ -47,6 +49,8 @@ export interface RunSessionOptions extends RunOptions {
   signal?: AbortSignal;
   /** Aborting it ends the grace at once (the CLI's second Ctrl-C). */
   killSignal?: AbortSignal;
+  /** Where attempts run. @default local */
+  backend?: BackendChoice;
 }
 
 /**
@@ -60,6 +64,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
   const warn = (message: string) => events.emit('warning', message);
   const { session, settings, table, writer, lock, plan } = await prepareRun(path, options, warn);
   try {
+    const remote = options.backend?.type === 'bullmq' ? await openCoordinator(session.dir, options.backend.url, warn) : undefined;
     const { waves, waveCount } = plan;
     const stop = new RunStop(path, warn);
     const { writeFailed, guarded } = stop;
@@ -76,7 +81,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     const runIds = new Set(table.rows.filter((row) => statusOf(row) === 'pending').map((row) => row.id));
     const tally = new RunTally(events, runIds.size);
     events.emit('run:start', { session: session.dir, total: runIds.size, waveCount });
-    const backend = new LocalBackend({
+    const backend = remote ?? new LocalBackend({
       sessionDir: session.dir,
       threads: settings.threads,
       tasksPerThread: Math.ceil(settings.concurrency / settings.threads),

@@ -1,0 +1,7 @@
+export { BullmqBackend, type BullmqBackendOptions } from './bullmq-backend.js';
+export { BullmqWorker, type BullmqWorkerOptions } from './bullmq-worker.js';
+export { openCoordinator } from './open-coordinator.js';
+export { jobIdOf, queueNameOf, kSessionIdPattern } from './names.js';
+export { sessionIdOf } from './session-id.js';
+export { maskRedisUrl, checkRedisUrl, redisUrlFrom } from './redis-url.js';
+export { readJobReply, attemptReplySchema } from './reply-schema.js';

@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import { cleanText } from '../../executors/clean-text.js';
+import type { AttemptReply } from '../../executors/messages.js';
+import { describe } from '../../executors/module.js';
+import { scrubSecrets } from '../../executors/secret-scrubber.js';
+import { discoveryInputSchema } from '../../schema/discovery.js';
+import { kArtifactNamePattern, taskResultSchema } from '../../schema/result.js';
+
+const kErrorClasses = ['rate-limited', 'transient', 'timeout', 'invalid-output', 'task-failure', 'worker-crash', 'io'] as const;
+
+const usageSchema = z.object({ prompt_tokens: z.number().int().min(0), completion_tokens: z.number().int().min(0) }).strict();
+const verdictSchema = z.enum(['pass', 'warn', 'block']);
+const notesSchema = z.array(z.string());
+
+/** The fields every reply may carry: the thread that ran it on its worker. */
+const threadSchema = z.number().int().min(0).optional();
+
+const failedSchema = z
+  .object({
+    kind: z.literal('error'),
+    errorClass: z.enum(kErrorClasses),
+    error: z.string(),
+    retryAfterMs: z.number().min(0).optional(),
+    usage: usageSchema.optional(),
+    notes: notesSchema.optional(),
+    thread: threadSchema,
+  })
+  .strict();
+
+/** knowledge/discovery-files.ts DiscoveryFileInput. */
+const discoveryRecordSchema = z
+  .object({
+    taskId: z.string(),
+    role: z.string(),
+    status: z.enum(['completed', 'failed', 'skipped']),
+    findings: z.string(),
+    error: z.string().nullable(),
+    keyFindings: z.array(z.string()).optional(),
+    decisions: z.array(z.string()).optional(),
+    filesModified: z.array(z.string()).optional(),
+    verification: z.enum(['self-validated', 'peer-reviewed', 'tested']).nullable().optional(),
+    qualityScore: z.number().nullable().optional(),
+    supervisionVerdict: verdictSchema.nullable().optional(),
+    artifacts: z.array(z.string()),
+  })
+  .strict();
+
+const finishedSchema = z
+  .object({
+    kind: z.literal('finished'),
+    status: z.enum(['completed', 'failed']),
+    findings: z.string(),
+    gc_signal: z.string(),
+    severity_summary: z.string(),
+    error: z.string(),
+    supervision_verdict: verdictSchema.nullable().optional(),
+    supervision_score: z.number().min(0).max(1).nullable().optional(),
+    discoveries: z.array(discoveryInputSchema),
+    wisdom: taskResultSchema.shape.wisdom.unwrap(),
+    artifacts: z.array(z.object({ name: z.string().regex(kArtifactNamePattern), content: z.string() }).strict()),
+    discovery: discoveryRecordSchema,
+    usage: usageSchema.optional(),
+    notes: notesSchema.optional(),
+    attemptNotes: notesSchema.optional(),
+    thread: threadSchema,
+  })
+  .strict();
+
+/** An AttemptReply as JSON carries it. */
+export const attemptReplySchema = z.discriminatedUnion('kind', [finishedSchema, failedSchema]);
+
+/**
+ * A reply read from a job's return value, which a worker on another machine wrote: it is
+ * not trusted to be well formed. The worker returns the reply as JSON text (see
+ * bullmq-worker.ts); anything that does not parse, or does not match the schema, fails
+ * the task as invalid output naming the first bad field (not retried: the same worker code
+ * would send the same reply).
+ */
+export function readJobReply(value: unknown): AttemptReply {
+  let parsed: unknown;
+  try {
+    parsed = typeof value === 'string' ? JSON.parse(value) : value;
+  } catch (error) {
+    return invalid(`its JSON does not parse (${scrubSecrets(cleanText(describe(error)))})`);
+  }
+  const result = attemptReplySchema.safeParse(parsed);
+  if (result.success) return result.data as AttemptReply;
+  const issue = result.error.issues[0];
+  const where = issue && issue.path.length > 0 ? issue.path.join('.') : 'the reply';
+  return invalid(`${where}: ${issue?.message ?? 'not a reply'}`);
+}
+
+function invalid(why: string): AttemptReply {
+  return { kind: 'error', errorClass: 'invalid-output', error: cleanText(`Invalid output: the reply from the worker cannot be used: ${why}`) };
+}

@@ -1,0 +1,32 @@
+import { Option, type Command } from 'commander';
+import type { BackendChoice } from '../backend/backend-choice.js';
+import { WaveError } from '../errors.js';
+import { redisUrlFrom } from '../backend/bullmq/redis-url.js';
+
+export interface BackendFlags {
+  backend?: 'local' | 'bullmq';
+  redis?: string;
+}
+
+/** `--backend` and `--redis`, on run, resume and rerun. */
+export function addBackendFlags(command: Command): Command {
+  return command
+    .addOption(
+      new Option('--backend <type>', 'where tasks run: local (this machine) or bullmq (workers on any machine, through Redis) (default local)').choices([
+        'local',
+        'bullmq',
+      ]),
+    )
+    .option('--redis <url>', 'with --backend bullmq: the Redis URL (default CSV_WAVE_REDIS_URL)');
+}
+
+/** The backend the flags ask for; undefined leaves the default (local). */
+export function backendFromFlags(flags: BackendFlags): { backend?: BackendChoice } {
+  if (flags.backend !== 'bullmq') {
+    if (flags.redis !== undefined) throw new WaveError('USAGE', '--redis goes with --backend bullmq');
+    return flags.backend === undefined ? {} : { backend: { type: 'local' } };
+  }
+  const url = redisUrlFrom(flags.redis);
+  if (url === undefined) throw new WaveError('USAGE', '--backend bullmq needs --redis URL (or CSV_WAVE_REDIS_URL)');
+  return { backend: { type: 'bullmq', url } };
+}

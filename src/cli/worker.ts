@@ -1,0 +1,79 @@
+import type { Command } from 'commander';
+import { BullmqWorker } from '../backend/bullmq/bullmq-worker.js';
+import { kSessionIdPattern } from '../backend/bullmq/names.js';
+import { redisUrlFrom } from '../backend/bullmq/redis-url.js';
+import { WaveError } from '../errors.js';
+import { ExitCode, processIo, type CliIo } from './io.js';
+
+interface WorkerFlags {
+  redis?: string;
+  concurrency?: string;
+  sessionId?: string;
+  stalledInterval?: string;
+  workdir?: string;
+}
+
+function positive(flag: string, text: string | undefined, integer: boolean): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (text.trim() === '' || !(value > 0) || !Number.isFinite(value) || (integer && !Number.isInteger(value))) {
+    throw new WaveError('USAGE', `Expected \`--${flag}\` to be a positive ${integer ? 'integer' : 'number'}, got \`${text}\``);
+  }
+  return value;
+}
+
+export function registerWorker(program: Command, io: CliIo, done: (code: number) => void): void {
+  program
+    .command('worker')
+    .description("take the jobs of a session run with --backend bullmq from Redis and run them (on any machine)")
+    .option('--redis <url>', 'the Redis URL (default CSV_WAVE_REDIS_URL)')
+    .option('--session-id <id>', "the session's id: its .csv-wave/session-id, printed by the run")
+    .option('--concurrency <n>', 'jobs at once (default 1)')
+    .option('--stalled-interval <seconds>', "how often to look for jobs whose worker died and give them to another (default 30)")
+    .option('--workdir <dir>', 'where command tasks run (default: a fresh temporary folder per job)')
+    .action(async (flags: WorkerFlags) => {
+      const url = redisUrlFrom(flags.redis);
+      if (url === undefined) throw new WaveError('USAGE', 'csv-wave worker needs --redis URL (or CSV_WAVE_REDIS_URL)');
+      if (flags.sessionId === undefined || !kSessionIdPattern.test(flags.sessionId)) {
+        throw new WaveError('USAGE', `csv-wave worker needs --session-id ID (letters, digits, . _ -): the session's .csv-wave/session-id`);
+      }
+      const stalled = positive('stalled-interval', flags.stalledInterval, false);
+      const worker = await BullmqWorker.start({
+        url,
+        sessionId: flags.sessionId,
+        concurrency: positive('concurrency', flags.concurrency, true) ?? 1,
+        ...(stalled === undefined ? {} : { stalledIntervalMs: stalled * 1000 }),
+        ...(flags.workdir === undefined ? {} : { workdir: flags.workdir }),
+        log: (line) => io.stdout(`${line}\n`),
+      });
+      if (io === processIo) await untilStopped(worker, io);
+      done(ExitCode.Ok);
+    });
+}
+
+/**
+ * The first SIGINT or SIGTERM stops taking jobs and lets the running ones finish; a second
+ * one leaves them to BullMQ (another worker takes them over) and kills their commands.
+ */
+function untilStopped(worker: BullmqWorker, io: CliIo): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let stopping = false;
+    const handler = (signal: NodeJS.Signals) => {
+      if (!stopping) {
+        stopping = true;
+        io.stderr(`${signal}: taking no more jobs; the running ones finish first (again to leave them to other workers)\n`);
+        worker.close().then(finish, reject);
+        return;
+      }
+      io.stderr(`${signal}: leaving the running jobs to other workers\n`);
+      worker.close(true).then(finish, reject);
+    };
+    const finish = () => {
+      process.off('SIGINT', handler);
+      process.off('SIGTERM', handler);
+      resolve();
+    };
+    process.on('SIGINT', handler);
+    process.on('SIGTERM', handler);
+  });
+}
