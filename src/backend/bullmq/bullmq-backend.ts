@@ -24,6 +24,14 @@ export interface BullmqBackendOptions {
  */
 const kKeepUnreadSeconds = 24 * 3600;
 
+/**
+ * How often the jobs still awaited are looked up in Redis. The outcome events are the fast
+ * path, but a stream read can miss some: those of the moment before its first read, those
+ * trimmed from a long stream (BullMQ keeps about 10,000), those of a reconnect. A job's
+ * state in Redis is the truth, and this look finds every outcome the events missed.
+ */
+const kLookupMs = 1000;
+
 /** A submit waiting for its job's outcome. */
 interface Waiting {
   resolve: (reply: AttemptReply) => void;
@@ -47,6 +55,13 @@ export class BullmqBackend implements ExecutionBackend {
   readonly #events: QueueEvents;
   /** Submits not answered yet, by job id. */
   readonly #waiting = new Map<string, Waiting>();
+  /**
+   * Jobs whose reply was taken, by the event or by a look-up: the other path brings the same
+   * reply again, which is no second delivery. One short string per attempt of the run.
+   */
+  readonly #taken = new Set<string>();
+  readonly #lookup: NodeJS.Timeout;
+  #lookingUp = false;
   #closed = false;
 
   private constructor(options: BullmqBackendOptions, queue: Queue<AttemptJobData, string>, events: QueueEvents) {
@@ -58,6 +73,7 @@ export class BullmqBackend implements ExecutionBackend {
     // ioredis reconnects by itself; BullMQ emits the errors of the attempts in between.
     queue.on('error', () => undefined);
     events.on('error', () => undefined);
+    this.#lookup = setInterval(() => void this.#lookUpAwaited(), kLookupMs).unref();
   }
 
   /** Connects to Redis (a WaveError REDIS_UNREACHABLE when it does not answer) and listens to the session's queue. */
@@ -112,21 +128,39 @@ export class BullmqBackend implements ExecutionBackend {
       removeOnComplete: { age: kKeepUnreadSeconds },
       removeOnFail: { age: kKeepUnreadSeconds },
     });
+    await this.#lookUp(id);
+  }
+
+  /** Settles the submit of job `id` if the job has finished. */
+  async #lookUp(id: string): Promise<void> {
     const job = await this.#queue.getJob(id);
-    if (!job || !this.#waiting.has(id)) return;
-    if (job.finishedOn === undefined) return;
+    if (!job || !this.#waiting.has(id) || job.finishedOn === undefined) return;
     if (job.failedReason) this.#settle(id, () => lostJobReply(job.failedReason));
     else this.#settle(id, () => readJobReply(job.returnvalue));
+  }
+
+  /** Looks up every job still awaited (see kLookupMs); one look at a time, and none while Redis is away. */
+  async #lookUpAwaited(): Promise<void> {
+    if (this.#lookingUp || this.#waiting.size === 0) return;
+    this.#lookingUp = true;
+    try {
+      await Promise.all([...this.#waiting.keys()].map((id) => this.#lookUp(id)));
+    } catch {
+      // Redis is away: the next look tries again.
+    } finally {
+      this.#lookingUp = false;
+    }
   }
 
   /** Hands the job's reply to the submit waiting for it, once; then the finished job leaves Redis. */
   #settle(id: string, reply: () => AttemptReply): void {
     const waiting = this.#waiting.get(id);
     if (!waiting) {
-      if (!this.#closed) this.#options.warn(`bullmq: dropped a reply for job ${id}: no attempt waits for it (late, or delivered twice)`);
+      if (!this.#closed && !this.#taken.has(id)) this.#options.warn(`bullmq: dropped a reply for job ${id}: no attempt waits for it (late, or delivered twice)`);
       return;
     }
     this.#waiting.delete(id);
+    this.#taken.add(id);
     waiting.resolve(reply());
     void this.#queue.remove(id).catch(() => undefined);
   }
@@ -154,6 +188,7 @@ export class BullmqBackend implements ExecutionBackend {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    clearInterval(this.#lookup);
     await Promise.allSettled([this.#events.close(), this.#queue.close()]);
   }
 }
