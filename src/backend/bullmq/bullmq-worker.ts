@@ -17,7 +17,11 @@ export interface BullmqWorkerOptions {
   sessionId: string;
   /** Jobs run at once. @default 1 */
   concurrency: number;
-  /** Milliseconds between BullMQ's checks for jobs whose worker died. @default 30000 (BullMQ's) */
+  /**
+   * Milliseconds between BullMQ's checks for jobs whose worker died, and how long a job's
+   * lock lasts unrenewed: a job whose worker was killed goes back to the queue after one to
+   * two of these. @default 30000 (BullMQ's)
+   */
   stalledIntervalMs?: number;
   /** The folder command tasks run in. @default a fresh temporary folder per job */
   workdir?: string;
@@ -57,7 +61,9 @@ export class BullmqWorker {
       concurrency: options.concurrency,
       // One redelivery after a worker died under a job; a job that stalls again fails as a worker crash (csv-wave's rules).
       maxStalledCount: 1,
-      ...(options.stalledIntervalMs === undefined ? {} : { stalledInterval: options.stalledIntervalMs }),
+      ...(options.stalledIntervalMs === undefined
+        ? {}
+        : { stalledInterval: options.stalledIntervalMs, lockDuration: options.stalledIntervalMs }),
     });
     this.#worker.on('error', (error) => options.log(`worker: ${error.message}`));
   }

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { readJobReply } from '../../src/backend/bullmq/reply-schema.js';
+import { finishedAttempt } from '../helpers/attempt-reply.js';
+
+/** A reply as a worker sends it: JSON text. */
+const sent = (value: unknown) => JSON.stringify(value);
+
+describe('a reply from a remote worker', () => {
+  it('is taken as sent when it is well formed', () => {
+    const reply = finishedAttempt({
+      findings: 'done',
+      discoveries: [{ type: 'idea', data: { title: 'x' } }],
+      wisdom: { learnings: ['l'] },
+      artifacts: [{ name: 'output', content: 'long' }],
+      usage: { prompt_tokens: 3, completion_tokens: 4 },
+      thread: 2,
+    });
+    expect(readJobReply(sent(reply))).toEqual(JSON.parse(sent(reply)));
+    const failed = { kind: 'error', errorClass: 'rate-limited', error: '429', retryAfterMs: 2000 };
+    expect(readJobReply(sent(failed))).toEqual(failed);
+  });
+
+  it.each([
+    ['text that is not JSON', '{"kind": "finished", ', /does not parse/],
+    ['an unknown kind', sent({ kind: 'done' }), /kind/],
+    ['findings that are not text', sent(finishedAttempt({ findings: 42 as unknown as string })), /findings/],
+    ['an artifact name that leaves its folder', sent(finishedAttempt({ artifacts: [{ name: '../../etc/x', content: '' }] })), /artifacts\.0\.name/],
+    ['a field no reply has', sent({ ...finishedAttempt(), command: 'rm -rf /' }), /unrecognized|command/i],
+    ['an error class csv-wave does not know', sent({ kind: 'error', errorClass: 'retry-forever', error: '' }), /errorClass/],
+    ['a discovery record without its task', sent(finishedAttempt({ discovery: {} as never })), /discovery/],
+  ])('fails its task as invalid output when it holds %s', (_what, text, why) => {
+    const reply = readJobReply(text);
+    expect(reply.kind).toBe('error');
+    if (reply.kind !== 'error') return;
+    expect(reply.errorClass).toBe('invalid-output');
+    expect(reply.error).toMatch(/^Invalid output: the reply from the worker cannot be used/);
+    expect(reply.error).toMatch(why);
+  });
+});
