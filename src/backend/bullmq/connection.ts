@@ -26,15 +26,19 @@ export async function checkRedisReachable(url: string): Promise<void> {
     enableOfflineQueue: false,
     retryStrategy: () => null,
   });
-  // ioredis also emits what connect() rejects with; without a listener Node prints it.
-  client.on('error', () => undefined);
+  // The socket's own error (ECONNREFUSED …) says more than the rejection ("Connection is
+  // closed"); and without a listener Node would print it.
+  let socketError: Error | undefined;
+  client.on('error', (error: Error) => {
+    socketError ??= error;
+  });
   try {
     await client.connect();
     await client.ping();
   } catch (error) {
     throw new WaveError(
       'REDIS_UNREACHABLE',
-      `Redis at ${maskRedisUrl(url)} cannot be reached (${(error as Error).message}): start it (e.g. \`redis-server\`), ` +
+      `Redis at ${maskRedisUrl(url)} cannot be reached (${(socketError ?? (error as Error)).message}): start it (e.g. \`redis-server\`), ` +
         'or pass the URL of a running one with --redis URL or CSV_WAVE_REDIS_URL',
       { cause: error },
     );

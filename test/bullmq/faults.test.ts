@@ -1,0 +1,132 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { genericSession, readRows } from '../helpers/generic-session.js';
+import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
+
+/** Lines of a file that may not exist yet. */
+function lines(path: string): string[] {
+  return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter((line) => line !== '') : [];
+}
+
+/** A one-task session whose id is set, so that workers can be started before its run. */
+function oneTaskSession(sessionId: string): string {
+  const dir = genericSession([{ id: 'A', description: 'waits for release', role: 'worker' }]);
+  mkdirSync(join(dir, '.csv-wave'), { recursive: true });
+  writeFileSync(join(dir, '.csv-wave', 'session-id'), `${sessionId}\n`);
+  return dir;
+}
+
+/**
+ * A command that notes each start of the task in `<marks>/A.runs` and then waits for
+ * `<marks>/release`, so that a test acts while the job is known to be running.
+ */
+function waitingCommand(marks: string): string {
+  return `echo ran >> ${marks}/{id}.runs; while [ ! -e ${marks}/release ]; do sleep 0.05; done; echo done-{id}`;
+}
+
+/** A worker with a short stalled-job check, ready to take jobs. */
+async function readyWorker(url: string, sessionId: string): Promise<SpawnedCli> {
+  const worker = spawnCli('worker', '--redis', url, '--session-id', sessionId, '--stalled-interval', '2');
+  await waitFor(() => worker.stdoutSoFar().includes('taking jobs'), 'a ready worker', 60_000);
+  return worker;
+}
+
+/** The attempts of task A the run recorded. */
+function attemptsOfA(dir: string): { outcome: string }[] {
+  return lines(join(dir, 'attempts.ndjson'))
+    .map((line) => JSON.parse(line) as { task: string; outcome: string })
+    .filter((line) => line.task === 'A');
+}
+
+describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await redis?.dispose();
+  });
+
+  it('a Redis that does not answer at start is exit 2, naming the URL with its password masked', async () => {
+    const gone = await startRedis();
+    await gone.dispose();
+    const url = `redis://user:s3cret@127.0.0.1:${gone.port}`;
+    const dir = genericSession([{ id: 'A', description: 'a', role: 'worker' }]);
+    const run = await runCli('run', dir, '--cmd', 'echo x', '--backend', 'bullmq', '--redis', url);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`Redis at redis://user:***@127.0.0.1:${gone.port} cannot be reached (connect ECONNREFUSED`);
+    expect(run.stderr).toMatch(/start it/);
+    expect(run.stderr + run.stdout).not.toContain('s3cret');
+    expect(readRows(dir).get('A')?.status).not.toBe('completed');
+    const worker = await runCli('worker', '--redis', url, '--session-id', 'x');
+    expect(worker.code).toBe(2);
+    expect(worker.stderr).toContain('redis://user:***@');
+    expect(worker.stderr).not.toContain('s3cret');
+  });
+
+  it('a worker killed with kill -9 mid-job: another worker finishes the job, merged once, run at most twice', { timeout: 600_000 }, async () => {
+    const marks = mkdtempSync(join(tmpdir(), 'csv-wave-marks-'));
+    const dir = oneTaskSession('kill-test');
+    const first = await readyWorker(redis.url, 'kill-test');
+    const coordinator = spawnCli('run', dir, '--cmd', waitingCommand(marks), '--backend', 'bullmq', '--redis', redis.url);
+    let second: SpawnedCli | undefined;
+    try {
+      await waitFor(() => lines(join(marks, 'A.runs')).length === 1, 'the task started on the first worker', 60_000);
+      first.child.kill('SIGKILL');
+      await first.exited;
+      second = await readyWorker(redis.url, 'kill-test');
+      await waitFor(() => lines(join(marks, 'A.runs')).length === 2, 'the task started again on the second worker', 120_000);
+      writeFileSync(join(marks, 'release'), '');
+      const ran = await coordinator.exited;
+      expect(ran.code, ran.stderr).toBe(0);
+    } finally {
+      writeFileSync(join(marks, 'release'), '');
+      coordinator.child.kill('SIGKILL');
+      second?.child.kill('SIGTERM');
+    }
+    const secondOut = await second!.exited;
+    expect(secondOut.stdout).toMatch(/\[JOB\] kill-test\.A\.a1 completed/);
+    expect(lines(join(marks, 'A.runs'))).toHaveLength(2);
+    expect(readRows(dir).get('A')).toMatchObject({ status: 'completed', findings: 'done-A' });
+    expect(attemptsOfA(dir)).toEqual([expect.objectContaining({ outcome: 'completed' })]);
+  });
+
+  it('a stalled job run by two workers, both replying: the reply is merged once', { timeout: 600_000 }, async () => {
+    const marks = mkdtempSync(join(tmpdir(), 'csv-wave-marks-'));
+    const dir = oneTaskSession('stall-test');
+    const first = await readyWorker(redis.url, 'stall-test');
+    const coordinator = spawnCli('run', dir, '--cmd', waitingCommand(marks), '--backend', 'bullmq', '--redis', redis.url);
+    let second: SpawnedCli | undefined;
+    try {
+      await waitFor(() => lines(join(marks, 'A.runs')).length === 1, 'the task started on the first worker', 60_000);
+      // Stopped, the first worker renews no lock: the job stalls and goes to the second one.
+      first.child.kill('SIGSTOP');
+      second = await readyWorker(redis.url, 'stall-test');
+      await waitFor(() => lines(join(marks, 'A.runs')).length === 2, 'the task started again on the second worker', 120_000);
+      first.child.kill('SIGCONT');
+      writeFileSync(join(marks, 'release'), '');
+      // Both workers reply for the one attempt.
+      await waitFor(
+        () => [first, second!].every((worker) => worker.stdoutSoFar().includes('[JOB] stall-test.A.a1')),
+        'both workers to reply',
+        120_000,
+      );
+      const ran = await coordinator.exited;
+      expect(ran.code, ran.stderr).toBe(0);
+    } finally {
+      writeFileSync(join(marks, 'release'), '');
+      first.child.kill('SIGCONT');
+      coordinator.child.kill('SIGKILL');
+      first.child.kill('SIGTERM');
+      second?.child.kill('SIGTERM');
+    }
+    await Promise.all([first.exited, second!.exited]);
+    expect(lines(join(marks, 'A.runs'))).toHaveLength(2);
+    expect(readRows(dir).get('A')).toMatchObject({ status: 'completed', findings: 'done-A' });
+    expect(attemptsOfA(dir)).toEqual([expect.objectContaining({ outcome: 'completed' })]);
+  });
+});
