@@ -129,4 +129,31 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
     expect(readRows(dir).get('A')).toMatchObject({ status: 'completed', findings: 'done-A' });
     expect(attemptsOfA(dir)).toEqual([expect.objectContaining({ outcome: 'completed' })]);
   });
+
+  it('the coordinator killed with kill -9 mid-job: resume re-attaches to the running job, which runs once', { timeout: 600_000 }, async () => {
+    const marks = mkdtempSync(join(tmpdir(), 'csv-wave-marks-'));
+    const dir = oneTaskSession('resume-test');
+    const worker = await readyWorker(redis.url, 'resume-test');
+    const args = ['--cmd', waitingCommand(marks), '--backend', 'bullmq', '--redis', redis.url];
+    try {
+      const killed = spawnCli('run', dir, ...args);
+      await waitFor(() => lines(join(marks, 'A.runs')).length === 1, 'the task started on the worker', 60_000);
+      killed.child.kill('SIGKILL');
+      await killed.exited;
+      const resumed = spawnCli('resume', dir, ...args);
+      // The job of attempt 1 is the one already running: resume waits for it instead of adding another.
+      await waitFor(() => resumed.stderrSoFar().includes('start workers with'), 'the resumed coordinator', 60_000);
+      writeFileSync(join(marks, 'release'), '');
+      const ran = await resumed.exited;
+      expect(ran.code, ran.stderr).toBe(0);
+    } finally {
+      writeFileSync(join(marks, 'release'), '');
+      worker.child.kill('SIGTERM');
+    }
+    const out = await worker.exited;
+    expect(out.stdout.split('\n').filter((line) => line.startsWith('[JOB] '))).toEqual([expect.stringMatching(/^\[JOB\] resume-test\.A\.a1 completed/)]);
+    expect(lines(join(marks, 'A.runs'))).toHaveLength(1);
+    expect(readRows(dir).get('A')).toMatchObject({ status: 'completed', findings: 'done-A' });
+    expect(attemptsOfA(dir)).toEqual([expect.objectContaining({ outcome: 'completed' })]);
+  });
 });
