@@ -22,7 +22,7 @@ import { Scheduler } from './scheduler.js';
 import { createTaskRunner } from './task-runner.js';
 import { KnowledgeSink } from './knowledge-sink.js';
 import { LocalBackend } from '../backend/local/local-backend.js';
-import type { BackendChoice } from '../backend/backend-choice.js';
+import { backendFromConfig, type BackendChoice } from '../backend/backend-choice.js';
 import { openCoordinator } from '../backend/bullmq/open-coordinator.js';
 import { skippedForFailure, statusOf } from '../core/skip-cause.js';
 import { Checkpointer } from './checkpointer.js';
@@ -49,7 +49,7 @@ export interface RunSessionOptions extends RunOptions {
   signal?: AbortSignal;
   /** Aborting it ends the grace at once (the CLI's second Ctrl-C). */
   killSignal?: AbortSignal;
-  /** Where attempts run. @default local */
+  /** Where attempts run. @default session.json's `backend`, else local */
   backend?: BackendChoice;
 }
 
@@ -64,7 +64,8 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
   const warn = (message: string) => events.emit('warning', message);
   const { session, settings, table, writer, lock, plan } = await prepareRun(path, options, warn);
   try {
-    const remote = options.backend?.type === 'bullmq' ? await openCoordinator(session.dir, options.backend.url, warn) : undefined;
+    const where = options.backend ?? backendFromConfig(session.config.backend);
+    const remote = where.type === 'bullmq' ? await openCoordinator(session.dir, where.url, warn) : undefined;
     const { waves, waveCount } = plan;
     const stop = new RunStop(path, warn);
     const { writeFailed, guarded } = stop;

@@ -63,6 +63,11 @@ export const sessionConfigSchema = z
     discovery_files: z.enum(['always', 'when-rich']).optional(),
     /** Most task rows tasks.csv may hold; a file with more is refused, never cut (default 1,000,000). */
     max_rows: z.number().int().positive().optional(),
+    /** Where tasks run: `local` (default), or `bullmq` with the Redis `url` (else CSV_WAVE_REDIS_URL); `--backend` wins. */
+    backend: z
+      .object({ type: z.enum(['local', 'bullmq']), url: z.string().optional() })
+      .strict()
+      .optional(),
   })
   .strict();
 

@@ -62,6 +62,13 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
     expect(run.stderr).toMatch(/start it/);
     expect(run.stderr + run.stdout).not.toContain('s3cret');
     expect(readRows(dir).get('A')?.status).not.toBe('completed');
+    // The same from session.json's backend, with no flag.
+    const configured = genericSession([{ id: 'A', description: 'a', role: 'worker' }], {
+      'session.json': JSON.stringify({ pipeline: 'generic', backend: { type: 'bullmq', url } }),
+    });
+    const fromConfig = await runCli('run', configured, '--cmd', 'echo x');
+    expect(fromConfig.code).toBe(2);
+    expect(fromConfig.stderr).toContain(`Redis at redis://user:***@127.0.0.1:${gone.port} cannot be reached`);
     const worker = await runCli('worker', '--redis', url, '--session-id', 'x');
     expect(worker.code).toBe(2);
     expect(worker.stderr).toContain('redis://user:***@');

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { backendFromConfig } from '../../src/backend/backend-choice.js';
 import { jobIdOf, kSessionIdPattern, queueNameOf } from '../../src/backend/bullmq/names.js';
 import { maskRedisUrl, redisUrlFrom } from '../../src/backend/bullmq/redis-url.js';
 import { sessionIdOf } from '../../src/backend/bullmq/session-id.js';
@@ -30,5 +31,21 @@ describe('bullmq names', () => {
   it('takes only redis:// and rediss:// URLs', () => {
     expect(redisUrlFrom('redis://127.0.0.1:6379')).toBe('redis://127.0.0.1:6379');
     expectWaveError(() => redisUrlFrom('http://:pw@127.0.0.1:6379'), { code: 'USAGE', message: /--redis.*http:\/\/:\*\*\*@/ });
+  });
+
+  it("reads session.json's backend: bullmq needs a URL there or in CSV_WAVE_REDIS_URL", () => {
+    const saved = process.env['CSV_WAVE_REDIS_URL'];
+    delete process.env['CSV_WAVE_REDIS_URL'];
+    try {
+      expect(backendFromConfig(undefined)).toEqual({ type: 'local' });
+      expect(backendFromConfig({ type: 'bullmq', url: 'redis://h:1' })).toEqual({ type: 'bullmq', url: 'redis://h:1' });
+      expectWaveError(() => backendFromConfig({ type: 'bullmq' }), { code: 'INVALID_SESSION', message: /needs "url"/ });
+      expectWaveError(() => backendFromConfig({ type: 'bullmq', url: 'h:1' }), { code: 'INVALID_SESSION', message: /backend\.url/ });
+      process.env['CSV_WAVE_REDIS_URL'] = 'redis://env:2';
+      expect(backendFromConfig({ type: 'bullmq' })).toEqual({ type: 'bullmq', url: 'redis://env:2' });
+    } finally {
+      if (saved === undefined) delete process.env['CSV_WAVE_REDIS_URL'];
+      else process.env['CSV_WAVE_REDIS_URL'] = saved;
+    }
   });
 });
