@@ -39,7 +39,8 @@ async function freePort(): Promise<number> {
 function launch(port: number, dir: string): Promise<ChildProcess> {
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+    // rdbcompression off: DUMP then shows every stored text as it is, so a scan for a secret cannot miss a compressed one.
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--rdbcompression', 'no'],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   return new Promise((resolve, reject) => {

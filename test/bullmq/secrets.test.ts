@@ -1,0 +1,97 @@
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-openai-server.js';
+import { readRows } from '../helpers/generic-session.js';
+import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { spawnCliWith, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
+
+/** A key no file, job or Redis value could hold by chance. */
+const kApiKey = 'sk-bullmq-DO-NOT-STORE-5d1e7a93c2b4f806';
+
+/** Every key of Redis with its DUMP (compression is off on the test server: texts appear as they are). */
+async function dumpAll(url: string): Promise<Map<string, Buffer>> {
+  const client = new Redis(url);
+  try {
+    const dumps = new Map<string, Buffer>();
+    let cursor = '0';
+    do {
+      const [next, keys] = await client.scan(cursor, 'COUNT', 1000);
+      cursor = next;
+      for (const key of keys) {
+        const dump = await client.dumpBuffer(key);
+        if (dump) dumps.set(key, dump);
+      }
+    } while (cursor !== '0');
+    return dumps;
+  } finally {
+    client.disconnect();
+  }
+}
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name));
+}
+
+describe.runIf(kRunRedisTests)('--backend bullmq and secrets', () => {
+  let redis: RedisServer;
+  let server: FakeOpenAiServer;
+  beforeAll(async () => {
+    redis = await startRedis();
+    server = await startFakeOpenAiServer();
+  });
+  afterAll(async () => {
+    await server?.close();
+    await redis?.dispose();
+  });
+
+  it('the openai executor on workers: the key, only in their environment, is in no job, Redis value or session file', { timeout: 600_000 }, async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'csv-wave-bullmq-')), 'session');
+    const init = await runCli('init', dir, '--template', 'brainstorm', '--mode', 'quick', '--topic', 'Quieter offices',
+      '--executor', 'openai', '--model', 'm', '--base-url', server.baseUrl);
+    expect(init.code, init.stderr).toBe(0);
+    mkdirSync(join(dir, '.csv-wave'), { recursive: true });
+    writeFileSync(join(dir, '.csv-wave', 'session-id'), 'secrets-test\n');
+
+    // The coordinator has no key; its first wave waits in Redis, with no worker yet.
+    const coordinator = spawnCliWith({ env: { OPENAI_API_KEY: '' } }, 'run', dir, '--backend', 'bullmq', '--redis', redis.url);
+    let worker: SpawnedCli | undefined;
+    try {
+      await waitFor(() => coordinator.stderrSoFar().includes('start workers with'), 'the coordinator', 60_000);
+      let queued = await dumpAll(redis.url);
+      // Jobs are added as the wave starts: look again until one is there (a safety net, not a measure).
+      for (let look = 0; look < 600 && ![...queued.keys()].some((key) => key.endsWith('.IDEA-001.a1')); look++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        queued = await dumpAll(redis.url);
+      }
+      expect([...queued.keys()].some((key) => key.endsWith('.IDEA-001.a1'))).toBe(true);
+      // The scan sees the texts of a job (its task's row), so it would see the key too.
+      expect([...queued.values()].some((dump) => dump.includes('IDEA-001') && dump.includes('"description"'))).toBe(true);
+      for (const [key, dump] of queued) expect(dump.includes(kApiKey), key).toBe(false);
+
+      worker = spawnCliWith({ env: { OPENAI_API_KEY: kApiKey } }, 'worker', '--redis', redis.url, '--session-id', 'secrets-test', '--concurrency', '2');
+      const ran = await coordinator.exited;
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(ran.stdout + ran.stderr).not.toContain(kApiKey);
+    } finally {
+      coordinator.child.kill('SIGKILL');
+      worker?.child.kill('SIGTERM');
+    }
+    await worker!.exited;
+
+    // The key reached the model server, from the worker.
+    expect(server.requests.length).toBeGreaterThan(0);
+    for (const request of server.requests) expect(request.headers.authorization).toBe(`Bearer ${kApiKey}`);
+    expect(readRows(dir).get('SYNTH-001')?.status).toBe('completed');
+    // Redis after the run: the event stream holds every reply; no value holds the key.
+    const after = await dumpAll(redis.url);
+    expect(after.size).toBeGreaterThan(0);
+    for (const [key, dump] of after) expect(dump.includes(kApiKey), key).toBe(false);
+    for (const file of filesUnder(dir)) expect(readFileSync(file).includes(kApiKey), file).toBe(false);
+  });
+});
