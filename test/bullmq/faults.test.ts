@@ -163,4 +163,28 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
     expect(readRows(dir).get('A')).toMatchObject({ status: 'completed', findings: 'done-A' });
     expect(attemptsOfA(dir)).toEqual([expect.objectContaining({ outcome: 'completed' })]);
   });
+
+  it('Redis stopped mid-run and started again without its data: the lost attempt is retried and the run goes on', { timeout: 600_000 }, async () => {
+    const marks = mkdtempSync(join(tmpdir(), 'csv-wave-marks-'));
+    const dir = oneTaskSession('restart-test');
+    const worker = await readyWorker(redis.url, 'restart-test');
+    const coordinator = spawnCli('run', dir, '--cmd', waitingCommand(marks), '--backend', 'bullmq', '--redis', redis.url);
+    try {
+      await waitFor(() => lines(join(marks, 'A.runs')).length === 1, 'the task started on the worker', 60_000);
+      // The test server keeps nothing on disk: the job of attempt 1 is gone with it.
+      await redis.restart();
+      writeFileSync(join(marks, 'release'), '');
+      const ran = await coordinator.exited;
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(ran.stdout).toMatch(/\[RETRY\] A/);
+    } finally {
+      writeFileSync(join(marks, 'release'), '');
+      coordinator.child.kill('SIGKILL');
+      worker.child.kill('SIGTERM');
+    }
+    const out = await worker.exited;
+    expect(out.stdout).toMatch(/\[JOB\] restart-test\.A\.a2 completed/);
+    expect(readRows(dir).get('A')).toMatchObject({ status: 'completed', findings: 'done-A' });
+    expect(attemptsOfA(dir).map((line) => line.outcome)).toEqual(['retried', 'completed']);
+  });
 });

@@ -60,6 +60,8 @@ export class BullmqBackend implements ExecutionBackend {
    * reply again, which is no second delivery. One short string per attempt of the run.
    */
   readonly #taken = new Set<string>();
+  /** Awaited jobs whose add went through: one of these missing from Redis has vanished. */
+  readonly #added = new Set<string>();
   readonly #lookup: NodeJS.Timeout;
   #lookingUp = false;
   #closed = false;
@@ -95,6 +97,7 @@ export class BullmqBackend implements ExecutionBackend {
     return new Promise<AttemptReply>((resolve, reject) => {
       const onAbort = () => {
         this.#waiting.delete(id);
+        this.#added.delete(id);
         reject(abortError(signal?.reason));
         void this.#removeWaiting([id]);
       };
@@ -128,12 +131,21 @@ export class BullmqBackend implements ExecutionBackend {
       removeOnComplete: { age: kKeepUnreadSeconds },
       removeOnFail: { age: kKeepUnreadSeconds },
     });
+    if (this.#waiting.has(id)) this.#added.add(id);
     await this.#lookUp(id);
   }
 
-  /** Settles the submit of job `id` if the job has finished. */
+  /**
+   * Settles the submit of job `id` if the job has finished, or if it is gone: a Redis that
+   * restarted without its data lost it, and no worker will ever answer. That attempt fails
+   * as transient, so the scheduler's retry adds a fresh job (the next attempt's).
+   */
   async #lookUp(id: string): Promise<void> {
     const job = await this.#queue.getJob(id);
+    if (!job && this.#added.has(id)) {
+      this.#settle(id, () => ({ kind: 'error', errorClass: 'transient', error: `The job ${id} vanished from Redis (did Redis restart without its data?)` }));
+      return;
+    }
     if (!job || !this.#waiting.has(id) || job.finishedOn === undefined) return;
     if (job.failedReason) this.#settle(id, () => lostJobReply(job.failedReason));
     else this.#settle(id, () => readJobReply(job.returnvalue));
@@ -160,6 +172,7 @@ export class BullmqBackend implements ExecutionBackend {
       return;
     }
     this.#waiting.delete(id);
+    this.#added.delete(id);
     this.#taken.add(id);
     waiting.resolve(reply());
     void this.#queue.remove(id).catch(() => undefined);
@@ -180,6 +193,7 @@ export class BullmqBackend implements ExecutionBackend {
     for (const id of ids) {
       const waiting = this.#waiting.get(id);
       this.#waiting.delete(id);
+      this.#added.delete(id);
       waiting?.reject(abortError());
     }
     if (!this.#closed) await this.#removeWaiting(ids);
