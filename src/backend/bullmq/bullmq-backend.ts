@@ -121,8 +121,9 @@ export class BullmqBackend implements ExecutionBackend {
 
   /**
    * Adds the attempt's job, or finds the one a coordinator before this one added (same id:
-   * BullMQ keeps the first). That one may have finished already, and its outcome event gone
-   * by: it is read from Redis.
+   * BullMQ keeps the first). That one may have finished already, its outcome event gone by:
+   * the next look-up (kLookupMs) reads it from Redis. Not looked up here: that would be a
+   * second round trip for every job, for the few a resume finds.
    */
   async #add(id: string, request: AttemptRequest): Promise<void> {
     await this.#queue.add(kJobName, { request }, {
@@ -132,7 +133,6 @@ export class BullmqBackend implements ExecutionBackend {
       removeOnFail: { age: kKeepUnreadSeconds },
     });
     if (this.#waiting.has(id)) this.#added.add(id);
-    await this.#lookUp(id);
   }
 
   /**
