@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
@@ -186,5 +187,31 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
     expect(out.stdout).toMatch(/\[JOB\] restart-test\.A\.a2 completed/);
     expect(readRows(dir).get('A')).toMatchObject({ status: 'completed', findings: 'done-A' });
     expect(attemptsOfA(dir).map((line) => line.outcome)).toEqual(['retried', 'completed']);
+  });
+
+  it('Ctrl-C on the coordinator: the jobs no worker took are removed from Redis, their tasks stay pending', { timeout: 600_000 }, async () => {
+    const dir = genericSession(['A', 'B', 'C'].map((id) => ({ id, description: id, role: 'worker' })));
+    mkdirSync(join(dir, '.csv-wave'), { recursive: true });
+    writeFileSync(join(dir, '.csv-wave', 'session-id'), 'sigint-test\n');
+    const client = new Redis(redis.url);
+    try {
+      const waitingJobs = () => client.lrange('bull:csv-wave-sigint-test:wait', 0, -1);
+      // No worker: the three jobs wait in Redis.
+      const coordinator = spawnCli('run', dir, '--cmd', 'echo x', '--concurrency', '3', '--backend', 'bullmq', '--redis', redis.url, '--grace', '0');
+      let waiting: string[] = [];
+      for (let look = 0; look < 600 && waiting.length < 3; look++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        waiting = await waitingJobs();
+      }
+      expect([...waiting].sort()).toEqual(['sigint-test.A.a1', 'sigint-test.B.a1', 'sigint-test.C.a1']);
+      coordinator.child.kill('SIGINT');
+      const ended = await coordinator.exited;
+      expect(ended.code, ended.stderr).toBe(130);
+      expect(await waitingJobs()).toEqual([]);
+      expect(await client.exists('bull:csv-wave-sigint-test:sigint-test.A.a1')).toBe(0);
+    } finally {
+      client.disconnect();
+    }
+    for (const row of readRows(dir).values()) expect(row.status).toBe('pending');
   });
 });

@@ -64,6 +64,8 @@ export class BullmqBackend implements ExecutionBackend {
   readonly #added = new Set<string>();
   readonly #lookup: NodeJS.Timeout;
   #lookingUp = false;
+  /** Removals of cancelled jobs under way. */
+  readonly #removals = new Set<Promise<void>>();
   #closed = false;
 
   private constructor(options: BullmqBackendOptions, queue: Queue<AttemptJobData, string>, events: QueueEvents) {
@@ -178,9 +180,15 @@ export class BullmqBackend implements ExecutionBackend {
     void this.#queue.remove(id).catch(() => undefined);
   }
 
-  /** Removes jobs no worker has taken yet; a job a worker runs stays (its reply will be dropped). */
-  async #removeWaiting(ids: readonly string[]): Promise<void> {
-    await Promise.all(ids.map((id) => this.#queue.remove(id).catch(() => undefined)));
+  /**
+   * Removes jobs no worker has taken yet; a job a worker runs stays (its reply will be
+   * dropped). Tracked, so that close waits for them: a cancel is often not awaited.
+   */
+  #removeWaiting(ids: readonly string[]): Promise<void> {
+    const removal = Promise.all(ids.map((id) => this.#queue.remove(id).catch(() => undefined))).then(() => undefined);
+    this.#removals.add(removal);
+    void removal.then(() => this.#removals.delete(removal));
+    return removal;
   }
 
   /**
@@ -203,6 +211,7 @@ export class BullmqBackend implements ExecutionBackend {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#lookup);
+    await Promise.all(this.#removals);
     await Promise.allSettled([this.#events.close(), this.#queue.close()]);
   }
 }
