@@ -194,10 +194,11 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
     mkdirSync(join(dir, '.csv-wave'), { recursive: true });
     writeFileSync(join(dir, '.csv-wave', 'session-id'), 'sigint-test\n');
     const client = new Redis(redis.url);
+    let coordinator: SpawnedCli | undefined;
     try {
       const waitingJobs = () => client.lrange('bull:csv-wave-sigint-test:wait', 0, -1);
       // No worker: the three jobs wait in Redis.
-      const coordinator = spawnCli('run', dir, '--cmd', 'echo x', '--concurrency', '3', '--backend', 'bullmq', '--redis', redis.url, '--grace', '0');
+      coordinator = spawnCli('run', dir, '--cmd', 'echo x', '--concurrency', '3', '--backend', 'bullmq', '--redis', redis.url, '--grace', '0');
       let waiting: string[] = [];
       for (let look = 0; look < 600 && waiting.length < 3; look++) {
         await new Promise((resolve) => setTimeout(resolve, 100));
@@ -210,6 +211,7 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
       expect(await waitingJobs()).toEqual([]);
       expect(await client.exists('bull:csv-wave-sigint-test:sigint-test.A.a1')).toBe(0);
     } finally {
+      coordinator?.child.kill('SIGKILL');
       client.disconnect();
     }
     for (const row of readRows(dir).values()) expect(row.status).toBe('pending');
