@@ -7,15 +7,19 @@ import type { Journal } from './journal.js';
  * Journals a run from its events, so that every state change is durable before tasks.csv
  * shows it: starts, finishes, the tasks an interactive task added or rewired, and one
  * attempts.ndjson line per attempt.
+ *
+ * @param jobOf the id of the job whose reply finished this attempt, when the attempt ran
+ *   as a job elsewhere (--backend bullmq): the finish entry records it, to find the job in Redis.
  */
-export function journalRun(events: RunEmitter, journal: Journal): void {
+export function journalRun(events: RunEmitter, journal: Journal, jobOf?: (task: string, attempt: number) => string | undefined): void {
   recordAttempts(events, journal);
   events.on('task:start', (event) => journal.append({ type: 'start', id: event.id, attempt: event.attempt }));
   events.on('tasks:changed', (change) => {
     for (const row of change.added) journal.append({ type: 'add', row: rowCells(row) });
     for (const update of change.updated) journal.append({ type: 'update', ...update });
   });
-  events.on('task:done', (event) =>
+  events.on('task:done', (event) => {
+    const job = event.attempts > 0 ? jobOf?.(event.id, event.attempts) : undefined;
     journal.append({
       type: 'finish',
       id: event.id,
@@ -24,6 +28,7 @@ export function journalRun(events: RunEmitter, journal: Journal): void {
       gc_signal: event.gc_signal,
       severity_summary: event.severity_summary,
       error: event.error,
-    }),
-  );
+      ...(job === undefined ? {} : { job }),
+    });
+  });
 }

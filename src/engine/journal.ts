@@ -22,6 +22,8 @@ export type JournalEntry =
       gc_signal: string;
       severity_summary: string;
       error: string;
+      /** The BullMQ job whose reply finished the task (--backend bullmq). */
+      job?: string;
     }
   /** A task an interactive task appended (every cell by column name). */
   | { type: 'add'; row: Record<string, string> }

@@ -70,7 +70,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     const stop = new RunStop(path, warn);
     const { writeFailed, guarded } = stop;
     const journal = new Journal(session.dir, writeFailed, { attempts: true });
-    journalRun(events, journal);
+    journalRun(events, journal, remote && ((task, attempt) => remote.jobOf(task, attempt)));
     // report.html at each wave end shows the attempts of the wave: they are flushed first.
     const reporter = new RunReporter(session.dir, table, warn);
     events.on('wave:done', () => {

@@ -85,3 +85,27 @@ describe('RunTally', () => {
     });
   });
 });
+
+describe('journalRun with jobs', () => {
+  test('a finish entry records the job whose reply finished the attempt, and none for a task that ran no job', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'csv-wave-journal-run-'));
+    const events = new RunEmitter();
+    const journal = new Journal(dir, undefined, { attempts: true });
+    const asked: string[] = [];
+    journalRun(events, journal, (task, attempt) => {
+      asked.push(`${task}#${attempt}`);
+      return task === 'a' ? `sid.${task}.a${attempt}` : undefined;
+    });
+    emitRun(events);
+    events.emit('task:done', { id: 'c', status: 'completed', ...kDone, attempts: 1 });
+    journal.close();
+    const finishes = readJournal(dir).filter((entry) => entry.type === 'finish');
+    expect(finishes.map((entry) => [entry.id, 'job' in entry ? entry.job : '-'])).toEqual([
+      ['a', 'sid.a.a2'],
+      ['b', '-'],
+      ['c', '-'],
+    ]);
+    // b was skipped without running: no attempt, no job to ask for.
+    expect(asked).toEqual(['a#2', 'c#1']);
+  });
+});

@@ -207,6 +207,15 @@ export class BullmqBackend implements ExecutionBackend {
     if (!this.#closed) await this.#removeWaiting(ids);
   }
 
+  /**
+   * The id of the job whose reply this run accepted for the attempt (the journal records
+   * it); undefined for an attempt that ran no job here (an interactive handler's).
+   */
+  jobOf(taskId: string, attempt: number): string | undefined {
+    const id = jobIdOf(this.#options.sessionId, taskId, attempt);
+    return this.#taken.has(id) ? id : undefined;
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
