@@ -6,6 +6,7 @@ import { redisUrlFrom } from '../backend/bullmq/redis-url.js';
 export interface BackendFlags {
   backend?: 'local' | 'bullmq';
   redis?: string;
+  redisTimeout?: string;
 }
 
 /** `--backend` and `--redis`, on run, resume and rerun. */
@@ -17,11 +18,24 @@ export function addBackendFlags(command: Command): Command {
         'bullmq',
       ]),
     )
-    .option('--redis <url>', 'with --backend bullmq: the Redis URL (default CSV_WAVE_REDIS_URL)');
+    .option('--redis <url>', 'with --backend bullmq: the Redis URL (default CSV_WAVE_REDIS_URL)')
+    .option(
+      '--redis-timeout <seconds>',
+      'with the bullmq backend: how long Redis may be away during a run before it stops (resumable, exit 1) (default 60)',
+    );
 }
 
-/** The backend the flags ask for; undefined leaves the default (local). */
-export function backendFromFlags(flags: BackendFlags): { backend?: BackendChoice } {
+/**
+ * The backend the flags ask for; undefined leaves the default (local). `--redis-timeout`
+ * also goes with a bullmq backend that session.json names (runSession refuses it otherwise).
+ */
+export function backendFromFlags(flags: BackendFlags): { backend?: BackendChoice; redisTimeoutSeconds?: number } {
+  const timeout = redisTimeoutFrom(flags.redisTimeout);
+  if (timeout !== undefined && flags.backend === 'local') throw new WaveError('USAGE', '--redis-timeout goes with --backend bullmq');
+  return { ...backendChoiceFromFlags(flags), ...(timeout === undefined ? {} : { redisTimeoutSeconds: timeout }) };
+}
+
+function backendChoiceFromFlags(flags: BackendFlags): { backend?: BackendChoice } {
   if (flags.backend !== 'bullmq') {
     if (flags.redis !== undefined) throw new WaveError('USAGE', '--redis goes with --backend bullmq');
     return flags.backend === undefined ? {} : { backend: { type: 'local' } };
@@ -29,4 +43,13 @@ export function backendFromFlags(flags: BackendFlags): { backend?: BackendChoice
   const url = redisUrlFrom(flags.redis);
   if (url === undefined) throw new WaveError('USAGE', '--backend bullmq needs --redis URL (or CSV_WAVE_REDIS_URL)');
   return { backend: { type: 'bullmq', url } };
+}
+
+function redisTimeoutFrom(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const seconds = Number(text);
+  if (text.trim() === '' || !Number.isFinite(seconds) || !(seconds > 0)) {
+    throw new WaveError('USAGE', `Expected \`--redis-timeout\` to be a positive number of seconds, got \`${text}\`: e.g. --redis-timeout 60`);
+  }
+  return seconds;
 }

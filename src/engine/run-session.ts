@@ -26,6 +26,8 @@ import { backendFromConfig, type BackendChoice } from '../backend/backend-choice
 import { openCoordinator } from '../backend/bullmq/open-coordinator.js';
 import { skippedForFailure, statusOf } from '../core/skip-cause.js';
 import { Checkpointer } from './checkpointer.js';
+import { WaveError } from '../errors.js';
+import { redisLostReason } from '../backend/bullmq/redis-lost.js';
 
 export interface RunSessionOptions extends RunOptions {
   /**
@@ -51,6 +53,11 @@ export interface RunSessionOptions extends RunOptions {
   killSignal?: AbortSignal;
   /** Where attempts run. @default session.json's `backend`, else local */
   backend?: BackendChoice;
+  /**
+   * With the bullmq backend: seconds Redis may be away before the run stops (exit 1,
+   * resumable; `--redis-timeout`). @default 60
+   */
+  redisTimeoutSeconds?: number;
 }
 
 /**
@@ -65,7 +72,18 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
   const { session, settings, table, writer, lock, plan } = await prepareRun(path, options, warn);
   try {
     const where = options.backend ?? backendFromConfig(session.config.backend);
-    const remote = where.type === 'bullmq' ? await openCoordinator(session.dir, where.url, warn) : undefined;
+    if (where.type !== 'bullmq' && options.redisTimeoutSeconds !== undefined) {
+      throw new WaveError('USAGE', '--redis-timeout goes with the bullmq backend (--backend bullmq, or session.json\'s "backend")');
+    }
+    // Redis away too long stops the run like a failed write: no new task, the running ones back to pending.
+    const redisLost = (reason: string) => {
+      stop.stop('io', redisLostReason(reason, path));
+      inFlight.takeBackAll();
+    };
+    const remote =
+      where.type === 'bullmq'
+        ? await openCoordinator(session.dir, where.url, warn, { redisTimeoutSeconds: options.redisTimeoutSeconds, lost: redisLost })
+        : undefined;
     const { waves, waveCount } = plan;
     const stop = new RunStop(path, warn);
     const { writeFailed, guarded } = stop;

@@ -1,12 +1,14 @@
 import { Queue, QueueEvents } from 'bullmq';
-import { cleanText } from '../../executors/clean-text.js';
-import { cutError } from '../../executors/finish-attempt.js';
+import { Redis } from 'ioredis';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
-import { scrubSecrets } from '../../executors/secret-scrubber.js';
 import { abortError, type ExecutionBackend } from '../execution-backend.js';
 import { bullmqConnection, checkRedisReachable } from './connection.js';
-import { kJobName, type AttemptJobData } from './job-data.js';
+import { JobAdds } from './job-adds.js';
+import type { AttemptJobData } from './job-data.js';
+import { lookUpJobs, type JobState } from './job-lookup.js';
+import { lostJobReply, unaddedJobReply, vanishedJobReply } from './job-replies.js';
 import { jobIdOf, queueNameOf } from './names.js';
+import { RedisPresence } from './redis-presence.js';
 import { readJobReply } from './reply-schema.js';
 
 export interface BullmqBackendOptions {
@@ -16,21 +18,29 @@ export interface BullmqBackendOptions {
   sessionId: string;
   /** Dropped replies and lost jobs are told here. */
   warn: (message: string) => void;
+  /**
+   * Milliseconds Redis may stay away (no answer) before `lost` is told. @default 60000 (`--redis-timeout`)
+   */
+  redisTimeoutMs?: number;
+  /**
+   * Told once Redis has not answered for `redisTimeoutMs`, with a reason to stop the run
+   * on; the awaited submits stay unanswered (the run takes their tasks back).
+   */
+  lost?: (reason: string) => void;
 }
 
-/**
- * Finished jobs are removed once their reply is read; these keep what a coordinator never
- * read (it died) for a day, long enough for a `resume` to merge it, and no longer.
- */
-const kKeepUnreadSeconds = 24 * 3600;
+/** Redis may be away this long before the run stops. */
+export const kDefaultRedisTimeoutMs = 60_000;
 
 /**
- * How often the jobs still awaited are looked up in Redis. The outcome events are the fast
- * path, but a stream read can miss some: those of the moment before its first read, those
+ * How often awaited jobs are looked up in Redis. The outcome events are the fast path,
+ * but a stream read can miss some: those of the moment before its first read, those
  * trimmed from a long stream (BullMQ keeps about 10,000), those of a reconnect. A job's
  * state in Redis is the truth, and this look finds every outcome the events missed.
  */
 const kLookupMs = 1000;
+/** Jobs looked up per look (in turn, oldest first): 100,000 queued jobs cost no 100,000 reads a second. */
+const kLookupBatch = 2000;
 
 /** A submit waiting for its job's outcome. */
 interface Waiting {
@@ -45,15 +55,22 @@ interface Waiting {
  * so a coordinator started again finds the jobs of its predecessor instead of adding them
  * twice, and its outcome is read from Redis if it finished meanwhile.
  *
+ * Few round trips: the jobs submitted in one turn of the event loop are added with one
+ * `addBulk` (a pipeline), and the connection pipelines by itself what else one turn sends
+ * (the removals of the jobs whose replies were read, the look-ups).
+ *
  * Exactly once: a reply settles the submit waiting for that job id and nothing else; a
  * reply for an id no submit waits for (a late one after Ctrl-C, a second delivery) is
  * dropped with a warning. BullMQ itself completes a job only once (its lock token).
  */
 export class BullmqBackend implements ExecutionBackend {
   readonly #options: BullmqBackendOptions;
+  /** The queue's connection, auto-pipelined; also the one of the look-ups. */
+  readonly #redis: Redis;
   readonly #queue: Queue<AttemptJobData, string>;
   readonly #events: QueueEvents;
-  /** Submits not answered yet, by job id. */
+  readonly #presence: RedisPresence;
+  /** Submits not answered yet, by job id, in the order they were submitted. */
   readonly #waiting = new Map<string, Waiting>();
   /**
    * Jobs whose reply was taken, by the event or by a look-up: the other path brings the same
@@ -62,34 +79,60 @@ export class BullmqBackend implements ExecutionBackend {
   readonly #taken = new Set<string>();
   /** Awaited jobs whose add went through: one of these missing from Redis has vanished. */
   readonly #added = new Set<string>();
+  /** Finished jobs whose replies were read, to remove from Redis (#removeRead). */
+  #toRemove: string[] = [];
+  readonly #adds: JobAdds;
   readonly #lookup: NodeJS.Timeout;
   #lookingUp = false;
+  /** Where the next look-up starts among the awaited jobs (they are looked at in turn). */
+  #lookupFrom = 0;
   /** Removals of cancelled jobs under way. */
   readonly #removals = new Set<Promise<void>>();
   #closed = false;
 
-  private constructor(options: BullmqBackendOptions, queue: Queue<AttemptJobData, string>, events: QueueEvents) {
+  private constructor(options: BullmqBackendOptions, redis: Redis, queue: Queue<AttemptJobData, string>, events: QueueEvents) {
     this.#options = options;
+    this.#redis = redis;
     this.#queue = queue;
     this.#events = events;
+    this.#adds = new JobAdds(queue, {
+      wanted: (id) => this.#waiting.has(id),
+      added: (ids) => {
+        for (const id of ids) if (this.#waiting.has(id)) this.#added.add(id);
+      },
+      // Some of them may be in Redis all the same: their replies, if any, come for an attempt no longer awaited.
+      failed: (ids, error) => {
+        for (const id of ids) this.#settle(id, () => unaddedJobReply(error));
+      },
+    });
     events.on('completed', ({ jobId, returnvalue }) => this.#settle(jobId, () => readJobReply(returnvalue)));
     events.on('failed', ({ jobId, failedReason }) => this.#settle(jobId, () => lostJobReply(failedReason)));
     // ioredis reconnects by itself; BullMQ emits the errors of the attempts in between.
     queue.on('error', () => undefined);
     events.on('error', () => undefined);
-    this.#lookup = setInterval(() => void this.#lookUpAwaited(), kLookupMs).unref();
+    redis.on('error', () => undefined);
+    this.#lookup = setInterval(() => {
+      this.#removeRead();
+      void this.#lookUpAwaited();
+    }, kLookupMs).unref();
+    const timeoutMs = options.redisTimeoutMs ?? kDefaultRedisTimeoutMs;
+    this.#presence = new RedisPresence(redis, {
+      timeoutMs,
+      warn: options.warn,
+      lost: () => options.lost?.(`Redis did not answer for ${timeoutMs / 1000} s (--redis-timeout)`),
+    });
   }
 
   /** Connects to Redis (a WaveError REDIS_UNREACHABLE when it does not answer) and listens to the session's queue. */
   static async open(options: BullmqBackendOptions): Promise<BullmqBackend> {
     await checkRedisReachable(options.url);
     const name = queueNameOf(options.sessionId);
-    const connection = bullmqConnection(options.url);
-    const queue = new Queue<AttemptJobData, string>(name, { connection });
-    const events = new QueueEvents(name, { connection });
+    const redis = new Redis(options.url, { maxRetriesPerRequest: null, enableAutoPipelining: true });
+    const queue = new Queue<AttemptJobData, string>(name, { connection: redis });
+    const events = new QueueEvents(name, { connection: bullmqConnection(options.url) });
     // Listening before the first add: an outcome is not missed between the add and the listener.
     await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
-    return new BullmqBackend(options, queue, events);
+    return new BullmqBackend(options, redis, queue, events);
   }
 
   submit(request: AttemptRequest, signal?: AbortSignal): Promise<AttemptReply> {
@@ -115,54 +158,48 @@ export class BullmqBackend implements ExecutionBackend {
           reject(error);
         },
       });
-      this.#add(id, request).catch((error: unknown) =>
-        this.#settle(id, () => ({ kind: 'error', errorClass: 'transient', error: cleanText(`The job could not be added to Redis: ${String(error)}`) })),
-      );
+      this.#adds.add(id, request);
     });
   }
 
   /**
-   * Adds the attempt's job, or finds the one a coordinator before this one added (same id:
-   * BullMQ keeps the first). That one may have finished already, its outcome event gone by:
-   * the next look-up (kLookupMs) reads it from Redis. Not looked up here: that would be a
-   * second round trip for every job, for the few a resume finds.
+   * Looks up the next kLookupBatch awaited jobs (see kLookupMs), in one round trip; one
+   * look at a time, and none while Redis is away. A job finished settles its submit; a job
+   * gone although its add went through was lost with a Redis that restarted without its
+   * data, and no worker will ever answer: that attempt fails as transient, so the
+   * scheduler's retry adds a fresh job (the next attempt's).
    */
-  async #add(id: string, request: AttemptRequest): Promise<void> {
-    await this.#queue.add(kJobName, { request }, {
-      jobId: id,
-      attempts: 1,
-      removeOnComplete: { age: kKeepUnreadSeconds },
-      removeOnFail: { age: kKeepUnreadSeconds },
-    });
-    if (this.#waiting.has(id)) this.#added.add(id);
-  }
-
-  /**
-   * Settles the submit of job `id` if the job has finished, or if it is gone: a Redis that
-   * restarted without its data lost it, and no worker will ever answer. That attempt fails
-   * as transient, so the scheduler's retry adds a fresh job (the next attempt's).
-   */
-  async #lookUp(id: string): Promise<void> {
-    const job = await this.#queue.getJob(id);
-    if (!job && this.#added.has(id)) {
-      this.#settle(id, () => ({ kind: 'error', errorClass: 'transient', error: `The job ${id} vanished from Redis (did Redis restart without its data?)` }));
-      return;
-    }
-    if (!job || !this.#waiting.has(id) || job.finishedOn === undefined) return;
-    if (job.failedReason) this.#settle(id, () => lostJobReply(job.failedReason));
-    else this.#settle(id, () => readJobReply(job.returnvalue));
-  }
-
-  /** Looks up every job still awaited (see kLookupMs); one look at a time, and none while Redis is away. */
   async #lookUpAwaited(): Promise<void> {
-    if (this.#lookingUp || this.#waiting.size === 0) return;
+    if (this.#lookingUp || this.#waiting.size === 0 || !this.#presence.answering) return;
     this.#lookingUp = true;
     try {
-      await Promise.all([...this.#waiting.keys()].map((id) => this.#lookUp(id)));
+      const ids = this.#nextToLookUp();
+      const states = await lookUpJobs(this.#redis, (id) => this.#queue.toKey(id), ids);
+      for (const [id, state] of states) this.#found(id, state);
     } catch {
       // Redis is away: the next look tries again.
     } finally {
       this.#lookingUp = false;
+    }
+  }
+
+  /** The awaited jobs to look at now: kLookupBatch of them, going on from where the last look stopped. */
+  #nextToLookUp(): string[] {
+    const all = [...this.#waiting.keys()];
+    if (this.#lookupFrom >= all.length) this.#lookupFrom = 0;
+    const ids = all.slice(this.#lookupFrom, this.#lookupFrom + kLookupBatch);
+    this.#lookupFrom += ids.length;
+    return ids;
+  }
+
+  #found(id: string, state: JobState): void {
+    if (!this.#waiting.has(id)) return;
+    if (state.kind === 'missing' && this.#added.has(id)) {
+      this.#settle(id, () => vanishedJobReply(id));
+    } else if (state.kind === 'failed') {
+      this.#settle(id, () => lostJobReply(state.reason));
+    } else if (state.kind === 'completed') {
+      this.#settle(id, () => readJobReply(state.returnvalue));
     }
   }
 
@@ -177,7 +214,18 @@ export class BullmqBackend implements ExecutionBackend {
     this.#added.delete(id);
     this.#taken.add(id);
     waiting.resolve(reply());
-    void this.#queue.remove(id).catch(() => undefined);
+    this.#toRemove.push(id);
+  }
+
+  /**
+   * Removes the finished jobs whose replies were read, at the next look-up: by then the
+   * journal holds their results (it is written within the turn the reply arrives in), so a
+   * coordinator killed in between finds the job again on resume instead of running it
+   * anew. One write for all of them: the connection pipelines what one turn sends.
+   */
+  #removeRead(): void {
+    for (const id of this.#toRemove) void this.#queue.remove(id).catch(() => undefined);
+    this.#toRemove = [];
   }
 
   /**
@@ -216,20 +264,43 @@ export class BullmqBackend implements ExecutionBackend {
     return this.#taken.has(id) ? id : undefined;
   }
 
+  /**
+   * Waits for the removals of cancelled jobs and closes the connections, unless Redis is
+   * away: then nothing waits for it (a Ctrl-C ends the run at once; the removals are lost,
+   * so those jobs run when Redis is back and their replies are never read) and the
+   * connections are dropped.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#lookup);
-    await Promise.all(this.#removals);
-    await Promise.allSettled([this.#events.close(), this.#queue.close()]);
+    // One turn first: the journal writes the last results before their jobs are removed.
+    await new Promise((resolve) => setImmediate(resolve));
+    this.#removeRead();
+    await this.#whileAnswering(Promise.all(this.#removals));
+    // quit, not disconnect: the removals of the last replies read are still on their way.
+    const closing = Promise.allSettled([this.#events.close(), this.#queue.close().then(() => this.#redis.quit())]);
+    const closed = await this.#whileAnswering(closing);
+    this.#presence.dispose();
+    if (closed) return;
+    // Dropped, not awaited: a connection that never reached Redis may never say it ended.
+    this.#redis.disconnect();
+    void this.#events.disconnect().catch(() => undefined);
   }
-}
 
-/** A job BullMQ failed: its worker died under it more often than the stalled-job check allows, or it could not run it. */
-function lostJobReply(reason: string | undefined): AttemptReply {
-  return {
-    kind: 'error',
-    errorClass: 'worker-crash',
-    error: cutError(scrubSecrets(cleanText(`The job was lost by its workers: ${reason ?? 'no reason given'}`))),
-  };
+  /** True once `work` is done; false as soon as Redis does not answer (then `work` is left to itself). */
+  #whileAnswering(work: Promise<unknown>): Promise<boolean> {
+    if (!this.#presence.answering) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const look = setInterval(() => {
+        if (this.#presence.answering) return;
+        clearInterval(look);
+        resolve(false);
+      }, 250);
+      void work.finally(() => {
+        clearInterval(look);
+        resolve(true);
+      });
+    });
+  }
 }

@@ -1,0 +1,126 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { genericSession, readRows } from '../helpers/generic-session.js';
+import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
+
+/** Lines of a file that may not exist yet. */
+function lines(path: string): string[] {
+  return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter((line) => line !== '') : [];
+}
+
+/** Tasks A and B, A first (priority), with a known session id, so that workers can start before the run. */
+function twoTaskSession(sessionId: string): string {
+  const dir = genericSession([
+    { id: 'A', description: 'first', role: 'worker', priority: 'P0' },
+    { id: 'B', description: 'second', role: 'worker' },
+  ]);
+  mkdirSync(join(dir, '.csv-wave'), { recursive: true });
+  writeFileSync(join(dir, '.csv-wave', 'session-id'), `${sessionId}\n`);
+  return dir;
+}
+
+/** Notes each start of a task in `<marks>/<id>.runs`, then waits for `<marks>/release`. */
+function waitingCommand(marks: string): string {
+  return `echo ran >> ${marks}/{id}.runs; while [ ! -e ${marks}/release ]; do sleep 0.05; done; echo done-{id}`;
+}
+
+async function readyWorker(url: string, sessionId: string): Promise<SpawnedCli> {
+  const worker = spawnCli('worker', '--redis', url, '--session-id', sessionId, '--stalled-interval', '2');
+  await waitFor(() => worker.stdoutSoFar().includes('taking jobs'), 'a ready worker', 60_000);
+  return worker;
+}
+
+describe('--redis-timeout flag', () => {
+  it('is checked: a positive number of seconds, only with the bullmq backend (exit 2, naming the flag)', async () => {
+    const dir = genericSession([{ id: 'A', description: 'a', role: 'worker' }]);
+    for (const bad of ['0', '-1', 'soon', '']) {
+      const run = await runCli('run', dir, '--cmd', 'echo x', '--backend', 'bullmq', '--redis', 'redis://127.0.0.1:1', '--redis-timeout', bad);
+      expect(run.code, bad).toBe(2);
+      expect(run.stderr).toContain('`--redis-timeout`');
+    }
+    const local = await runCli('run', dir, '--cmd', 'echo x', '--backend', 'local', '--redis-timeout', '5');
+    expect(local.code).toBe(2);
+    expect(local.stderr).toContain('--redis-timeout goes with --backend bullmq');
+    // No --backend and a session without a bullmq backend: refused too, before any task runs.
+    const unset = await runCli('run', dir, '--cmd', 'echo x', '--redis-timeout', '5');
+    expect(unset.code).toBe(2);
+    expect(unset.stderr).toContain('--redis-timeout goes with the bullmq backend');
+    expect(readRows(dir).get('A')?.status).not.toBe('completed');
+    const help = await runCli('run', '--help');
+    expect(help.stdout).toContain('--redis-timeout <seconds>');
+  });
+});
+
+describe.runIf(kRunRedisTests)('the coordinator when Redis goes away', () => {
+  let redis: RedisServer;
+  const spawned: SpawnedCli[] = [];
+  beforeEach(async () => {
+    redis = await startRedis();
+  });
+  afterEach(async () => {
+    for (const child of spawned.splice(0)) child.child.kill('SIGKILL');
+    await redis?.dispose();
+  });
+
+  it('Redis away longer than --redis-timeout: the run stops (exit 1), starts nothing more, and resume goes on', { timeout: 600_000 }, async () => {
+    const marks = mkdtempSync(join(tmpdir(), 'csv-wave-marks-'));
+    const dir = twoTaskSession('away-test');
+    const worker = await readyWorker(redis.url, 'away-test');
+    spawned.push(worker);
+    const args = ['--cmd', waitingCommand(marks), '--concurrency', '1', '--backend', 'bullmq', '--redis', redis.url];
+    const coordinator = spawnCli('run', dir, ...args, '--redis-timeout', '3');
+    spawned.push(coordinator);
+    await waitFor(() => lines(join(marks, 'A.runs')).length === 1, 'task A started on the worker', 120_000);
+    await redis.stop();
+    const ended = await coordinator.exited;
+    expect(ended.code, ended.stderr).toBe(1);
+    expect(ended.stderr).toContain('Redis does not answer');
+    expect(ended.stdout + ended.stderr).toContain('Redis did not answer for 3 s (--redis-timeout)');
+    expect(ended.stdout + ended.stderr).toContain(`csv-wave resume ${dir}`);
+    // Nothing more started: B never ran; A went back to pending; tasks.csv is whole.
+    const rows = readRows(dir);
+    expect(rows.get('A')?.status).toBe('pending');
+    // B never started: its status cell is as it was (empty: pending).
+    expect(rows.get('B')?.status).toBe('');
+    expect(lines(join(marks, 'B.runs'))).toEqual([]);
+
+    // Redis back (without its data: the test server keeps none); resume runs both.
+    await redis.restart();
+    writeFileSync(join(marks, 'release'), '');
+    const resumed = await runCli('resume', dir, ...args);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect([...readRows(dir).values()].map((row) => [row.id, row.status, row.findings])).toEqual([
+      ['A', 'completed', 'done-A'],
+      ['B', 'completed', 'done-B'],
+    ]);
+  });
+
+  it('Ctrl-C while Redis is away ends the run without waiting for Redis; the running task goes back to pending', { timeout: 600_000 }, async () => {
+    const marks = mkdtempSync(join(tmpdir(), 'csv-wave-marks-'));
+    const dir = twoTaskSession('ctrl-c-away');
+    const worker = await readyWorker(redis.url, 'ctrl-c-away');
+    spawned.push(worker);
+    const coordinator = spawnCli('run', dir, '--cmd', waitingCommand(marks), '--concurrency', '1', '--grace', '0', '--backend', 'bullmq', '--redis', redis.url);
+    spawned.push(coordinator);
+    await waitFor(() => lines(join(marks, 'A.runs')).length === 1, 'task A started on the worker', 120_000);
+    await redis.stop();
+    // The default --redis-timeout (60 s) has not run out: only the signal ends this run.
+    coordinator.child.kill('SIGINT');
+    const ended = await coordinator.exited;
+    expect(ended.code, ended.stderr).toBe(130);
+    expect(ended.stdout + ended.stderr).not.toContain('Redis did not answer for');
+    const rows = readRows(dir);
+    expect(rows.get('A')?.status).toBe('pending');
+    expect(rows.get('B')?.status).toBe('');
+    // The journal is whole: a resume reads it without complaint once Redis is back.
+    await redis.restart();
+    writeFileSync(join(marks, 'release'), '');
+    const resumed = await runCli('resume', dir, '--cmd', waitingCommand(marks), '--backend', 'bullmq', '--redis', redis.url);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect([...readRows(dir).values()].every((row) => row.status === 'completed')).toBe(true);
+  });
+});
