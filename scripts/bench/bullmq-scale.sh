@@ -4,10 +4,14 @@
 # worker` processes on one loopback redis-server. Rounds interleave the worker counts, so
 # that the load of a shared box falls on all of them alike; prints wall, user, sys, peak KB
 # of the coordinator per run and the median speed-up over one worker.
-# Usage: scripts/bench/bullmq-scale.sh [rounds=3] [tasks=2000] [wait_ms=200]
+# The coordinator keeps BACKLOG times the workers' concurrency in flight, so that a worker
+# that finishes a job finds the next one waiting in Redis instead of waiting for the
+# coordinator to add it (1 keeps exactly the workers' concurrency in flight).
+# Usage: scripts/bench/bullmq-scale.sh [rounds=5] [tasks=2000] [wait_ms=200] [backlog=2]
+# WORKER_ARGS passes more flags to the workers (e.g. "--workdir /tmp/x").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-ROUNDS=${1:-3}; TASKS=${2:-2000}; WAIT_MS=${3:-200}; PER_WORKER=16
+ROUNDS=${1:-5}; TASKS=${2:-2000}; WAIT_MS=${3:-200}; BACKLOG=${4:-2}; PER_WORKER=16
 BIN=$PWD/dist/cli/bin.js
 WORK=$(mktemp -d /tmp/bullmq-bench-XXXXXX)
 PORT=$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
@@ -34,14 +38,15 @@ for round in $(seq 1 "$ROUNDS"); do
   for workers in 1 2 4; do
     id="r$round-w$workers"; dir="$WORK/$id"; session "$dir" "$id"
     pids=()
-    for _ in $(seq 1 "$workers"); do
-      node "$BIN" worker --redis "$URL" --session-id "$id" --concurrency $PER_WORKER > "$dir.w$_.log" 2>&1 &
+    for w in $(seq 1 "$workers"); do
+      node "$BIN" worker --redis "$URL" --session-id "$id" --concurrency $PER_WORKER ${WORKER_ARGS:-} > "$dir.w$w.log" 2>&1 &
       pids+=($!)
     done
     for w in $(seq 1 "$workers"); do until grep -q 'taking jobs' "$dir.w$w.log"; do sleep 0.1; done; done
     /usr/bin/time -f "%e %U %S %M" -o "$dir.time" node "$BIN" run "$dir" --module "$WORK/wait.mjs" \
-      --concurrency $((PER_WORKER * workers)) --backend bullmq --redis "$URL" --json > "$dir.out" 2>&1
+      --concurrency $((PER_WORKER * workers * BACKLOG)) --backend bullmq --redis "$URL" --json > "$dir.out" 2>&1
     kill -TERM "${pids[@]}"; wait "${pids[@]}" 2>/dev/null || true
+    grep -Eq "\"completed\": *$TASKS\b" "$dir.out" || { echo "run $id did not complete every task"; tail -c 600 "$dir.out"; exit 1; }
     WALL[$round,$workers]=$(cut -d' ' -f1 "$dir.time")
     echo "round $round, $workers worker(s): wall user sys peakKB = $(cat "$dir.time")"
   done
@@ -51,3 +56,4 @@ for workers in 2 4; do
   median=$(echo "$ratios" | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
   printf '%d workers: median speed-up over 1 worker %.2fx (per round: %s)\n' "$workers" "$median" "$(echo $ratios | tr '\n' ' ')"
 done
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg)"

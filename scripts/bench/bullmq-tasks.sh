@@ -6,6 +6,7 @@
 # shared box falls on both alike; prints wall, user, sys, peak KB of the coordinator per run,
 # tasks/s, and the medians (of tasks/s and of the per-round ratio local/bullmq).
 # Usage: scripts/bench/bullmq-tasks.sh [rounds=5] [tasks=5000] [workers=2] [per_worker=64] [in_flight=512]
+# COMPARE_BIN=path/to/other/dist/cli/bin.js also runs each round with that coordinator (A/B).
 # Set PROFILE=DIR to write --cpu-prof profiles of the coordinator and the workers there,
 # WORKER_ARGS to pass more flags to the workers (e.g. "--workdir /tmp/x").
 set -euo pipefail
@@ -34,26 +35,35 @@ session() { # $1: folder, $2: session id
   echo "$2" > "$1/.csv-wave/session-id"
 }
 rate() { echo "$TASKS / $(cut -d' ' -f1 "$1")" | bc -l; }
-BULL=(); RATIO=()
-for round in $(seq 1 "$ROUNDS"); do
-  id="r$round-bullmq"; dir="$WORK/$id"; session "$dir" "$id"
-  pids=()
+bullmq_run() { # $1: session id, $2: the coordinator's bin.js; the workers are this tree's
+  local id=$1 dir="$WORK/$1" pids=()
+  session "$dir" "$id"
   for w in $(seq 1 "$WORKERS"); do
     node "${NODE_PROF[@]}" "$BIN" worker --redis "$URL" --session-id "$id" --concurrency "$PER_WORKER" ${WORKER_ARGS:-} > "$dir.w$w.log" 2>&1 &
     pids+=($!)
   done
   for w in $(seq 1 "$WORKERS"); do until grep -q 'taking jobs' "$dir.w$w.log"; do sleep 0.1; done; done
-  /usr/bin/time -f "%e %U %S %M" -o "$dir.time" node "${NODE_PROF[@]}" "$BIN" run "$dir" --module "$WORK/noop.mjs" \
+  /usr/bin/time -f "%e %U %S %M" -o "$dir.time" node "${NODE_PROF[@]}" "$2" run "$dir" --module "$WORK/noop.mjs" \
     --concurrency "$IN_FLIGHT" --backend bullmq --redis "$URL" --json > "$dir.out" 2>&1 || { cat "$dir.out"; exit 1; }
   kill -TERM "${pids[@]}"; wait "${pids[@]}" 2>/dev/null || true
   grep -Eq "\"completed\": *$TASKS\b" "$dir.out" || { echo "bullmq run did not complete every task"; tail -c 600 "$dir.out"; exit 1; }
+}
+BULL=(); RATIO=(); OLD=()
+for round in $(seq 1 "$ROUNDS"); do
+  bullmq_run "r$round-bullmq" "$BIN"
+  b=$(rate "$WORK/r$round-bullmq.time"); BULL+=("$b")
+  line=$(printf 'round %d: bullmq %.0f tasks/s (wall user sys peakKB = %s)' "$round" "$b" "$(cat "$WORK/r$round-bullmq.time")")
+  if [ -n "${COMPARE_BIN:-}" ]; then
+    bullmq_run "r$round-compare" "$COMPARE_BIN"
+    o=$(rate "$WORK/r$round-compare.time"); OLD+=("$(echo "$b / $o" | bc -l)")
+    line+=$(printf ', compared coordinator %.0f tasks/s (%s)' "$o" "$(cat "$WORK/r$round-compare.time")")
+  fi
   local_dir="$WORK/r$round-local"; session "$local_dir" "r$round-local"
   /usr/bin/time -f "%e %U %S %M" -o "$local_dir.time" node "$BIN" run "$local_dir" --module "$WORK/noop.mjs" --json > "$local_dir.out" 2>&1
-  b=$(rate "$dir.time"); l=$(rate "$local_dir.time")
-  BULL+=("$b"); RATIO+=("$(echo "$l / $b" | bc -l)")
-  printf 'round %d: bullmq %.0f tasks/s (wall user sys peakKB = %s), local %.0f tasks/s (%s)\n' \
-    "$round" "$b" "$(cat "$dir.time")" "$l" "$(cat "$local_dir.time")"
+  l=$(rate "$local_dir.time"); RATIO+=("$(echo "$l / $b" | bc -l)")
+  echo "$line$(printf ', local %.0f tasks/s (%s)' "$l" "$(cat "$local_dir.time")")"
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 printf '%d tasks, %d workers x %d: median %.0f tasks/s through bullmq; local/bullmq time ratio median %.2f (load average %s)\n' \
   "$TASKS" "$WORKERS" "$PER_WORKER" "$(median "${BULL[@]}")" "$(median "${RATIO[@]}")" "$(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -n "${COMPARE_BIN:-}" ]; then printf 'this coordinator / compared one, tasks/s: median of per-round ratios %.2f\n' "$(median "${OLD[@]}")"; fi

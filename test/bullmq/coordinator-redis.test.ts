@@ -58,19 +58,22 @@ describe('--redis-timeout flag', () => {
 describe.runIf(kRunRedisTests)('the coordinator when Redis goes away', () => {
   let redis: RedisServer;
   const spawned: SpawnedCli[] = [];
+  const workers: SpawnedCli[] = [];
   beforeEach(async () => {
     redis = await startRedis();
   });
   afterEach(async () => {
     for (const child of spawned.splice(0)) child.child.kill('SIGKILL');
+    // SIGTERM, not SIGKILL: a worker ends its command launcher (Redis is back by now).
+    for (const worker of workers) worker.child.kill('SIGTERM');
+    await Promise.all(workers.splice(0).map((worker) => worker.exited));
     await redis?.dispose();
-  });
+  }, 120_000);
 
   it('Redis away longer than --redis-timeout: the run stops (exit 1), starts nothing more, and resume goes on', { timeout: 600_000 }, async () => {
     const marks = mkdtempSync(join(tmpdir(), 'csv-wave-marks-'));
     const dir = twoTaskSession('away-test');
-    const worker = await readyWorker(redis.url, 'away-test');
-    spawned.push(worker);
+    workers.push(await readyWorker(redis.url, 'away-test'));
     const args = ['--cmd', waitingCommand(marks), '--concurrency', '1', '--backend', 'bullmq', '--redis', redis.url];
     const coordinator = spawnCli('run', dir, ...args, '--redis-timeout', '3');
     spawned.push(coordinator);
@@ -102,8 +105,7 @@ describe.runIf(kRunRedisTests)('the coordinator when Redis goes away', () => {
   it('Ctrl-C while Redis is away ends the run without waiting for Redis; the running task goes back to pending', { timeout: 600_000 }, async () => {
     const marks = mkdtempSync(join(tmpdir(), 'csv-wave-marks-'));
     const dir = twoTaskSession('ctrl-c-away');
-    const worker = await readyWorker(redis.url, 'ctrl-c-away');
-    spawned.push(worker);
+    workers.push(await readyWorker(redis.url, 'ctrl-c-away'));
     const coordinator = spawnCli('run', dir, '--cmd', waitingCommand(marks), '--concurrency', '1', '--grace', '0', '--backend', 'bullmq', '--redis', redis.url);
     spawned.push(coordinator);
     await waitFor(() => lines(join(marks, 'A.runs')).length === 1, 'task A started on the worker', 120_000);
