@@ -34,7 +34,9 @@ done
 queued=$(echo "$(date +%s.%N) - $started" | bc -l)
 redis_mb=$(redis-cli -p "$PORT" info memory | awk -F: '/^used_memory:/ {printf "%.0f", $2/1048576}')
 kill -INT "$(pgrep -P "$TIMER" node)"
-wait "$TIMER" || true
-read -r wall user sys peak < "$WORK/time"
-printf '%d jobs queued in %.1f s; coordinator peak RSS %.0f MB (wall %s s, user %s s, sys %s s); Redis used_memory %s MB; load average %s\n' \
-  "$TASKS" "$queued" "$(echo "$peak / 1024" | bc -l)" "$wall" "$user" "$sys" "$redis_mb" "$(cut -d' ' -f1-3 /proc/loadavg)"
+code=0; wait "$TIMER" || code=$?
+# The last line: time writes "Command exited with non-zero status N" first when it is not 0 (130 after Ctrl-C).
+read -r wall user sys peak < <(tail -1 "$WORK/time")
+left=$(redis-cli -p "$PORT" llen bull:csv-wave-memory:wait)
+printf '%d jobs queued in %.1f s; coordinator peak RSS %.0f MB (wall %s s, user %s s, sys %s s, exit %s, %s jobs left after Ctrl-C); Redis used_memory %s MB; load average %s\n' \
+  "$TASKS" "$queued" "$(echo "$peak / 1024" | bc -l)" "$wall" "$user" "$sys" "$code" "$left" "$redis_mb" "$(cut -d' ' -f1-3 /proc/loadavg)"

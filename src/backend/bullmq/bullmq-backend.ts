@@ -116,7 +116,7 @@ export class BullmqBackend implements ExecutionBackend {
       void this.#lookUpAwaited();
     }, kLookupMs).unref();
     const timeoutMs = options.redisTimeoutMs ?? kDefaultRedisTimeoutMs;
-    this.#presence = new RedisPresence(redis, {
+    this.#presence = new RedisPresence(options.url, {
       timeoutMs,
       warn: options.warn,
       lost: () => options.lost?.(`Redis did not answer for ${timeoutMs / 1000} s (--redis-timeout)`),
@@ -139,12 +139,22 @@ export class BullmqBackend implements ExecutionBackend {
     if (signal?.aborted) return Promise.reject(abortError(signal.reason));
     if (this.#closed) return Promise.reject(new Error('The bullmq backend is closed: it runs no more attempts'));
     const id = jobIdOf(this.#options.sessionId, request.task.id, request.task.attempt);
+    const reply = this.#await(id, signal);
+    this.#adds.add(id, request);
+    return reply;
+  }
+
+  /**
+   * The reply of job `id`, once it comes. Apart from submit, so that the closures waiting
+   * here do not hold the request: 100,000 queued attempts keep no 100,000 requests alive.
+   */
+  #await(id: string, signal: AbortSignal | undefined): Promise<AttemptReply> {
     return new Promise<AttemptReply>((resolve, reject) => {
       const onAbort = () => {
         this.#waiting.delete(id);
         this.#added.delete(id);
         reject(abortError(signal?.reason));
-        void this.#removeWaiting([id]);
+        this.#removeWaiting(id);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       const done = () => signal?.removeEventListener('abort', onAbort);
@@ -158,7 +168,6 @@ export class BullmqBackend implements ExecutionBackend {
           reject(error);
         },
       });
-      this.#adds.add(id, request);
     });
   }
 
@@ -229,30 +238,35 @@ export class BullmqBackend implements ExecutionBackend {
   }
 
   /**
-   * Removes jobs no worker has taken yet; a job a worker runs stays (its reply will be
-   * dropped). Tracked, so that close waits for them: a cancel is often not awaited.
+   * Removes the job of an aborted submit if no worker has taken it yet; one a worker runs
+   * stays (its reply will be dropped). Tracked, so that close waits for it.
    */
-  #removeWaiting(ids: readonly string[]): Promise<void> {
-    const removal = Promise.all(ids.map((id) => this.#queue.remove(id).catch(() => undefined))).then(() => undefined);
+  #removeWaiting(id: string): void {
+    const removal = this.#queue.remove(id).then(
+      () => undefined,
+      () => undefined,
+    );
     this.#removals.add(removal);
     void removal.then(() => this.#removals.delete(removal));
-    return removal;
   }
 
   /**
-   * Every submit rejects with an AbortError, and the jobs of those attempts that no worker
-   * took are removed from the queue. Jobs a worker runs go on there (not ended yet: see
+   * Every submit rejects with an AbortError, and the session's jobs that no worker took
+   * are removed from the queue: all at once (BullMQ's drain, one script), as the run stops
+   * and the queue is the session's own. Jobs a worker runs go on there (not ended yet: see
    * docs/bullmq-progress.md); their replies are dropped.
    */
   async cancelAll(): Promise<void> {
-    const ids = [...this.#waiting.keys()];
-    for (const id of ids) {
-      const waiting = this.#waiting.get(id);
+    for (const [id, waiting] of [...this.#waiting]) {
       this.#waiting.delete(id);
       this.#added.delete(id);
-      waiting?.reject(abortError());
+      waiting.reject(abortError());
     }
-    if (!this.#closed) await this.#removeWaiting(ids);
+    if (this.#closed) return;
+    const removal = this.#queue.drain().catch(() => undefined);
+    this.#removals.add(removal);
+    await removal;
+    this.#removals.delete(removal);
   }
 
   /**

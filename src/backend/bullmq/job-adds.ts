@@ -20,31 +20,42 @@ export interface JobAddsHandlers {
 }
 
 /**
- * Adds the jobs submitted in one turn of the event loop together: one `addBulk` (a
- * pipeline, one write and one round trip) per slice of kAddBatch, instead of one round
- * trip per job. BullMQ keeps a job whose id exists as it is, so a coordinator started again
- * adds its predecessor's jobs without doubling them.
+ * Adds submitted jobs in slices, one `addBulk` (a pipeline: one write, one round trip) per
+ * slice of at most kAddBatch, one slice at a time: what is submitted while a slice is on its
+ * way goes in the next one (a group commit). So a turn that submits 100,000 attempts does
+ * not hold 100,000 serialized jobs in the connection at once, and a busy coordinator sends
+ * big slices instead of one round trip per job. BullMQ keeps a job whose id exists as it is,
+ * so a coordinator started again adds its predecessor's jobs without doubling them.
  */
 export class JobAdds {
   readonly #queue: Queue<AttemptJobData, string>;
   readonly #handlers: JobAddsHandlers;
   #toAdd: { id: string; request: AttemptRequest }[] = [];
+  #sending = false;
 
   constructor(queue: Queue<AttemptJobData, string>, handlers: JobAddsHandlers) {
     this.#queue = queue;
     this.#handlers = handlers;
   }
 
-  /** Adds the job at the end of this turn. */
+  /** Adds the job with the next slice: at the end of this turn, or once the slice on its way is added. */
   add(id: string, request: AttemptRequest): void {
-    if (this.#toAdd.length === 0) setImmediate(() => this.#addAll());
+    if (this.#toAdd.length === 0 && !this.#sending) setImmediate(() => void this.#send());
     this.#toAdd.push({ id, request });
   }
 
-  #addAll(): void {
-    const jobs = this.#toAdd.filter(({ id }) => this.#handlers.wanted(id));
-    this.#toAdd = [];
-    for (let start = 0; start < jobs.length; start += kAddBatch) void this.#addSlice(jobs.slice(start, start + kAddBatch));
+  async #send(): Promise<void> {
+    if (this.#sending) return;
+    this.#sending = true;
+    try {
+      while (this.#toAdd.length > 0) {
+        // Jobs whose submit was aborted or cancelled meanwhile are not added.
+        const jobs = this.#toAdd.splice(0, kAddBatch).filter(({ id }) => this.#handlers.wanted(id));
+        if (jobs.length > 0) await this.#addSlice(jobs);
+      }
+    } finally {
+      this.#sending = false;
+    }
   }
 
   async #addSlice(jobs: { id: string; request: AttemptRequest }[]): Promise<void> {
