@@ -1,9 +1,14 @@
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 
 /** How often Redis is asked whether it answers. */
 const kPingMs = 1000;
-/** Redis that has not answered for this long is away (a close does not wait for it). */
-const kAwayMs = 3000;
+/** Pings without an answer after which a warning says Redis does not answer. */
+const kWarnTicks = 3;
+/**
+ * Pings without an answer after which a close no longer waits for Redis. Not fewer: a
+ * Redis busy with a big pipeline on a loaded machine can be silent for seconds.
+ */
+const kAwayTicks = 10;
 
 export interface RedisPresenceOptions {
   /** After this many milliseconds without an answer, `lost` is called (once). */
@@ -15,59 +20,63 @@ export interface RedisPresenceOptions {
 }
 
 /**
- * Watches whether Redis answers: a PING each second, one at a time. A Redis that is gone
- * (connection refused, ioredis reconnecting) and one that hangs (the socket open, no
- * answer) look the same here: no answer since some time. Commands sent meanwhile wait in
- * ioredis (no retry limit), so nothing fails while Redis is briefly away; after
- * `timeoutMs` the owner is told and stops the run.
+ * Watches whether Redis answers: a PING each second, one at a time, on a connection of its
+ * own, so that it does not wait behind the coordinator's own backlog (100,000 adds queued
+ * on the queue's connection are no Redis away). Silence is counted in ticks of this timer,
+ * not in time since the last answer, so that the coordinator's own event loop, busy for a
+ * while (100,000 tasks taken back), does not pass for a silent Redis: its answer waits
+ * unread meanwhile. A Redis that is gone (connection refused, ioredis reconnecting) and one
+ * that hangs (the socket open, no answer) both leave the ping unanswered. Commands sent
+ * meanwhile wait in ioredis (no retry limit), so nothing fails while Redis is briefly away;
+ * after `timeoutMs` the owner is told and stops the run.
  */
 export class RedisPresence {
   readonly #redis: Redis;
   readonly #options: RedisPresenceOptions;
   readonly #timer: NodeJS.Timeout;
-  #lastAnswer = performance.now();
+  /** Ticks since the ping on its way was sent. */
+  #silentTicks = 0;
   #pinging = false;
-  #away = false;
   #lost = false;
 
-  constructor(redis: Redis, options: RedisPresenceOptions) {
-    this.#redis = redis;
+  /** @param url Redis; the watch opens a connection of its own there (closed by dispose) */
+  constructor(url: string, options: RedisPresenceOptions) {
+    this.#redis = new Redis(url, { maxRetriesPerRequest: null });
+    this.#redis.on('error', () => undefined);
     this.#options = options;
     this.#timer = setInterval(() => this.#tick(), kPingMs).unref();
   }
 
-  /** Whether Redis answered lately: when it did not, a close does not wait for it. */
+  /** Whether Redis answers (its connection is up and a ping did not go unanswered for long): a close waits for it only then. */
   get answering(): boolean {
-    return performance.now() - this.#lastAnswer < kAwayMs;
-  }
-
-  /** Whether the time without an answer ran out (`lost` was told). */
-  get lost(): boolean {
-    return this.#lost;
+    return this.#redis.status === 'ready' && this.#silentTicks < kAwayTicks;
   }
 
   dispose(): void {
     clearInterval(this.#timer);
+    this.#redis.disconnect();
   }
 
   #tick(): void {
-    const silentMs = performance.now() - this.#lastAnswer;
-    if (!this.#away && silentMs >= kAwayMs) {
-      this.#away = true;
-      this.#options.warn(`bullmq: Redis does not answer; no job can be added or finish until it is back (waiting up to ${Math.round(this.#options.timeoutMs / 1000)} s, --redis-timeout)`);
+    if (this.#pinging) {
+      this.#silentTicks++;
+      if (this.#silentTicks === kWarnTicks) {
+        this.#options.warn(
+          `bullmq: Redis does not answer; no job can be added or finish until it is back (waiting up to ${this.#options.timeoutMs / 1000} s, --redis-timeout)`,
+        );
+      }
+      if (!this.#lost && this.#silentTicks * kPingMs >= this.#options.timeoutMs) {
+        this.#lost = true;
+        this.#options.lost(this.#silentTicks * kPingMs);
+      }
+      return;
     }
-    if (!this.#lost && silentMs >= this.#options.timeoutMs) {
-      this.#lost = true;
-      this.#options.lost(silentMs);
-    }
-    if (this.#pinging) return;
     this.#pinging = true;
     this.#redis.ping().then(
       () => {
+        if (this.#silentTicks >= kWarnTicks && !this.#lost) this.#options.warn('bullmq: Redis answers again; the run goes on');
         this.#pinging = false;
-        this.#lastAnswer = performance.now();
-        if (this.#away && !this.#lost) this.#options.warn('bullmq: Redis answers again; the run goes on');
-        this.#away = false;
+        this.#silentTicks = 0;
       },
       () => {
         this.#pinging = false;
