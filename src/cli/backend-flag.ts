@@ -1,11 +1,13 @@
 import { Option, type Command } from 'commander';
 import type { BackendChoice } from '../backend/backend-choice.js';
 import { WaveError } from '../errors.js';
+import { parseRate } from '../backend/bullmq/rate-limit.js';
 import { redisUrlFrom } from '../backend/bullmq/redis-url.js';
 
 export interface BackendFlags {
   backend?: 'local' | 'bullmq';
   redis?: string;
+  rate?: string;
 }
 
 /** `--backend` and `--redis`, on run, resume and rerun. */
@@ -17,16 +19,18 @@ export function addBackendFlags(command: Command): Command {
         'bullmq',
       ]),
     )
-    .option('--redis <url>', 'with --backend bullmq: the Redis URL (default CSV_WAVE_REDIS_URL)');
+    .option('--redis <url>', 'with --backend bullmq: the Redis URL (default CSV_WAVE_REDIS_URL)')
+    .option('--rate <n/unit>', 'with --backend bullmq: attempts started per second or minute across all workers, as 20/s or 600/min (default no limit)');
 }
 
 /** The backend the flags ask for; undefined leaves the default (local). */
 export function backendFromFlags(flags: BackendFlags): { backend?: BackendChoice } {
   if (flags.backend !== 'bullmq') {
     if (flags.redis !== undefined) throw new WaveError('USAGE', '--redis goes with --backend bullmq');
+    if (flags.rate !== undefined) throw new WaveError('USAGE', '--rate goes with --backend bullmq (it limits the attempts all workers start)');
     return flags.backend === undefined ? {} : { backend: { type: 'local' } };
   }
   const url = redisUrlFrom(flags.redis);
   if (url === undefined) throw new WaveError('USAGE', '--backend bullmq needs --redis URL (or CSV_WAVE_REDIS_URL)');
-  return { backend: { type: 'bullmq', url } };
+  return { backend: { type: 'bullmq', url, ...(flags.rate === undefined ? {} : { rate: parseRate(flags.rate, '--rate') }) } };
 }

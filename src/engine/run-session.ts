@@ -22,7 +22,7 @@ import { Scheduler } from './scheduler.js';
 import { createTaskRunner } from './task-runner.js';
 import { KnowledgeSink } from './knowledge-sink.js';
 import { LocalBackend } from '../backend/local/local-backend.js';
-import { backendFromConfig, type BackendChoice } from '../backend/backend-choice.js';
+import { backendFromConfig, configuredRate, type BackendChoice } from '../backend/backend-choice.js';
 import { openCoordinator } from '../backend/bullmq/open-coordinator.js';
 import { skippedForFailure, statusOf } from '../core/skip-cause.js';
 import { Checkpointer } from './checkpointer.js';
@@ -65,7 +65,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
   const { session, settings, table, writer, lock, plan } = await prepareRun(path, options, warn);
   try {
     const where = options.backend ?? backendFromConfig(session.config.backend);
-    const remote = where.type === 'bullmq' ? await openCoordinator(session.dir, where.url, warn) : undefined;
+    const remote = where.type === 'bullmq' ? await openCoordinator(session.dir, where.url, warn, where.rate ?? configuredRate(session.config.backend)) : undefined;
     const { waves, waveCount } = plan;
     const stop = new RunStop(path, warn);
     const { writeFailed, guarded } = stop;
