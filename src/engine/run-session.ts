@@ -65,7 +65,12 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
   const { session, settings, table, writer, lock, plan } = await prepareRun(path, options, warn);
   try {
     const where = options.backend ?? backendFromConfig(session.config.backend);
-    const remote = where.type === 'bullmq' ? await openCoordinator(session.dir, where.url, warn, where.rate ?? configuredRate(session.config.backend)) : undefined;
+    const remote =
+      where.type === 'bullmq'
+        ? await openCoordinator(session.dir, where.url, warn, where.rate ?? configuredRate(session.config.backend), (count) =>
+            events.emit('workers:connected', count),
+          )
+        : undefined;
     const { waves, waveCount } = plan;
     const stop = new RunStop(path, warn);
     const { writeFailed, guarded } = stop;

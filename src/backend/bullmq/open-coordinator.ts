@@ -3,10 +3,11 @@ import type { ExecutionBackend } from '../execution-backend.js';
 import { BullmqBackend } from './bullmq-backend.js';
 import { publishCancel } from './cancel-channel.js';
 import { queueNameOf } from './names.js';
-import { setQueueRate, type RateLimit } from './rate-limit.js';
+import { QueueRate, type RateLimit } from './rate-limit.js';
 import { maskRedisUrl } from './redis-url.js';
 import { SessionRegistration } from './session-registry.js';
 import { sessionIdOf } from './session-id.js';
+import { WorkerWatch } from './worker-presence.js';
 
 /**
  * The backend of a coordinator (`run --backend bullmq`): the session's id (made on its
@@ -19,17 +20,26 @@ export async function openCoordinator(
   url: string,
   tell: (line: string) => void,
   rate?: RateLimit,
+  onWorkers?: (count: number) => void,
 ): Promise<ExecutionBackend> {
   const sessionId = sessionIdOf(sessionDir);
   const backend = await BullmqBackend.open({ url, sessionId, warn: tell });
-  // Before the first job: no job starts outside the rate.
-  await setQueueRate(url, sessionId, rate);
-  const registration = await SessionRegistration.start(url, sessionId);
+  // Applied before the first job (no job starts outside the rate), then with every beat.
+  const queueRate = new QueueRate(url, sessionId, rate);
+  const registration = await SessionRegistration.start(url, sessionId, () => queueRate.apply());
   tell(
     `bullmq: tasks go to queue ${queueNameOf(sessionId)} on ${maskRedisUrl(url)}; ` +
       `start workers with: csv-wave worker --redis URL --session-id ${sessionId} (or without --session-id: every session)`,
   );
-  return new Coordinator(backend, registration, url, sessionId, tell);
+  const watch = onWorkers === undefined ? undefined : new WorkerWatch(url, sessionId, onWorkers);
+  return new Coordinator(backend, { registration, watch, queueRate }, url, sessionId, tell);
+}
+
+/** What a coordinator keeps up in Redis while it runs, and stops at close. */
+interface Presence {
+  registration: SessionRegistration;
+  watch: WorkerWatch | undefined;
+  queueRate: QueueRate;
 }
 
 /**
@@ -38,16 +48,22 @@ export async function openCoordinator(
  */
 class Coordinator implements ExecutionBackend {
   readonly #backend: BullmqBackend;
-  readonly #registration: SessionRegistration;
+  readonly #presence: Presence;
   readonly #url: string;
   readonly #sessionId: string;
   readonly #tell: (line: string) => void;
   /** Cancels under way: close waits for them, a cancel is often not awaited. */
   readonly #cancels = new Set<Promise<void>>();
 
-  constructor(backend: BullmqBackend, registration: SessionRegistration, url: string, sessionId: string, tell: (line: string) => void) {
+  constructor(
+    backend: BullmqBackend,
+    presence: Presence,
+    url: string,
+    sessionId: string,
+    tell: (line: string) => void,
+  ) {
     this.#backend = backend;
-    this.#registration = registration;
+    this.#presence = presence;
     this.#url = url;
     this.#sessionId = sessionId;
     this.#tell = tell;
@@ -72,6 +88,8 @@ class Coordinator implements ExecutionBackend {
   async close(): Promise<void> {
     await Promise.allSettled(this.#cancels);
     await this.#backend.close();
-    await this.#registration.stop();
+    this.#presence.watch?.stop();
+    this.#presence.queueRate.stop();
+    await this.#presence.registration.stop();
   }
 }

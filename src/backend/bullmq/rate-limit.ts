@@ -35,17 +35,27 @@ export function rateText(rate: RateLimit): string {
 }
 
 /**
- * Sets the session queue's rate limit (BullMQ's global rate limit, kept in the queue's
- * meta in Redis, so every worker of the queue obeys it, whenever it started): `rate`, or
- * none when undefined. Called by the coordinator before its first job.
+ * The session queue's rate limit: BullMQ's global rate limit, kept in the queue's meta in
+ * Redis, so every worker of the queue obeys it, whenever it started. `rate`, or none (see
+ * kUnlimited) when undefined. The coordinator applies it before its first job, and again
+ * with each beat of its registration: a Redis restarted without its data has it back.
  */
-export async function setQueueRate(url: string, sessionId: string, rate: RateLimit | undefined): Promise<void> {
-  const queue = new Queue(queueNameOf(sessionId), { connection: bullmqConnection(url) });
-  queue.on('error', () => undefined);
-  try {
-    const { max, durationMs } = rate ?? kUnlimited;
-    await queue.setGlobalRateLimit(max, durationMs);
-  } finally {
-    await queue.close();
+export class QueueRate {
+  readonly #queue: Queue;
+  readonly #rate: RateLimit;
+
+  constructor(url: string, sessionId: string, rate: RateLimit | undefined) {
+    this.#queue = new Queue(queueNameOf(sessionId), { connection: bullmqConnection(url) });
+    this.#queue.on('error', () => undefined);
+    this.#rate = rate ?? kUnlimited;
+  }
+
+  async apply(): Promise<void> {
+    await this.#queue.setGlobalRateLimit(this.#rate.max, this.#rate.durationMs);
+  }
+
+  /** Drops the connection; a Redis that is away is not waited for. */
+  stop(): void {
+    void this.#queue.disconnect().catch(() => undefined);
   }
 }

@@ -28,20 +28,24 @@ export class SessionRegistration {
   readonly #client: Redis;
   readonly #sessionId: string;
   readonly #timer: NodeJS.Timeout;
+  /** What else each beat renews (the queue's rate limit). */
+  readonly #renew: () => Promise<void>;
 
-  private constructor(client: Redis, sessionId: string) {
+  private constructor(client: Redis, sessionId: string, renew: () => Promise<void>) {
     this.#client = client;
     this.#sessionId = sessionId;
+    this.#renew = renew;
     this.#timer = setInterval(() => void this.#beat().catch(() => undefined), kBeatMs).unref();
   }
 
-  static async start(url: string, sessionId: string): Promise<SessionRegistration> {
-    const registration = new SessionRegistration(shortClient(url), sessionId);
+  static async start(url: string, sessionId: string, renew: () => Promise<void>): Promise<SessionRegistration> {
+    const registration = new SessionRegistration(shortClient(url), sessionId, renew);
     await registration.#beat();
     return registration;
   }
 
   async #beat(): Promise<void> {
+    await this.#renew();
     await this.#client.zadd(kSessionsKey, Date.now(), this.#sessionId);
   }
 
