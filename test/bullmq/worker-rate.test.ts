@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseRate } from '../../src/backend/bullmq/rate-limit.js';
 import { readyWorker, sessionWithId } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-openai-server.js';
@@ -111,5 +112,36 @@ describe.runIf(kRunRedisTests)('csv-wave worker: shared rate limit', () => {
     expect(laterStarts.length).toBeGreaterThan(0);
     // No job started on either worker before the Retry-After had passed.
     expect(Math.min(...laterStarts)).toBeGreaterThanOrEqual(rStarted + 1500);
+  });
+});
+
+describe('--rate', () => {
+  it('reads N/s and N/min', () => {
+    expect(parseRate('20/s', '--rate')).toEqual({ max: 20, durationMs: 1000 });
+    expect(parseRate('600/min', '--rate')).toEqual({ max: 600, durationMs: 60_000 });
+  });
+
+  it.each(['0/s', '20', '20/h', '-1/s', '1.5/s', 'x/s', ''])('refuses `%s` with exit 2, naming the flag', async (value) => {
+    const dir = genericSession([{ id: 'A', description: 'a', role: 'worker' }]);
+    const run = await runCli('run', dir, '--cmd', 'echo x', '--backend', 'bullmq', '--redis', 'redis://127.0.0.1:1', '--rate', value);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('Expected `--rate` to be attempts per second or per minute, as 20/s or 600/min');
+    expect(readRows(dir).get('A')?.status).not.toBe('completed');
+  });
+
+  it('goes with --backend bullmq only', async () => {
+    const dir = genericSession([{ id: 'A', description: 'a', role: 'worker' }]);
+    const run = await runCli('run', dir, '--cmd', 'echo x', '--rate', '5/s');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--rate goes with --backend bullmq');
+  });
+
+  it('a bad backend.rate in session.json is exit 2, naming it', async () => {
+    const dir = genericSession([{ id: 'A', description: 'a', role: 'worker' }], {
+      'session.json': JSON.stringify({ pipeline: 'generic', backend: { type: 'bullmq', url: 'redis://127.0.0.1:1', rate: 'fast' } }),
+    });
+    const run = await runCli('run', dir, '--cmd', 'echo x');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('session.json: backend.rate: Expected `rate` to be attempts per second or per minute');
   });
 });
