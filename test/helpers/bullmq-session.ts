@@ -25,9 +25,12 @@ export function waitingCommand(marks: string): string {
   return `echo $$ >> ${marks}/{id}.pids; while [ ! -e ${marks}/release ]; do sleep 0.05; done; echo done-{id}`;
 }
 
-/** A `csv-wave worker` with a short stalled-job check, once it says it takes jobs. */
+/**
+ * A `csv-wave worker`, once it says it takes jobs. BullMQ's own stalled-job check (30 s):
+ * a shorter one loses job locks on a loaded machine, and a job whose lock was lost runs again.
+ */
 export async function readyWorker(url: string, ...args: string[]): Promise<SpawnedCli> {
-  const worker = spawnCli('worker', '--redis', url, '--stalled-interval', '2', ...args);
+  const worker = spawnCli('worker', '--redis', url, ...args);
   await waitFor(() => worker.stdoutSoFar().includes('taking jobs'), 'a ready worker', 60_000);
   return worker;
 }

@@ -66,16 +66,16 @@ export class BullmqWorker {
   readonly #sessions = new Map<string, SessionWorker>();
   /** The jobs running now, by job id. */
   readonly #running = new Map<string, RunningJob>();
-  readonly #cancels: CancelListener;
+  /** Subscribed once the worker exists: a cancel may come at any moment after. */
+  #cancels: CancelListener | undefined;
   readonly #directory: SessionDirectory | undefined;
   readonly #discover: NodeJS.Timeout | undefined;
   /** What `status` shows for the jobs this worker runs: BullMQ keeps it in each job (processedBy). */
   readonly name = `${hostname()}:${process.pid}`;
   #stopping = false;
 
-  private constructor(options: BullmqWorkerOptions, cancels: CancelListener) {
+  private constructor(options: BullmqWorkerOptions) {
     this.#options = options;
-    this.#cancels = cancels;
     const threads = Math.min(options.concurrency, availableParallelism());
     this.#backend = new LocalBackend({
       sessionDir: options.workdir ?? tmpdir(),
@@ -93,8 +93,9 @@ export class BullmqWorker {
   /** Connects (a WaveError REDIS_UNREACHABLE when Redis does not answer) and starts taking jobs. */
   static async start(options: BullmqWorkerOptions): Promise<BullmqWorker> {
     await checkRedisReachable(options.url);
-    const cancels = await CancelListener.start(options.url, (sessionId) => worker.#cancelSession(sessionId));
-    const worker = new BullmqWorker(options, cancels);
+    const worker = new BullmqWorker(options);
+    // Listening before the first job is taken: no cancel of a job it runs is missed.
+    worker.#cancels = await CancelListener.start(options.url, (sessionId) => worker.#cancelSession(sessionId));
     if (options.sessionId === undefined) await worker.#serveRunning();
     else await worker.#serve(options.sessionId);
     const what = options.sessionId === undefined ? `every running session (queues ${queueNameOf('*')})` : queueNameOf(options.sessionId);
@@ -201,7 +202,7 @@ export class BullmqWorker {
   async close(): Promise<void> {
     this.#stopTaking();
     await Promise.all([...this.#sessions.values()].map((session) => session.close()));
-    this.#cancels.stop();
+    this.#cancels?.stop();
     await this.#backend.close();
   }
 
@@ -218,7 +219,7 @@ export class BullmqWorker {
       this.#end(job);
     }
     for (const session of this.#sessions.values()) session.drop();
-    this.#cancels.stop();
+    this.#cancels?.stop();
     await this.#backend.close();
   }
 
