@@ -1,5 +1,6 @@
 import { WaveError } from '../errors.js';
 import type { SessionConfig } from '../schema/session.js';
+import { parseRate, type RateLimit } from './bullmq/rate-limit.js';
 import { redisUrlFrom } from './bullmq/redis-url.js';
 
 /**
@@ -7,7 +8,7 @@ import { redisUrlFrom } from './bullmq/redis-url.js';
  * - `local`: this machine's worker threads and processes (backend/local/).
  * - `bullmq`: BullMQ jobs on the Redis at `url`, run by `csv-wave worker` processes on any machine (backend/bullmq/).
  */
-export type BackendChoice = { type: 'local' } | { type: 'bullmq'; url: string };
+export type BackendChoice = { type: 'local' } | { type: 'bullmq'; url: string; rate?: RateLimit };
 
 /** session.json's `backend`, for a run whose flags name none: bullmq needs a URL there or in CSV_WAVE_REDIS_URL. */
 export function backendFromConfig(config: SessionConfig['backend']): BackendChoice {
@@ -22,4 +23,14 @@ export function backendFromConfig(config: SessionConfig['backend']): BackendChoi
     throw new WaveError('INVALID_SESSION', 'session.json: backend bullmq needs "url" (a Redis URL), or CSV_WAVE_REDIS_URL in the environment');
   }
   return { type: 'bullmq', url };
+}
+
+/** session.json's `backend.rate`, for a bullmq run whose flags set no `--rate`. */
+export function configuredRate(config: SessionConfig['backend']): RateLimit | undefined {
+  if (config?.rate === undefined) return undefined;
+  try {
+    return parseRate(config.rate, 'rate');
+  } catch (error) {
+    throw new WaveError('INVALID_SESSION', `session.json: backend.rate: ${(error as Error).message}`, { cause: error });
+  }
 }

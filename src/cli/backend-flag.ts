@@ -1,12 +1,14 @@
 import { Option, type Command } from 'commander';
 import type { BackendChoice } from '../backend/backend-choice.js';
 import { WaveError } from '../errors.js';
+import { parseRate } from '../backend/bullmq/rate-limit.js';
 import { redisUrlFrom } from '../backend/bullmq/redis-url.js';
 
 export interface BackendFlags {
   backend?: 'local' | 'bullmq';
   redis?: string;
   redisTimeout?: string;
+  rate?: string;
 }
 
 /** `--backend` and `--redis`, on run, resume and rerun. */
@@ -22,7 +24,8 @@ export function addBackendFlags(command: Command): Command {
     .option(
       '--redis-timeout <seconds>',
       'with the bullmq backend: how long Redis may be away during a run before it stops (resumable, exit 1) (default 60)',
-    );
+    )
+    .option('--rate <n/unit>', 'with --backend bullmq: attempts started per second or minute across all workers, as 20/s or 600/min (default no limit)');
 }
 
 /**
@@ -38,11 +41,12 @@ export function backendFromFlags(flags: BackendFlags): { backend?: BackendChoice
 function backendChoiceFromFlags(flags: BackendFlags): { backend?: BackendChoice } {
   if (flags.backend !== 'bullmq') {
     if (flags.redis !== undefined) throw new WaveError('USAGE', '--redis goes with --backend bullmq');
+    if (flags.rate !== undefined) throw new WaveError('USAGE', '--rate goes with --backend bullmq (it limits the attempts all workers start)');
     return flags.backend === undefined ? {} : { backend: { type: 'local' } };
   }
   const url = redisUrlFrom(flags.redis);
   if (url === undefined) throw new WaveError('USAGE', '--backend bullmq needs --redis URL (or CSV_WAVE_REDIS_URL)');
-  return { backend: { type: 'bullmq', url } };
+  return { backend: { type: 'bullmq', url, ...(flags.rate === undefined ? {} : { rate: parseRate(flags.rate, '--rate') }) } };
 }
 
 function redisTimeoutFrom(text: string | undefined): number | undefined {

@@ -14,7 +14,7 @@ export type TerminalStream = NodeJS.WritableStream & { isTTY?: boolean; columns?
 export function attachBar(events: RunEmitter, terminal: TerminalStream, failures: readonly FailedTask[]): () => void {
   const bar = new cliProgress.SingleBar(
     {
-      format: 'wave {wave}/{waves} [{bar}] {value}/{total} done | {running} running | {failed} failed | {elapsed} | ETA {remaining}',
+      format: 'wave {wave}/{waves} [{bar}] {value}/{total} done | {running} running | {failed} failed | {elapsed} | ETA {remaining}{workers}',
       hideCursor: true,
       // Erased when stopped, so that a line printed above it does not leave a stale copy behind.
       clearOnComplete: true,
@@ -29,9 +29,11 @@ export function attachBar(events: RunEmitter, terminal: TerminalStream, failures
   let done = 0;
   let wave = 0;
   let waves = 0;
+  /** With --backend bullmq, the workers listening to the queue. */
+  let workers = '';
   const payload = () => {
     const elapsedMs = Date.now() - started;
-    return { wave, waves, running, failed: failures.length, elapsed: formatDuration(elapsedMs), remaining: eta(done, total, elapsedMs) };
+    return { wave, waves, running, failed: failures.length, elapsed: formatDuration(elapsedMs), remaining: eta(done, total, elapsedMs), workers };
   };
   // Redrawn once per turn of the event loop, not per event: a turn may finish hundreds of
   // short tasks, and each redraw formats the whole payload. Failures and warnings still
@@ -68,6 +70,10 @@ export function attachBar(events: RunEmitter, terminal: TerminalStream, failures
   });
   events.on('wave:start', (event) => {
     wave = event.wave;
+    show();
+  });
+  events.on('workers:connected', (count) => {
+    workers = ` | ${count} worker(s)`;
     show();
   });
   events.on('task:start', (event) => {

@@ -34,6 +34,7 @@ export function attachReporter(
 
 function attachLines(events: RunEmitter, io: CliIo): void {
   events.on('wave:start', ({ wave, tasks }) => io.stdout(`Wave ${wave}: ${tasks} task(s)\n`));
+  events.on('workers:connected', (count) => io.stdout(`[WORKERS] ${count} worker(s) take the session's jobs\n`));
   events.on('task:retry', (event) =>
     io.stdout(
       `[RETRY] ${event.id} attempt ${event.attempt} failed (${event.errorClass}): ${oneLine(event.error, 120)}; again in ${formatDuration(event.delayMs)}\n`,

@@ -13,9 +13,12 @@ import { readUsage } from '../knowledge/usage.js';
 import { currentTasks } from '../report/session-state.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
 import { addPipelineFlag, sessionOverrides } from './pipeline-flag.js';
-import type { PipelineName } from '../schema/session.js';
+import type { PipelineName, SessionConfig } from '../schema/session.js';
+import { redisUrlFrom } from '../backend/bullmq/redis-url.js';
+import { runningWorkersOf } from '../backend/bullmq/worker-presence.js';
 
 interface StatusFlags {
+  redis?: string;
   json?: boolean;
   only?: string;
   wave?: string;
@@ -28,8 +31,9 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
     .argument('<session>', 'session folder, or the path of its tasks.csv')
     .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}, "interrupted"?: [ids]}')
     .option('--only <statuses>', `list only the tasks of these statuses, comma-separated (${kTaskStatuses.join(', ')}); counts stay the whole session's`)
-    .option('--wave <n>', 'list only the tasks of wave N (counts stay the whole session\'s)'))
-    .action((sessionPath: string, options: StatusFlags & { pipeline?: PipelineName }) => {
+    .option('--wave <n>', 'list only the tasks of wave N (counts stay the whole session\'s)')
+    .option('--redis <url>', "a session running with --backend bullmq: the Redis to ask which worker runs each task (default session.json's backend url, else CSV_WAVE_REDIS_URL)"))
+    .action(async (sessionPath: string, options: StatusFlags & { pipeline?: PipelineName }) => {
       // status reads what is there, even a file that would not validate: it is how a person
       // looks at a session in any state.
       // The pipeline does not change what status shows; the flag is taken like everywhere else.
@@ -45,10 +49,12 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       // A task left in_progress with no run holding the lock was in flight when its run was killed.
       const running = runHoldsLock(session.dir);
       const interrupted = running ? [] : table.rows.filter((row) => statusOf(row) === 'in_progress').map((row) => row.id);
+      const workers = running && counts.in_progress > 0 ? await workersOfRunningTasks(session.dir, options.redis, session.config.backend, io) : new Map<string, string>();
       if (options.json) {
         const tokens = usage ? { tokens: { prompt: usage.prompt_tokens, completion: usage.completion_tokens } } : {};
         const stale = interrupted.length > 0 ? { interrupted } : {};
-        printJson(io, { tasks: table.rows.filter(wanted).map((row) => rowObject(table, row)), counts, ...tokens, ...stale });
+        const where = workers.size > 0 ? { workers: Object.fromEntries(workers) } : {};
+        printJson(io, { tasks: table.rows.filter(wanted).map((row) => rowObject(table, row)), counts, ...tokens, ...stale, ...where });
         done(ExitCode.Ok);
         return;
       }
@@ -56,6 +62,8 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       const idWidth = Math.min(24, Math.max(0, ...lines.map((line) => line.id.length)));
       const roleWidth = Math.min(16, Math.max(0, ...lines.map((line) => line.role.length + 2)));
       for (const line of lines) {
+        const worker = line.tag === '[RUN]' ? workers.get(line.id) : undefined;
+        if (worker !== undefined) line.detail = `running on ${worker}`;
         io.stdout(
           `${line.tag.padEnd(7)}${line.id.padEnd(idWidth)}  ${`(${line.role})`.padEnd(roleWidth)} -> ${line.detail}\n`,
         );
@@ -101,4 +109,24 @@ function selectRows(options: StatusFlags, waves: ReadonlyMap<string, number>): (
     }
   }
   return (row) => (!statuses || statuses.has(statusOf(row))) && (wave === undefined || waves.get(row.id) === wave);
+}
+
+/**
+ * For a session running on bullmq: the worker (host, pid) running each of its tasks, asked
+ * of Redis (`--redis`, else session.json's backend url, else CSV_WAVE_REDIS_URL). A Redis
+ * that cannot be reached is said on stderr; status shows the rest.
+ */
+async function workersOfRunningTasks(
+  sessionDir: string,
+  flag: string | undefined,
+  backend: SessionConfig['backend'],
+  io: CliIo,
+): Promise<Map<string, string>> {
+  try {
+    const url = redisUrlFrom(flag ?? (backend?.type === 'bullmq' ? backend.url : undefined));
+    return url === undefined ? new Map() : await runningWorkersOf(sessionDir, url);
+  } catch (error) {
+    io.stderr(`status: which worker runs each task is not shown: ${(error as Error).message}\n`);
+    return new Map();
+  }
 }

@@ -27,20 +27,23 @@ export function registerWorker(program: Command, io: CliIo, done: (code: number)
     .command('worker')
     .description("take the jobs of a session run with --backend bullmq from Redis and run them (on any machine)")
     .option('--redis <url>', 'the Redis URL (default CSV_WAVE_REDIS_URL)')
-    .option('--session-id <id>', "the session's id: its .csv-wave/session-id, printed by the run")
-    .option('--concurrency <n>', 'jobs at once (default 1)')
+    .option('--session-id <id>', "serve only this session (its .csv-wave/session-id, printed by the run) (default: every running session)")
+    .option('--concurrency <n>', 'jobs at once, per session served (default 1)')
     .option('--stalled-interval <seconds>', "how often to look for jobs whose worker died and give them to another (default 30)")
     .option('--workdir <dir>', 'where command tasks run (default: a fresh temporary folder per job)')
     .action(async (flags: WorkerFlags) => {
       const url = redisUrlFrom(flags.redis);
       if (url === undefined) throw new WaveError('USAGE', 'csv-wave worker needs --redis URL (or CSV_WAVE_REDIS_URL)');
-      if (flags.sessionId === undefined || !kSessionIdPattern.test(flags.sessionId)) {
-        throw new WaveError('USAGE', `csv-wave worker needs --session-id ID (letters, digits, . _ -): the session's .csv-wave/session-id`);
+      if (flags.sessionId !== undefined && !kSessionIdPattern.test(flags.sessionId)) {
+        throw new WaveError(
+          'USAGE',
+          `Expected \`--session-id\` to be a session id (letters, digits, . _ -): the session's .csv-wave/session-id, got \`${flags.sessionId}\`; leave it out to serve every running session`,
+        );
       }
       const stalled = positive('stalled-interval', flags.stalledInterval, false);
       const worker = await BullmqWorker.start({
         url,
-        sessionId: flags.sessionId,
+        ...(flags.sessionId === undefined ? {} : { sessionId: flags.sessionId }),
         concurrency: positive('concurrency', flags.concurrency, true) ?? 1,
         ...(stalled === undefined ? {} : { stalledIntervalMs: stalled * 1000 }),
         ...(flags.workdir === undefined ? {} : { workdir: flags.workdir }),
@@ -53,22 +56,36 @@ export function registerWorker(program: Command, io: CliIo, done: (code: number)
 
 /**
  * The first SIGINT or SIGTERM stops taking jobs and lets the running ones finish; a second
- * one leaves them to BullMQ (another worker takes them over) and kills their commands.
+ * one, or the first when Redis does not answer (a finished job could not be handed back),
+ * kills their commands and leaves the jobs to BullMQ (another worker takes them over),
+ * without waiting for Redis.
  */
 function untilStopped(worker: BullmqWorker, io: CliIo): Promise<void> {
   return new Promise((resolve, reject) => {
-    let stopping = false;
+    let signals = 0;
+    const stopNow = () => worker.stopNow().then(finish, reject);
     const handler = (signal: NodeJS.Signals) => {
-      if (!stopping) {
-        stopping = true;
-        io.stderr(`${signal}: taking no more jobs; the running ones finish first (again to leave them to other workers)\n`);
-        worker.close().then(finish, reject);
+      signals++;
+      if (signals > 1) {
+        io.stderr(`${signal}: killing the running commands and leaving their jobs to other workers\n`);
+        void stopNow();
         return;
       }
-      io.stderr(`${signal}: leaving the running jobs to other workers\n`);
-      worker.close(true).then(finish, reject);
+      void worker.redisAnswers().then((answers) => {
+        if (signals > 1) return;
+        if (!answers) {
+          io.stderr(`${signal}: Redis at ${worker.redisShown} cannot be reached: killing the running commands and leaving their jobs to other workers\n`);
+          void stopNow();
+          return;
+        }
+        io.stderr(`${signal}: taking no more jobs; the running ones finish first (again to leave them to other workers)\n`);
+        worker.close().then(finish, reject);
+      });
     };
+    let finished = false;
     const finish = () => {
+      if (finished) return;
+      finished = true;
       process.off('SIGINT', handler);
       process.off('SIGTERM', handler);
       resolve();

@@ -81,6 +81,8 @@ export interface RunEvents {
   'run:done': [RunSummary];
   /** Something a person should know that does not stop the run. */
   warning: [string];
+  /** With --backend bullmq: the number of worker processes listening to the session's queue, when it changes. */
+  'workers:connected': [number];
 }
 
 export class RunEmitter extends EventEmitter<RunEvents> {}

@@ -22,7 +22,7 @@ import { Scheduler } from './scheduler.js';
 import { createTaskRunner } from './task-runner.js';
 import { KnowledgeSink } from './knowledge-sink.js';
 import { LocalBackend } from '../backend/local/local-backend.js';
-import { backendFromConfig, type BackendChoice } from '../backend/backend-choice.js';
+import { backendFromConfig, configuredRate, type BackendChoice } from '../backend/backend-choice.js';
 import { openCoordinator } from '../backend/bullmq/open-coordinator.js';
 import { skippedForFailure, statusOf } from '../core/skip-cause.js';
 import { Checkpointer } from './checkpointer.js';
@@ -82,7 +82,14 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     };
     const remote =
       where.type === 'bullmq'
-        ? await openCoordinator(session.dir, where.url, warn, { redisTimeoutSeconds: options.redisTimeoutSeconds, lost: redisLost })
+        ? await openCoordinator(
+            session.dir,
+            where.url,
+            warn,
+            { redisTimeoutSeconds: options.redisTimeoutSeconds, lost: redisLost },
+            where.rate ?? configuredRate(session.config.backend),
+            (count) => events.emit('workers:connected', count),
+          )
         : undefined;
     const { waves, waveCount } = plan;
     const stop = new RunStop(path, warn);

@@ -65,7 +65,12 @@ export const sessionConfigSchema = z
     max_rows: z.number().int().positive().optional(),
     /** Where tasks run: `local` (default), or `bullmq` with the Redis `url` (else CSV_WAVE_REDIS_URL); `--backend` wins. */
     backend: z
-      .object({ type: z.enum(['local', 'bullmq']), url: z.string().optional() })
+      .object({
+        type: z.enum(['local', 'bullmq']),
+        url: z.string().optional(),
+        /** With bullmq: attempts started across all workers, `N/s` or `N/min` (`--rate` wins). */
+        rate: z.string().optional(),
+      })
       .strict()
       .optional(),
   })

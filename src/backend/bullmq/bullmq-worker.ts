@@ -1,21 +1,26 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Worker, type Job } from 'bullmq';
+import type { Job } from 'bullmq';
 import { cleanText } from '../../executors/clean-text.js';
 import type { AttemptReply } from '../../executors/messages.js';
 import { describe } from '../../executors/module.js';
 import { scrubSecrets } from '../../executors/secret-scrubber.js';
-import { killChildProcessGroups } from '../local/child-groups.js';
+import { killTaskCommands } from '../local/child-groups.js';
 import { LocalBackend } from '../local/local-backend.js';
-import { bullmqConnection, checkRedisReachable } from './connection.js';
+import { CancelListener } from './cancel-channel.js';
+import { checkRedisReachable } from './connection.js';
 import type { AttemptJobData } from './job-data.js';
 import { queueNameOf } from './names.js';
+import { maskRedisUrl } from './redis-url.js';
+import { SessionDirectory } from './session-registry.js';
+import { kCancelledMessage, SessionWorker } from './session-worker.js';
 
 export interface BullmqWorkerOptions {
   url: string;
-  sessionId: string;
-  /** Jobs run at once. @default 1 */
+  /** The one session to serve; undefined serves every running session (session-registry.ts). */
+  sessionId?: string;
+  /** Jobs run at once, per session served. @default 1 */
   concurrency: number;
   /**
    * Milliseconds between BullMQ's checks for jobs whose worker died, and how long a job's
@@ -32,19 +37,42 @@ export interface BullmqWorkerOptions {
 /** Heap limit of the worker threads in MB, as the engine's default (RunOptions.workerMemoryMb). */
 const kWorkerMemoryMb = 1024;
 
+/** How often a worker serving every session looks for new ones (and ones gone). */
+const kDiscoverMs = 1000;
+
+/** A job this worker runs now. */
+interface RunningJob {
+  sessionId: string;
+  dir: string;
+  taskId: string;
+  attempt: number;
+  /** Aborted when the job is cancelled (Ctrl-C on its coordinator) or the worker stops at once. */
+  controller: AbortController;
+  /** Set by stopNow: the job is left to BullMQ, neither completed nor failed. */
+  released?: boolean;
+}
+
 /**
- * `csv-wave worker`: takes the session's jobs from Redis and runs each with the local
- * backend, the same code path as a local run (piscina threads, command process groups,
- * timeouts, output caps), and returns the reply as the job's return value: JSON text, as
- * the local pool passes it between threads, so a reply too deep to rebuild as an object
- * still arrives (the coordinator checks it: reply-schema.ts).
+ * `csv-wave worker`: takes the jobs of one session, or of every running session, from
+ * Redis and runs each with the local backend, the same code path as a local run (piscina
+ * threads, command process groups, timeouts, output caps), and returns the reply as the
+ * job's return value: JSON text, as the local pool passes it between threads, so a reply
+ * too deep to rebuild as an object still arrives (the coordinator checks it: reply-schema.ts).
  */
 export class BullmqWorker {
   readonly #options: BullmqWorkerOptions;
   readonly #backend: LocalBackend;
-  readonly #worker: Worker<AttemptJobData, string>;
-  /** Folders of the jobs running now, whose commands a forced stop kills. */
-  readonly #running = new Set<string>();
+  /** The BullMQ worker of each session served, by session id. */
+  readonly #sessions = new Map<string, SessionWorker>();
+  /** The jobs running now, by job id. */
+  readonly #running = new Map<string, RunningJob>();
+  /** Subscribed once the worker exists: a cancel may come at any moment after. */
+  #cancels: CancelListener | undefined;
+  readonly #directory: SessionDirectory | undefined;
+  readonly #discover: NodeJS.Timeout | undefined;
+  /** What `status` shows for the jobs this worker runs: BullMQ keeps it in each job (processedBy). */
+  readonly name = `${hostname()}:${process.pid}`;
+  #stopping = false;
 
   private constructor(options: BullmqWorkerOptions) {
     this.#options = options;
@@ -56,53 +84,149 @@ export class BullmqWorker {
       workerMemoryMb: kWorkerMemoryMb,
       endpointConcurrency: undefined,
     });
-    this.#worker = new Worker<AttemptJobData, string>(queueNameOf(options.sessionId), (job) => this.#run(job), {
-      connection: bullmqConnection(options.url),
-      concurrency: options.concurrency,
-      // One redelivery after a worker died under a job; a job that stalls again fails as a worker crash (csv-wave's rules).
-      maxStalledCount: 1,
-      ...(options.stalledIntervalMs === undefined
-        ? {}
-        : { stalledInterval: options.stalledIntervalMs, lockDuration: options.stalledIntervalMs }),
-    });
-    this.#worker.on('error', (error) => options.log(`worker: ${error.message}`));
+    if (options.sessionId === undefined) {
+      this.#directory = new SessionDirectory(options.url);
+      this.#discover = setInterval(() => void this.#serveRunning(), kDiscoverMs);
+    }
   }
 
   /** Connects (a WaveError REDIS_UNREACHABLE when Redis does not answer) and starts taking jobs. */
   static async start(options: BullmqWorkerOptions): Promise<BullmqWorker> {
     await checkRedisReachable(options.url);
     const worker = new BullmqWorker(options);
-    await worker.#worker.waitUntilReady();
-    options.log(`worker ${process.pid}: taking jobs of ${queueNameOf(options.sessionId)}, ${options.concurrency} at once`);
+    // Listening before the first job is taken: no cancel of a job it runs is missed.
+    worker.#cancels = await CancelListener.start(options.url, (sessionId) => worker.#cancelSession(sessionId));
+    if (options.sessionId === undefined) await worker.#serveRunning();
+    else await worker.#serve(options.sessionId);
+    const what = options.sessionId === undefined ? `every running session (queues ${queueNameOf('*')})` : queueNameOf(options.sessionId);
+    options.log(`worker ${worker.name}: taking jobs of ${what}, ${options.concurrency} at once${options.sessionId === undefined ? ' per session' : ''}`);
     return worker;
   }
 
-  async #run(job: Job<AttemptJobData, string>): Promise<string> {
+  async #serve(sessionId: string): Promise<void> {
+    const session = new SessionWorker(sessionId, {
+      url: this.#options.url,
+      name: this.name,
+      concurrency: this.#options.concurrency,
+      ...(this.#options.stalledIntervalMs === undefined ? {} : { stalledIntervalMs: this.#options.stalledIntervalMs }),
+      run: (job) => this.#run(sessionId, job),
+      log: this.#options.log,
+    });
+    this.#sessions.set(sessionId, session);
+    await session.ready();
+  }
+
+  /** Serves the sessions whose coordinators beat, and lets go of those that stopped (their running jobs finish). */
+  async #serveRunning(): Promise<void> {
+    if (this.#stopping || !this.#directory) return;
+    let running: string[];
+    try {
+      running = await this.#directory.running();
+    } catch {
+      return; // Redis is away: the next look tries again.
+    }
+    if (this.#stopping) return;
+    for (const sessionId of running) {
+      if (this.#sessions.has(sessionId)) continue;
+      this.#options.log(`worker ${this.name}: taking jobs of ${queueNameOf(sessionId)}`);
+      await this.#serve(sessionId).catch(() => undefined);
+    }
+    for (const [sessionId, session] of this.#sessions) {
+      if (running.includes(sessionId)) continue;
+      this.#sessions.delete(sessionId);
+      this.#options.log(`worker ${this.name}: ${queueNameOf(sessionId)} has no coordinator any more`);
+      void session.close().catch(() => undefined);
+    }
+  }
+
+  async #run(sessionId: string, job: Job<AttemptJobData, string>): Promise<string> {
     const started = performance.now();
     const request = job.data.request;
     const dir = this.#options.workdir ?? mkdtempSync(join(tmpdir(), 'csv-wave-job-'));
-    this.#running.add(dir);
+    const id = job.id ?? '?';
+    const running: RunningJob = { sessionId, dir, taskId: request.task.id, attempt: request.task.attempt, controller: new AbortController() };
+    this.#running.set(id, running);
     let reply: AttemptReply;
     try {
-      reply = await this.#backend.submit({ ...request, task: { ...request.task, session: dir } });
+      reply = await this.#backend.submit({ ...request, task: { ...request.task, session: dir } }, running.controller.signal);
+    } catch (error) {
+      if (!running.controller.signal.aborted) throw error;
+      // Neither completed nor failed: BullMQ's stalled-job check gives it to another worker.
+      if (running.released) return new Promise<string>(() => undefined);
+      this.#options.log(`[JOB] ${id} cancelled (${Math.round(performance.now() - started)} ms)`);
+      throw new Error(kCancelledMessage);
     } finally {
-      this.#running.delete(dir);
+      this.#running.delete(id);
       if (this.#options.workdir === undefined) rmSync(dir, { recursive: true, force: true });
     }
+    if (reply.kind === 'error' && reply.errorClass === 'rate-limited' && reply.retryAfterMs !== undefined && reply.retryAfterMs > 0) {
+      // Every worker of the session waits, not only this one: the limit is the endpoint's, for all.
+      await this.#sessions.get(sessionId)?.pause(reply.retryAfterMs);
+      this.#options.log(`worker ${this.name}: ${queueNameOf(sessionId)} paused for ${reply.retryAfterMs} ms (the model server's Retry-After)`);
+    }
     const outcome = reply.kind === 'finished' ? reply.status : `${reply.errorClass}: ${reply.error.split('\n', 1)[0]}`;
-    this.#options.log(`[JOB] ${job.id ?? '?'} ${outcome} (${Math.round(performance.now() - started)} ms)`);
+    this.#options.log(`[JOB] ${id} ${outcome} (${Math.round(performance.now() - started)} ms)`);
     return replyText(reply);
+  }
+
+  /** Ends the session's running jobs and their commands (its coordinator was stopped). */
+  #cancelSession(sessionId: string): void {
+    for (const job of this.#running.values()) if (job.sessionId === sessionId) this.#end(job);
+  }
+
+  /** Aborts a job (its reply is dropped) and kills its command's processes, wherever they went. */
+  #end(job: RunningJob): void {
+    job.controller.abort();
+    killTaskCommands(job.dir, job.taskId, job.attempt);
+  }
+
+  /** The Redis URL as messages show it (password masked). */
+  get redisShown(): string {
+    return maskRedisUrl(this.#options.url);
+  }
+
+  /** True when Redis answers now: a worker that cannot reach it can neither finish nor hand back a job. */
+  async redisAnswers(): Promise<boolean> {
+    try {
+      await checkRedisReachable(this.#options.url);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /**
    * Stops taking jobs and lets the running ones finish (their replies are returned), then
-   * frees the threads. `force`: the running jobs are left to BullMQ's stalled-job check,
-   * which gives them to another worker, and their commands are killed.
+   * frees the threads.
    */
-  async close(force = false): Promise<void> {
-    if (force) await Promise.all([...this.#running].map((dir) => killChildProcessGroups(dir)));
-    await this.#worker.close(force);
+  async close(): Promise<void> {
+    this.#stopTaking();
+    await Promise.all([...this.#sessions.values()].map((session) => session.close()));
+    this.#cancels?.stop();
     await this.#backend.close();
+  }
+
+  /**
+   * Stops at once: kills the commands of the running jobs and leaves the jobs to BullMQ's
+   * stalled-job check, which gives them to another worker. Does not wait for Redis: BullMQ's
+   * close waits for its connections, forever when Redis is gone, so the connections are
+   * dropped instead.
+   */
+  async stopNow(): Promise<void> {
+    this.#stopTaking();
+    for (const job of this.#running.values()) {
+      job.released = true;
+      this.#end(job);
+    }
+    for (const session of this.#sessions.values()) session.drop();
+    this.#cancels?.stop();
+    await this.#backend.close();
+  }
+
+  #stopTaking(): void {
+    this.#stopping = true;
+    clearInterval(this.#discover);
+    this.#directory?.stop();
   }
 }
 

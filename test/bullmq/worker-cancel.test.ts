@@ -1,0 +1,62 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lines, readyWorker, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
+import { readRows } from '../helpers/generic-session.js';
+import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { isRunning, spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
+
+describe.runIf(kRunRedisTests)('csv-wave worker: Ctrl-C on the coordinator', () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await redis?.dispose();
+  });
+
+  it('ends the jobs workers run after the grace: their commands are gone, the tasks pending, the jobs out of Redis', { timeout: 600_000 }, async () => {
+    const marks = mkdtempSync(join(tmpdir(), 'csv-wave-marks-'));
+    const dir = sessionWithId('cancel-test', [
+      { id: 'A', description: 'waits', role: 'worker' },
+      { id: 'B', description: 'waits', role: 'worker' },
+    ]);
+    const worker = await readyWorker(redis.url, '--session-id', 'cancel-test', '--concurrency', '2');
+    const client = new Redis(redis.url);
+    let coordinator: SpawnedCli | undefined;
+    try {
+      coordinator = spawnCli('run', dir, '--cmd', waitingCommand(marks), '--concurrency', '2', '--grace', '1', '--backend', 'bullmq', '--redis', redis.url);
+      await waitFor(() => lines(join(marks, 'A.pids')).length === 1 && lines(join(marks, 'B.pids')).length === 1, 'both commands running', 120_000);
+      const pids = [...lines(join(marks, 'A.pids')), ...lines(join(marks, 'B.pids'))].map(Number);
+      coordinator.child.kill('SIGINT');
+      const ended = await coordinator.exited;
+      expect(ended.code, ended.stderr).toBe(130);
+      await waitFor(() => pids.every((pid) => !isRunning(pid)), 'the commands to end', 60_000);
+      await waitFor(() => worker.stdoutSoFar().includes('[JOB] cancel-test.A.a1 cancelled') && worker.stdoutSoFar().includes('[JOB] cancel-test.B.a1 cancelled'), 'the worker to cancel both jobs', 60_000);
+      // Removed, so that a resume adds the attempts' jobs again instead of taking their cancel for an outcome.
+      for (const id of ['A', 'B']) {
+        let kept = 1;
+        for (let look = 0; look < 600 && kept === 1; look++) {
+          kept = await client.exists(`bull:csv-wave-cancel-test:cancel-test.${id}.a1`);
+          if (kept === 1) await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        expect(kept, id).toBe(0);
+      }
+      for (const row of readRows(dir).values()) expect(row.status).toBe('pending');
+      // The worker goes on serving: a resume runs both tasks again, to their end.
+      writeFileSync(join(marks, 'release'), '');
+      const resumed = await spawnCli('resume', dir, '--cmd', waitingCommand(marks), '--backend', 'bullmq', '--redis', redis.url).exited;
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(readRows(dir).get('A')).toMatchObject({ status: 'completed', findings: 'done-A' });
+      expect(lines(join(marks, 'A.pids'))).toHaveLength(2);
+    } finally {
+      writeFileSync(join(marks, 'release'), '');
+      coordinator?.child.kill('SIGKILL');
+      worker.child.kill('SIGTERM');
+      client.disconnect();
+    }
+    await worker.exited;
+  });
+});

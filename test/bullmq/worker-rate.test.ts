@@ -1,0 +1,147 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseRate } from '../../src/backend/bullmq/rate-limit.js';
+import { readyWorker, sessionWithId } from '../helpers/bullmq-session.js';
+import { runCli } from '../helpers/cli.js';
+import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-openai-server.js';
+import { genericSession, readRows } from '../helpers/generic-session.js';
+import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { spawnCliWith, type SpawnedCli } from '../helpers/spawn-cli.js';
+
+/** One event of a queue's event stream: its Redis time (the stream id's milliseconds) and fields. */
+interface QueueEvent {
+  ms: number;
+  event: string;
+  jobId: string;
+}
+
+/**
+ * The queue's events as Redis stamped them. A job's `active` event is written by the very
+ * script that counts it against the rate limit, with the same clock that expires the
+ * limit's window: the start times BullMQ's limiter sees.
+ */
+async function queueEvents(url: string, queue: string): Promise<QueueEvent[]> {
+  const client = new Redis(url);
+  try {
+    const entries = await client.xrange(`bull:${queue}:events`, '-', '+');
+    return entries.map(([id, fields]) => {
+      const field = (name: string) => fields[fields.indexOf(name) + 1] ?? '';
+      return { ms: Number(id.split('-')[0]), event: field('event'), jobId: field('jobId') };
+    });
+  } finally {
+    client.disconnect();
+  }
+}
+
+/**
+ * BullMQ's limiter is a fixed window: the first start after a window ended opens the next
+ * one, `durationMs` long (Redis keeps a key alive up to and including its expiry
+ * millisecond), and counts the starts in it. The windows of these start times, rebuilt the
+ * same way, with how many starts each holds.
+ */
+function limiterWindows(starts: readonly number[], durationMs: number): number[] {
+  const counts: number[] = [];
+  let end = -Infinity;
+  for (const ms of [...starts].sort((a, b) => a - b)) {
+    if (ms > end) {
+      end = ms + durationMs;
+      counts.push(0);
+    }
+    counts[counts.length - 1]!++;
+  }
+  return counts;
+}
+
+describe.runIf(kRunRedisTests)('csv-wave worker: shared rate limit', () => {
+  let redis: RedisServer;
+  let server: FakeOpenAiServer;
+  const workers: SpawnedCli[] = [];
+  beforeAll(async () => {
+    redis = await startRedis();
+    server = await startFakeOpenAiServer();
+  });
+  afterAll(async () => {
+    for (const worker of workers) worker.child.kill('SIGKILL');
+    await server?.close();
+    await redis?.dispose();
+  });
+
+  it('--rate 20/s over 3 workers: no window of BullMQ\'s limiter holds more than 20 of the 200 starts', { timeout: 600_000 }, async () => {
+    const rows = Array.from({ length: 200 }, (_, index) => ({ id: `T${index}`, description: 'x', role: 'worker' }));
+    const dir = sessionWithId('rate-test', rows);
+    for (let index = 0; index < 3; index++) workers.push(await readyWorker(redis.url, '--session-id', 'rate-test', '--concurrency', '8'));
+    const run = await runCli('run', dir, '--cmd', 'echo ok-{id}', '--concurrency', '64', '--backend', 'bullmq', '--redis', redis.url, '--rate', '20/s');
+    expect(run.code, run.stderr).toBe(0);
+    expect([...readRows(dir).values()].every((row) => row.status === 'completed')).toBe(true);
+    const starts = (await queueEvents(redis.url, 'csv-wave-rate-test')).filter((event) => event.event === 'active').map((event) => event.ms);
+    expect(starts).toHaveLength(200);
+    const windows = limiterWindows(starts, 1000);
+    expect(Math.max(...windows)).toBeLessThanOrEqual(20);
+    // 200 starts at 20 a window need 10 windows at least: the limit held them back.
+    expect(windows.length).toBeGreaterThanOrEqual(10);
+    // Every worker took some: the limit is the queue's, shared, not each worker's own.
+    const served = await Promise.all(workers.map(async (worker) => worker.stdoutSoFar().includes('[JOB] rate-test.')));
+    expect(served).toEqual([true, true, true]);
+  });
+
+  it('a 429 with Retry-After on one worker pauses the whole queue for that long', { timeout: 600_000 }, async () => {
+    // R is answered 429 with retry-after-ms 1500; the X tasks are answered at once.
+    const rows = [
+      { id: 'R', description: 'limited [[fake:rate-limit-ms]]', role: 'worker', priority: 'P0' },
+      ...Array.from({ length: 30 }, (_, index) => ({ id: `X${index}`, description: 'fine', role: 'worker' })),
+    ];
+    const dir = genericSession(rows);
+    mkdirSync(join(dir, '.csv-wave'), { recursive: true });
+    writeFileSync(join(dir, '.csv-wave', 'session-id'), 'pause-test\n');
+    const env = { env: { OPENAI_API_KEY: 'sk-test' } };
+    for (let index = 0; index < 2; index++) {
+      const worker = spawnCliWith(env, 'worker', '--redis', redis.url, '--session-id', 'pause-test', '--concurrency', '1');
+      workers.push(worker);
+    }
+    const run = await runCli('run', dir, '--executor', 'openai', '--model', 'm', '--base-url', server.baseUrl, '--retries', '0',
+      '--concurrency', '31', '--backend', 'bullmq', '--redis', redis.url);
+    expect(run.code, run.stderr).toBe(1);
+    expect(readRows(dir).get('R')?.status).toBe('failed');
+    const events = await queueEvents(redis.url, 'csv-wave-pause-test');
+    const rStarted = events.find((event) => event.event === 'active' && event.jobId === 'pause-test.R.a1')!.ms;
+    // The pause is set after R's 429 (so after R started) and before R's job ends.
+    const rEnded = events.find((event) => event.jobId === 'pause-test.R.a1' && (event.event === 'completed' || event.event === 'failed'))!.ms;
+    const laterStarts = events.filter((event) => event.event === 'active' && event.ms > rEnded).map((event) => event.ms);
+    expect(laterStarts.length).toBeGreaterThan(0);
+    // No job started on either worker before the Retry-After had passed.
+    expect(Math.min(...laterStarts)).toBeGreaterThanOrEqual(rStarted + 1500);
+  });
+});
+
+describe('--rate', () => {
+  it('reads N/s and N/min', () => {
+    expect(parseRate('20/s', '--rate')).toEqual({ max: 20, durationMs: 1000 });
+    expect(parseRate('600/min', '--rate')).toEqual({ max: 600, durationMs: 60_000 });
+  });
+
+  it.each(['0/s', '20', '20/h', '-1/s', '1.5/s', 'x/s', ''])('refuses `%s` with exit 2, naming the flag', async (value) => {
+    const dir = genericSession([{ id: 'A', description: 'a', role: 'worker' }]);
+    const run = await runCli('run', dir, '--cmd', 'echo x', '--backend', 'bullmq', '--redis', 'redis://127.0.0.1:1', '--rate', value);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('Expected `--rate` to be attempts per second or per minute, as 20/s or 600/min');
+    expect(readRows(dir).get('A')?.status).not.toBe('completed');
+  });
+
+  it('goes with --backend bullmq only', async () => {
+    const dir = genericSession([{ id: 'A', description: 'a', role: 'worker' }]);
+    const run = await runCli('run', dir, '--cmd', 'echo x', '--rate', '5/s');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--rate goes with --backend bullmq');
+  });
+
+  it('a bad backend.rate in session.json is exit 2, naming it', async () => {
+    const dir = genericSession([{ id: 'A', description: 'a', role: 'worker' }], {
+      'session.json': JSON.stringify({ pipeline: 'generic', backend: { type: 'bullmq', url: 'redis://127.0.0.1:1', rate: 'fast' } }),
+    });
+    const run = await runCli('run', dir, '--cmd', 'echo x');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('session.json: backend.rate: Expected `rate` to be attempts per second or per minute');
+  });
+});

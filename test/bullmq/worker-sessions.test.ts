@@ -1,0 +1,42 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readyWorker, sessionWithId } from '../helpers/bullmq-session.js';
+import { runCli } from '../helpers/cli.js';
+import { readRows } from '../helpers/generic-session.js';
+import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { waitFor } from '../helpers/spawn-cli.js';
+
+describe.runIf(kRunRedisTests)('csv-wave worker without --session-id', () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await redis?.dispose();
+  });
+
+  it('serves every running session, those started after it too, and lets a finished one go', { timeout: 600_000 }, async () => {
+    // Started before any session runs: it finds them as their coordinators start.
+    const worker = await readyWorker(redis.url, '--concurrency', '2');
+    try {
+      for (const sessionId of ['first-session', 'second-session']) {
+        const dir = sessionWithId(sessionId, ['A', 'B', 'C'].map((id) => ({ id, description: id, role: 'worker' })));
+        const run = await runCli('run', dir, '--cmd', 'echo done-{id}', '--backend', 'bullmq', '--redis', redis.url);
+        expect(run.code, run.stderr).toBe(0);
+        for (const id of ['A', 'B', 'C']) expect(readRows(dir).get(id)).toMatchObject({ status: 'completed', findings: `done-${id}` });
+        expect(worker.stdoutSoFar()).toMatch(new RegExp(`\\[JOB\\] ${sessionId}\\.A\\.a1 completed`));
+        // Its coordinator left: the worker stops listening to its queue.
+        await waitFor(() => worker.stdoutSoFar().includes(`csv-wave-${sessionId} has no coordinator any more`), 'the worker to let the session go', 60_000);
+      }
+    } finally {
+      worker.child.kill('SIGTERM');
+    }
+    const ended = await worker.exited;
+    expect(ended.code, ended.stderr).toBe(0);
+  });
+
+  it('a bad --session-id is exit 2, naming the flag', async () => {
+    const run = await runCli('worker', '--redis', redis.url, '--session-id', 'a:b');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('Expected `--session-id` to be a session id');
+  });
+});
