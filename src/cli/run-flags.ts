@@ -44,7 +44,7 @@ export function addRunFlags(command: Command): Command {
     .option('--endpoint-concurrency <n>', 'with --executor openai: requests in flight at once (default 8)')
     .option('--answers <file>', 'answers for the discussion gate: a JSON list, used in order')
     .option('--auto', 'answer every discussion gate with Done')
-    .option('--concurrency <n>', 'csv-wave tasks at once (default: number of cores)')
+    .option('--concurrency <n>', 'csv-wave tasks at once (default: number of cores; with --executor openai, the endpoint concurrency)')
     .option('--threads <n>', 'worker threads (default: 1 for commands and model calls, min(concurrency, cores) for modules)')
     .option('--timeout <seconds>', 'kill an attempt after this long; 0 for none (default 0)')
     .option('--retries <n>', 'extra attempts for rate-limited, transient and timed-out failures (default 2)')

@@ -37,7 +37,7 @@ export interface RunOptions {
   output?: OutputMode;
   /**
    * csv-wave tasks running at once.
-   * @default the number of cores
+   * @default the number of cores; with the openai executor, `endpointConcurrency`
    */
   concurrency?: number;
   /**
@@ -186,7 +186,11 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
     );
   }
   const executor = withOutputMode(executorSpec(options.executor), options.output);
-  const concurrency = options.concurrency ?? availableParallelism();
+  const endpointConcurrency = options.endpointConcurrency ?? kDefaults.endpointConcurrency;
+  expect('endpointConcurrency', isPositiveInteger(endpointConcurrency), endpointConcurrency, 'a positive integer');
+  // Model calls wait on the server, not on this machine's cores: as many tasks as requests
+  // may be in flight, else the endpoint limit could never be reached (issue 15).
+  const concurrency = options.concurrency ?? (executor.type === 'openai' ? endpointConcurrency : availableParallelism());
   expect('concurrency', isPositiveInteger(concurrency), concurrency, 'a positive integer');
   // Commands and model calls wait on other processes: one thread runs them all, and a
   // smaller process forks faster (5,000 commands ran 10% faster on 1 thread than on 2).
@@ -207,8 +211,6 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
   expect('workerMemoryMb', isPositiveInteger(workerMemoryMb), workerMemoryMb, 'a positive integer');
   const graceSeconds = options.graceSeconds ?? kDefaults.graceSeconds;
   expect('grace', isTimerSeconds(graceSeconds), graceSeconds, kTimerSecondsText);
-  const endpointConcurrency = options.endpointConcurrency ?? kDefaults.endpointConcurrency;
-  expect('endpointConcurrency', isPositiveInteger(endpointConcurrency), endpointConcurrency, 'a positive integer');
   const maxStdoutBytes = options.maxStdoutBytes ?? kDefaults.maxStdoutBytes;
   expect('maxStdoutBytes', isByteCap(maxStdoutBytes), maxStdoutBytes, 'an integer ≥ 1024 (bytes)');
   const maxArtifactsPerTask = options.maxArtifactsPerTask ?? kDefaults.maxArtifactsPerTask;
