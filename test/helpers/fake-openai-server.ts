@@ -43,7 +43,21 @@ export type FakeBehaviour =
   /** A valid result after `slowMs` (never, with `'never'`); a client that gives up first just goes away. */
   | 'slow'
   /** The socket is destroyed without an answer: a network error. */
-  | 'hang-up';
+  | 'hang-up'
+  /** `{}` every time: what a grammar without `required` let a small model answer. */
+  | 'empty-object'
+  /** `{}`, then the role's result once the request carries a repair. */
+  | 'empty-then-valid'
+  /** Only an error, every time. */
+  | 'only-error'
+  /** `status: failed` with an error and no findings, every time. */
+  | 'failed-no-findings'
+  /** The role's result without gc_signal and severity_summary, every time. */
+  | 'no-signal'
+  /** The role's result with an evaluation score of 14 out of 10, every time. */
+  | 'score-out-of-range'
+  /** The role's result with `supervision_verdict: "block"` and a score, whatever the role. */
+  | 'block';
 
 export interface RecordedRequest {
   method: string;
@@ -87,6 +101,7 @@ const kBehaviours = new Set<FakeBehaviour>([
   'ok', 'fenced', 'no-usage', 'rate-limit', 'rate-limit-ms', 'rate-limit-date', 'quota', 'server-error', 'unavailable',
   'bad-request', 'unauthorized', 'invalid-then-valid', 'schema-then-valid', 'no-signal-then-valid', 'loose-severity', 'always-invalid',
   'refusal', 'slow', 'hang-up',
+  'empty-object', 'empty-then-valid', 'only-error', 'failed-no-findings', 'no-signal', 'score-out-of-range', 'block',
 ]);
 
 /** A scripted OpenAI-compatible chat endpoint on 127.0.0.1 and a random port. */
@@ -186,6 +201,25 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
       case 'hang-up':
         req.socket.destroy();
         return;
+      case 'empty-object':
+        return answer('{}');
+      case 'empty-then-valid':
+        return answer(isRepair ? good() : '{}');
+      case 'only-error':
+        return answer(JSON.stringify({ error: 'I could not do this task' }));
+      case 'failed-no-findings':
+        return answer(JSON.stringify({ status: 'failed', error: 'I could not do this task' }));
+      case 'no-signal': {
+        const { gc_signal: _signal, severity_summary: _summary, ...rest } = roleResult(role, id);
+        return answer(JSON.stringify(rest));
+      }
+      case 'score-out-of-range': {
+        const result = roleResult(role, id) as { discoveries?: { data: { scores?: Record<string, number> } }[] };
+        for (const discovery of result.discoveries ?? []) if (discovery.data.scores) discovery.data.scores.feasibility = 14;
+        return answer(JSON.stringify(result));
+      }
+      case 'block':
+        return answer(JSON.stringify({ ...roleResult(role, id), supervision_verdict: 'block', supervision_score: 0.1 }));
     }
   }
 
@@ -260,7 +294,12 @@ export function roleResult(role: string, id: string): Record<string, unknown> {
       return {
         ...base,
         findings: 'HA gateway ranks first (6.6): pursue.',
-        discoveries: [{ type: 'evaluation', data: { proposal_title: 'HA gateway', weighted_score: 6.6, rank: 1, recommendation: 'pursue' } }],
+        discoveries: [
+          {
+            type: 'evaluation',
+            data: { proposal_title: 'HA gateway', scores: { feasibility: 8, innovation: 5, impact: 7, cost: 6 }, weighted_score: 6.6, rank: 1, recommendation: 'pursue' },
+          },
+        ],
         decisions: ['Pursue HA gateway: best feasibility'],
       };
     case 'explorer':
@@ -269,6 +308,8 @@ export function roleResult(role: string, id: string): Record<string, unknown> {
       return { ...base, findings: '1 insight.', discoveries: [{ type: 'insight', data: { title: 'Lock-in', perspective: 'cost', evidence: 'Pricing', confidence: 'medium' } }] };
     case 'discussant':
       return { ...base, findings: 'Confirmed 1 point.', discoveries: [{ type: 'discussion_point', data: { title: 'Lock-in', kind: 'confirmed', detail: 'Agreed' } }] };
+    case 'supervisor':
+      return { ...base, findings: 'Checked the work upstream: fit to build on.', supervision_verdict: 'pass', supervision_score: 0.9 };
     default:
       return { ...base, findings: `Did the ${role || 'generic'} task.` };
   }

@@ -1,10 +1,10 @@
 import OpenAI from 'openai';
 import { describe } from '../module.js';
 import type { AttemptOutcome, Executor, ExecutorRunOptions, TaskInput, TokenUsage } from '../types.js';
-import { quoteAnswer, readAnswer, taskResultFormat } from './answer.js';
+import { quoteAnswer } from './answer.js';
+import { answerFormat, readContractAnswer } from './contract.js';
 import { classifyCallError, type StoppedBy } from './errors.js';
 import { kSystemPrompt, RolePrompts } from './prompt.js';
-import { checkRole } from './role-check.js';
 
 export interface OpenAiExecutorOptions {
   /** The model name the server knows, e.g. `gpt-4o-mini` or a local model's name. */
@@ -43,7 +43,7 @@ type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
  * Runs a task as one chat completion of an OpenAI-compatible endpoint (DESIGN.md section 6):
  * the role's prompt template of the session's pipeline (prompt.ts), filled from the row and
  * the prompt context the engine sends with the request; the answer is asked for as JSON of
- * the result schema (answer.ts). An answer that is not a valid result gets one repair
+ * the role's model-answer contract (contract.ts). An answer that breaks it gets one repair
  * request. The SDK does not retry: the engine does, by error class (errors.ts).
  */
 export class OpenAiExecutor implements Executor {
@@ -123,7 +123,7 @@ export class OpenAiExecutor implements Executor {
           {
             model: this.#model,
             messages,
-            response_format: taskResultFormat(),
+            response_format: answerFormat(context.pipeline, task.row.role ?? ''),
             ...(this.#maxTokens === undefined ? {} : { [this.#maxTokensField]: this.#maxTokens }),
           },
           {
@@ -145,9 +145,11 @@ export class OpenAiExecutor implements Executor {
           return withUsage({ kind: 'error', errorClass: 'task-failure', error: `The model refused the task: ${refusal}` });
         }
         const content = choice?.message?.content ?? '';
-        const read = readAnswer(content, choice?.finish_reason);
-        const answer = read.ok ? checkRole(context.pipeline, task.row.role ?? '', read.result) : read;
-        if (answer.ok) return withUsage({ kind: 'result', result: { ...answer.result, id: task.id } });
+        const answer = readContractAnswer(content, choice?.finish_reason, context.pipeline, task.row.role ?? '');
+        if (answer.ok) {
+          const notes = answer.notes.length > 0 ? { notes: answer.notes } : {};
+          return withUsage({ kind: 'result', result: { ...answer.result, id: task.id }, ...notes });
+        }
         if (request >= 2) {
           return withUsage({
             kind: 'error',

@@ -1,0 +1,31 @@
+/**
+ * The JSON Schema keywords a model answer's schema may use: what llama.cpp's
+ * json-schema-to-grammar (and the servers built on it) turn into a grammar. No
+ * `propertyNames`, `anyOf`, `minimum` or `maximum`: servers reject some and enforce none of
+ * the numeric ones, so ranges are checked on the answer instead. The type keeps every
+ * schema csv-wave sends to a model within this subset.
+ */
+export interface GrammarSchema {
+  type: 'object' | 'array' | 'string' | 'number' | 'integer' | 'boolean';
+  properties?: Readonly<Record<string, GrammarSchema>>;
+  required?: readonly string[];
+  enum?: readonly string[];
+  /** Anchored (`^…$`), in the regular-expression syntax both JavaScript and llama.cpp read. */
+  pattern?: string;
+  minLength?: number;
+  items?: GrammarSchema;
+  /** Only `false`: a nested schema here is beyond what every server takes. */
+  additionalProperties?: false;
+}
+
+/** The keywords of GrammarSchema, for checks of a schema built at run time. */
+export const kGrammarKeywords: ReadonlySet<string> = new Set([
+  'type',
+  'properties',
+  'required',
+  'enum',
+  'pattern',
+  'minLength',
+  'items',
+  'additionalProperties',
+]);
