@@ -14,8 +14,11 @@ export interface GrammarSchema {
   pattern?: string;
   minLength?: number;
   items?: GrammarSchema;
-  /** Only `false`: a nested schema here is beyond what every server takes. */
-  additionalProperties?: false;
+  /**
+   * A boolean only: a nested schema here is beyond what every server takes. Given on every
+   * object, as converters differ on what its absence means (`data: {}` only, for some).
+   */
+  additionalProperties?: boolean;
 }
 
 /** The keywords of GrammarSchema, for checks of a schema built at run time. */

@@ -64,6 +64,14 @@ function repairText(): string {
   return messages.at(-1)!.content;
 }
 
+/** Every object schema within a schema (itself included). */
+function objects(schema: Record<string, unknown>, found: Record<string, unknown>[] = []): Record<string, unknown>[] {
+  if (schema.type === 'object') found.push(schema);
+  for (const inner of Object.values((schema.properties ?? {}) as Record<string, Record<string, unknown>>)) objects(inner, found);
+  if (schema.items) objects(schema.items as Record<string, unknown>, found);
+  return found;
+}
+
 /** Every keyword used anywhere in a schema. */
 function keywords(schema: unknown, found = new Set<string>()): Set<string> {
   if (schema === null || typeof schema !== 'object') return found;
@@ -88,6 +96,8 @@ describe('the schema sent', () => {
     expect(schema).toMatchObject({ type: 'object', additionalProperties: false });
     for (const keyword of keywords(schema)) expect(kGrammarKeywords.has(keyword), keyword).toBe(true);
     expect(JSON.stringify(schema)).not.toMatch(/minimum|maximum|propertyNames|anyOf|\$schema/);
+    // Converters differ on what an object without additionalProperties allows: every one says.
+    for (const object of objects(schema as unknown as Record<string, unknown>)) expect(typeof object.additionalProperties).toBe('boolean');
   });
 
   test('the challenger must give its counts in the exact form and a signal from its enum', () => {

@@ -30,7 +30,7 @@ const kCommonProperties: Readonly<Record<string, GrammarSchema>> = {
     type: 'array',
     items: {
       type: 'object',
-      properties: { type: { type: 'string', minLength: 1 }, data: { type: 'object' } },
+      properties: { type: { type: 'string', minLength: 1 }, data: { type: 'object', additionalProperties: true } },
       required: ['type', 'data'],
       additionalProperties: false,
     },

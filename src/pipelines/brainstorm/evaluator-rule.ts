@@ -35,6 +35,7 @@ export const kEvaluatorAnswerFields: RoleAnswerFields = {
               recommendation: { type: 'string', enum: kRecommendations },
             },
             required: ['proposal_title', 'scores', 'weighted_score', 'rank', 'recommendation'],
+            additionalProperties: false,
           },
         },
         required: ['type', 'data'],
