@@ -27,7 +27,7 @@ export type ExecutorSpec =
   /** `path`: a relative one is relative to the session folder (runSession resolves it). */
   | { type: 'module'; path: string }
   /** The API key is not here: workers read OPENAI_API_KEY from their environment, so it is never cloned or journaled. */
-  | { type: 'openai'; model: string; baseUrl?: string; promptsDir?: string; maxTokens?: number };
+  | { type: 'openai'; model: string; baseUrl?: string; promptsDir?: string; maxTokens?: number; contextWindow?: number };
 
 /**
  * Caps on what one task may produce, from RunOptions / session.json. Each cap a task hits

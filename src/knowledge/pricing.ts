@@ -7,8 +7,8 @@
 export interface ModelPrice {
   input: number;
   output: number;
-  cached_input?: number;
-  batch_discount?: number;
+  cached_input?: number | undefined;
+  batch_discount?: number | undefined;
 }
 
 /** Prices by model name, as session.json's `pricing` holds them. */

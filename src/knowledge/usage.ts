@@ -84,29 +84,24 @@ export function checkedRequests(requests: unknown): RequestUsage[] {
 }
 
 /**
- * Appends one line per request of an attempt to `usage.ndjson`, priced with `price` when
- * the run has one for the request's model (a line's cost is the price of its run). One
- * write for all the lines: a crash leaves all of them or a cut last line, which is skipped.
- * Returns the lines written.
+ * The usage.ndjson lines of an attempt's requests, priced with `price` when the run has
+ * one for their model (a line's cost is the price of the run that wrote it).
  */
-export function recordRequests(
-  sessionDir: string,
-  taskId: string,
-  attempt: number,
-  requests: readonly RequestUsage[],
-  price?: ModelPrice,
-): UsageLine[] {
-  if (requests.length === 0) return [];
+export function usageLines(taskId: string, attempt: number, requests: readonly RequestUsage[], price?: ModelPrice): UsageLine[] {
   const ts = new Date().toISOString();
-  const lines: UsageLine[] = requests.map((request) => ({
+  return requests.map((request) => ({
     ts,
     task: taskId,
     attempt,
     ...request,
     ...(price === undefined || !request.reported ? {} : { cost_usd: requestCost(price, request) }),
   }));
+}
+
+/** Appends lines to `usage.ndjson` in one write: a crash leaves all of them, or a cut last line that readUsage skips. */
+export function appendUsageLines(sessionDir: string, lines: readonly UsageLine[]): void {
+  if (lines.length === 0) return;
   writeWholeFile(sessionPathForWrite(sessionDir, kUsageFile), lines.map((line) => `${JSON.stringify(line)}\n`).join(''), 'a');
-  return lines;
 }
 
 /**
