@@ -76,6 +76,9 @@ export type FittedPrompt =
   | { ok: true; prompt: string; notes: string[] }
   | { ok: false; ownTokens: number; roomTokens: number };
 
+/** Characters cut beyond the estimate's count, for its rounding. */
+const kCutSlackChars = 16;
+
 /** The marker a cut part ends with. */
 export function cutMarker(kept: number, total: number): string {
   return `\n[… cut to fit the model's context window: ${kept} of ${total} characters kept]`;
@@ -103,12 +106,14 @@ export function fitPrompt(
   for (const name of kCuttableParts) {
     const text = parts[name];
     if (text.length === 0) continue;
-    const over = estimate.chars(size(prompt) - roomTokens) + 1;
-    // The marker takes room of its own; a part cut to nothing is left out with it.
-    const marker = cutMarker(0, text.length);
-    const keep = Math.max(0, text.length - over - marker.length);
-    current[name] = `${text.slice(0, keep)}${cutMarker(keep, text.length)}`;
-    prompt = render(current);
+    let keep = text.length;
+    // The estimate rounds and the marker's digits change its length: a second pass takes what is still over.
+    while (keep > 0 && size(prompt) > roomTokens) {
+      const over = estimate.chars(size(prompt) - roomTokens) + kCutSlackChars;
+      keep = Math.max(0, keep - over - cutMarker(0, text.length).length);
+      current[name] = `${text.slice(0, keep)}${cutMarker(keep, text.length)}`;
+      prompt = render(current);
+    }
     notes.push(`{${name}} cut to fit the model's context window: ${keep} of ${text.length} characters kept`);
     if (size(prompt) <= roomTokens) return { ok: true, prompt, notes };
   }

@@ -167,8 +167,9 @@ export class OpenAiExecutor implements Executor {
             request--;
             continue;
           }
-          // A request cut off on our side may have cost tokens the server never told.
-          if (!(error instanceof APIError)) requests.push(unreported(request, kind, this.#model));
+          // A request cut off (a timeout, an abort, the connection lost: no HTTP status) may have
+          // cost tokens the server never told; an HTTP error answer cost none.
+          if (!(error instanceof APIError && typeof error.status === 'number')) requests.push(unreported(request, kind, this.#model));
           throw error;
         }
         requests.push(requestUsage(completion, request, kind, this.#model));
