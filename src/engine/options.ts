@@ -9,7 +9,8 @@ import { kDefaultMaxDiscoveryLineBytes } from '../knowledge/discoveries-board.js
 import type { DiscoveryFilePolicy } from '../knowledge/discovery-files.js';
 import { kOutputModes, type OutputMode } from '../schema/session.js';
 import type { HaltPolicy } from '../core/core-options.js';
-import type { ModelPrice, PriceTable } from '../knowledge/pricing.js';
+import type { PriceTable } from '../knowledge/pricing.js';
+import { modelOptions, type ModelRunOptions } from './model-options.js';
 
 /** The core's halt policy, part of the run options. */
 export type { HaltPolicy };
@@ -25,7 +26,7 @@ export type ExecutorOption =
   | Exclude<ExecutorSpec, { type: 'command' }>;
 
 /** How a run goes. Every field has a default; `normalizeRunOptions` checks them all. */
-export interface RunOptions {
+export interface RunOptions extends ModelRunOptions {
   /** What runs each task. Required unless session.json names an executor. */
   executor?: ExecutorOption;
   /**
@@ -129,24 +130,6 @@ export interface RunOptions {
    * @default 65536 (64 KiB)
    */
   maxDiscoveryLineBytes?: number;
-  /** Tokens of one model answer at most (openai; `--max-tokens`). @default the server's */
-  maxTokens?: number;
-  /**
-   * The model's context window in tokens (openai; `--context-window`): a prompt that would
-   * not fit has its digests, then prev_context, cut. @default learned from the server's 400
-   */
-  contextWindow?: number;
-  /**
-   * Stop starting tasks once the session's model calls cost this many US dollars
-   * (`--max-cost`; every run's usage.ndjson lines count). Needs the model's price. @default none
-   */
-  maxCostUsd?: number;
-  /** Stop starting tasks once the session's model calls spent this many tokens, prompt and completion (`--max-tokens-total`). @default none */
-  maxTokensTotal?: number;
-  /** Prices by model in US dollars per million tokens (session.json `pricing`). @default none */
-  pricing?: PriceTable;
-  /** The run model's price, over `pricing`'s (`--price-input`, `--price-output`, `--price-cached`). @default none */
-  price?: Partial<ModelPrice>;
 }
 
 export type NormalizedRunOptions = Required<
@@ -274,53 +257,6 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
     ...(options.bom === undefined ? {} : { bom: options.bom }),
     ...(options.discoveryFiles === undefined ? {} : { discoveryFiles: options.discoveryFiles }),
   };
-}
-
-/**
- * The options of model calls, checked: the answer and context limits go into the openai
- * executor's spec, and the run model's flag prices over session.json's. A budget in
- * dollars needs the model's price; each of them needs a model executor.
- */
-function modelOptions(options: RunOptions, executor: ExecutorSpec): { executor: ExecutorSpec; pricing: PriceTable } {
-  const { maxTokens, contextWindow, maxCostUsd, maxTokensTotal, price } = options;
-  const given = { maxTokens, contextWindow, maxCostUsd, maxTokensTotal, price };
-  const named = Object.entries(given).filter(([, value]) => value !== undefined).map(([name]) => `\`${name}\``);
-  if (executor.type !== 'openai') {
-    if (named.length > 0) throw new WaveError('USAGE', `${named.join(', ')} go with the openai executor (--executor openai --model NAME)`);
-    return { executor, pricing: options.pricing ?? {} };
-  }
-  if (maxTokens !== undefined) expect('maxTokens', isPositiveInteger(maxTokens), maxTokens, 'a positive integer (tokens)');
-  if (contextWindow !== undefined) {
-    expect('contextWindow', Number.isInteger(contextWindow) && contextWindow >= 256, contextWindow, 'an integer ≥ 256 (tokens)');
-  }
-  if (maxCostUsd !== undefined) expect('maxCost', Number.isFinite(maxCostUsd) && maxCostUsd > 0, maxCostUsd, 'a positive number of US dollars');
-  if (maxTokensTotal !== undefined) expect('maxTokensTotal', isPositiveInteger(maxTokensTotal), maxTokensTotal, 'a positive integer (tokens)');
-  for (const [name, value] of Object.entries(price ?? {})) {
-    expect(`price.${name}`, typeof value === 'number' && Number.isFinite(value) && value >= 0, value, 'a number of US dollars per million tokens ≥ 0');
-  }
-  const pricing: Record<string, ModelPrice> = { ...options.pricing };
-  const merged = { ...pricing[executor.model], ...price };
-  if (price !== undefined) {
-    if (merged.input === undefined || merged.output === undefined) {
-      throw new WaveError(
-        'USAGE',
-        `A price for ${executor.model} needs both --price-input and --price-output (US dollars per million tokens), or an entry in session.json's "pricing"`,
-      );
-    }
-    pricing[executor.model] = merged as ModelPrice;
-  }
-  if (maxCostUsd !== undefined && pricing[executor.model] === undefined) {
-    throw new WaveError(
-      'USAGE',
-      `--max-cost needs the price of ${executor.model}: pass --price-input and --price-output (US dollars per million tokens), or add it to session.json's "pricing"`,
-    );
-  }
-  const spec = {
-    ...executor,
-    ...(maxTokens === undefined ? {} : { maxTokens }),
-    ...(contextWindow === undefined ? {} : { contextWindow }),
-  };
-  return { executor: spec, pricing };
 }
 
 /** The command executor with its output mode; other executors return objects, so a mode other than auto is a mistake there. */
