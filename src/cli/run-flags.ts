@@ -26,6 +26,13 @@ export interface RunFlags {
   grace?: string;
   pipeline?: PipelineName;
   output?: OutputMode;
+  maxTokens?: string;
+  contextWindow?: string;
+  maxCost?: string;
+  maxTokensTotal?: string;
+  priceInput?: string;
+  priceOutput?: string;
+  priceCached?: string;
 }
 
 export function addRunFlags(command: Command): Command {
@@ -62,7 +69,14 @@ export function addRunFlags(command: Command): Command {
       ).choices(kOutputModes),
     )
     .option('--bom', 'write tasks.csv with a UTF-8 byte order mark')
-    .option('--json', 'print only a JSON summary when the run ends');
+    .option('--json', 'print only a JSON summary when the run ends')
+    .option('--max-tokens <n>', 'with --executor openai: tokens of one answer at most (max_completion_tokens, or max_tokens for servers that know only it)')
+    .option('--context-window <n>', "with --executor openai: the model's context in tokens; longer prompts have their digests, then prev_context, cut (default: learned from the server's 400)")
+    .option('--max-cost <usd>', "with --executor openai: stop starting tasks once the session's model calls cost this many US dollars (needs the model's price)")
+    .option('--max-tokens-total <n>', "with --executor openai: stop starting tasks once the session's model calls spent this many tokens")
+    .option('--price-input <usd>', "with --executor openai: the model's price of a million prompt tokens, in US dollars (with --price-output)")
+    .option('--price-output <usd>', "with --executor openai: the model's price of a million completion tokens, in US dollars")
+    .option('--price-cached <usd>', "with --executor openai: the price of a million cached prompt tokens (default: --price-input)");
 }
 
 function number(flag: string, text: string | undefined): number | undefined {
@@ -72,6 +86,10 @@ function number(flag: string, text: string | undefined): number | undefined {
     throw new WaveError('USAGE', `Expected \`--${flag}\` to be a number, got \`${text}\``);
   }
   return value;
+}
+
+function optional<K extends string>(key: K, value: number | undefined): Partial<Record<K, number>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, number>);
 }
 
 /** Turns flags into library options; checks that only one executor is named. */
@@ -110,5 +128,15 @@ export function runOptionsFromFlags(flags: RunFlags): RunOptions {
   set('halt', flags.halt === undefined ? undefined : parseHalt(flags.halt));
   set('bom', flags.bom);
   set('endpointConcurrency', number('endpoint-concurrency', flags.endpointConcurrency));
+  set('maxTokens', number('max-tokens', flags.maxTokens));
+  set('contextWindow', number('context-window', flags.contextWindow));
+  set('maxCostUsd', number('max-cost', flags.maxCost));
+  set('maxTokensTotal', number('max-tokens-total', flags.maxTokensTotal));
+  const price = {
+    ...optional('input', number('price-input', flags.priceInput)),
+    ...optional('output', number('price-output', flags.priceOutput)),
+    ...optional('cached_input', number('price-cached', flags.priceCached)),
+  };
+  set('price', Object.keys(price).length > 0 ? price : undefined);
   return options;
 }

@@ -10,6 +10,7 @@ import { countByStatus, countByWave, rowObject, taskLines } from '../engine/stat
 import { kTaskStatuses } from '../schema/row.js';
 import { statusOf } from '../core/skip-cause.js';
 import { readUsage } from '../knowledge/usage.js';
+import { costLine, spendJson, spendText } from '../knowledge/cost-text.js';
 import { currentTasks } from '../report/session-state.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
 import { addPipelineFlag, sessionOverrides } from './pipeline-flag.js';
@@ -26,7 +27,7 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
     .command('status')
     .description('one line per task ([DONE] [RUN] [INTR] [WAIT] [FAIL] [SKIP] [----]), then counts per status and wave')
     .argument('<session>', 'session folder, or the path of its tasks.csv')
-    .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}, "interrupted"?: [ids]}')
+    .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}, "usage"?: {tokens, cost_usd, tasks: {id: …}}, "interrupted"?: [ids]}')
     .option('--only <statuses>', `list only the tasks of these statuses, comma-separated (${kTaskStatuses.join(', ')}); counts stay the whole session's`)
     .option('--wave <n>', 'list only the tasks of wave N (counts stay the whole session\'s)'))
     .action((sessionPath: string, options: StatusFlags & { pipeline?: PipelineName }) => {
@@ -38,7 +39,7 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       // that status shows what a running run has done, or what a killed one left for resume.
       const table = currentTasks(session);
       const counts = countByStatus(table.rows);
-      const usage = readUsage(session.dir);
+      const usage = readUsage(session.dir, session.config.pricing);
       const graph = buildDag(table.rows.map((row) => ({ id: row.id, deps: splitList(row.deps) })));
       const { waves } = computeWaves(graph);
       const wanted = selectRows(options, waves);
@@ -46,7 +47,13 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       const running = runHoldsLock(session.dir);
       const interrupted = running ? [] : table.rows.filter((row) => statusOf(row) === 'in_progress').map((row) => row.id);
       if (options.json) {
-        const tokens = usage ? { tokens: { prompt: usage.prompt_tokens, completion: usage.completion_tokens } } : {};
+        const tokens = usage
+          ? {
+              tokens: { prompt: usage.prompt_tokens, completion: usage.completion_tokens },
+              // The cost of the session and of each task (by id) from usage.ndjson, in US dollars.
+              usage: { ...spendJson(usage), tasks: Object.fromEntries([...usage.byTask].map(([id, sum]) => [id, spendJson(sum)])) },
+            }
+          : {};
         const stale = interrupted.length > 0 ? { interrupted } : {};
         printJson(io, { tasks: table.rows.filter(wanted).map((row) => rowObject(table, row)), counts, ...tokens, ...stale });
         done(ExitCode.Ok);
@@ -56,8 +63,9 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       const idWidth = Math.min(24, Math.max(0, ...lines.map((line) => line.id.length)));
       const roleWidth = Math.min(16, Math.max(0, ...lines.map((line) => line.role.length + 2)));
       for (const line of lines) {
+        const spent = usage?.byTask.get(line.id);
         io.stdout(
-          `${line.tag.padEnd(7)}${line.id.padEnd(idWidth)}  ${`(${line.role})`.padEnd(roleWidth)} -> ${line.detail}\n`,
+          `${line.tag.padEnd(7)}${line.id.padEnd(idWidth)}  ${`(${line.role})`.padEnd(roleWidth)} -> ${line.detail}${spent ? ` [${spendText(spent)}]` : ''}\n`,
         );
       }
       const total = table.rows.length;
@@ -68,7 +76,10 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
         .map(([status, n]) => `${status === 'in_progress' ? inProgress : status} ${n}`)
         .join(', ');
       io.stdout(`\n${total} tasks: ${summary || 'none'}\n`);
-      if (usage) io.stdout(`Tokens: ${usage.prompt_tokens} prompt, ${usage.completion_tokens} completion\n`);
+      if (usage) {
+        const cached = usage.cached_tokens > 0 ? ` (${usage.cached_tokens} of the prompt tokens cached)` : '';
+        io.stdout(`Tokens: ${usage.prompt_tokens} prompt, ${usage.completion_tokens} completion${cached}\n${costLine(usage)}\n`);
+      }
       for (const [wave, byStatus] of countByWave(table, waves)) {
         const inWave = Object.values(byStatus).reduce((a, b) => a + b, 0);
         const done = byStatus.completed + byStatus.skipped + byStatus.failed;

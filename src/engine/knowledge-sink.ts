@@ -14,7 +14,9 @@ import {
   type DiscoveryFilePolicy,
 } from '../knowledge/discovery-files.js';
 import { forgetCheckedFolders, sessionPathForWrite } from '../knowledge/session-path.js';
-import { recordUsage } from '../knowledge/usage.js';
+import { appendUsageLines, checkedRequests, recordUsage, usageLines } from '../knowledge/usage.js';
+import type { PriceTable } from '../knowledge/pricing.js';
+import type { UsageLine } from '../knowledge/usage.js';
 import { KnownFiles } from '../knowledge/known-files.js';
 import { buildUpstream, type DependencyState, type UpstreamContext } from '../knowledge/upstream.js';
 import { appendWisdom, kWisdomKinds, type WisdomKind } from '../knowledge/wisdom.js';
@@ -35,6 +37,10 @@ export interface KnowledgeSinkSetup {
   /** Told each wave file written, so that report.html need not parse it again. */
   waveContexts?: WaveContexts;
   warn: (message: string) => void;
+  /** Prices by model, to put each request's cost in its usage line. @default none */
+  pricing?: PriceTable;
+  /** Told the usage lines of each attempt that came back (the run's budget). */
+  onUsage?: (lines: readonly UsageLine[]) => void;
 }
 
 /**
@@ -67,6 +73,26 @@ export class KnowledgeSink {
     return writeAttemptFiles(sessionDir, taskId, reply, discoveryFiles, limits, this.#known);
   }
 
+  /**
+   * The tokens of each model request of an attempt that came back, whatever becomes of it
+   * (finished, retried, repaired, timed out): one usage.ndjson line each. A line that cannot
+   * be written is a warning; the budget counts it all the same.
+   */
+  attemptUsage(taskId: string, attempt: number, reply: AttemptReply): void {
+    const requests = checkedRequests(reply.requests);
+    if (requests.length === 0) return;
+    const { sessionDir, pricing, warn } = this.#setup;
+    const model = requests[0]!.model;
+    const price = pricing !== undefined && Object.hasOwn(pricing, model) ? pricing[model] : undefined;
+    const lines = usageLines(taskId, attempt, requests, price);
+    try {
+      appendUsageLines(sessionDir, lines);
+    } catch (error) {
+      warn(`${taskId}: the tokens of attempt ${attempt} were not written to usage.ndjson: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    this.#setup.onUsage?.(lines);
+  }
+
   /** What an attempt sees of its dependencies and the wisdom files, read here on the main thread. */
   upstream(deps: readonly DependencyState[]): UpstreamContext {
     return buildUpstream(this.#setup.sessionDir, deps, this.#known);
@@ -77,7 +103,9 @@ export class KnowledgeSink {
     const { sessionDir, warn } = this.#setup;
     for (const note of reply?.notes ?? []) warn(`${row.id}: ${note}`);
     this.#recordKnowledge(row, reply);
-    if (reply?.usage) recordUsage(sessionDir, row.id, reply.usage);
+    // A model attempt's requests were written as it came back (attemptUsage); a reply that
+    // tells only a sum of its tokens is written here.
+    if (reply?.usage && reply.requests === undefined) recordUsage(sessionDir, row.id, reply.usage);
   }
 
   /** Wave N is about to run (waves) or has started every task (eager): its wave file. */

@@ -9,6 +9,8 @@ import { kDefaultMaxDiscoveryLineBytes } from '../knowledge/discoveries-board.js
 import type { DiscoveryFilePolicy } from '../knowledge/discovery-files.js';
 import { kOutputModes, type OutputMode } from '../schema/session.js';
 import type { HaltPolicy } from '../core/core-options.js';
+import type { PriceTable } from '../knowledge/pricing.js';
+import { modelOptions, type ModelRunOptions } from './model-options.js';
 
 /** The core's halt policy, part of the run options. */
 export type { HaltPolicy };
@@ -24,7 +26,7 @@ export type ExecutorOption =
   | Exclude<ExecutorSpec, { type: 'command' }>;
 
 /** How a run goes. Every field has a default; `normalizeRunOptions` checks them all. */
-export interface RunOptions {
+export interface RunOptions extends ModelRunOptions {
   /** What runs each task. Required unless session.json names an executor. */
   executor?: ExecutorOption;
   /**
@@ -130,8 +132,17 @@ export interface RunOptions {
   maxDiscoveryLineBytes?: number;
 }
 
-export type NormalizedRunOptions = Required<Omit<RunOptions, 'halt' | 'bom' | 'executor' | 'discoveryFiles' | 'output'>> &
-  Pick<RunOptions, 'halt' | 'bom' | 'discoveryFiles'> & { executor: ExecutorSpec };
+export type NormalizedRunOptions = Required<
+  Omit<
+    RunOptions,
+    'halt' | 'bom' | 'executor' | 'discoveryFiles' | 'output' | 'maxTokens' | 'contextWindow' | 'maxCostUsd' | 'maxTokensTotal' | 'pricing' | 'price'
+  >
+> &
+  Pick<RunOptions, 'halt' | 'bom' | 'discoveryFiles' | 'maxCostUsd' | 'maxTokensTotal'> & {
+    executor: ExecutorSpec;
+    /** Prices by model, the run model's flags merged in. */
+    pricing: PriceTable;
+  };
 
 /** Seconds running tasks get to finish after a stop signal before they are killed. */
 export const kDefaultGraceSeconds = 30;
@@ -224,8 +235,12 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
     const valid = 'count' in options.halt ? isPositiveInteger(value) : value > 0 && value <= 100;
     expect('halt', valid, value, 'fail=N (N ≥ 1) or fail=N% (0 < N ≤ 100)');
   }
+  const model = modelOptions(options, executor);
   return {
-    executor,
+    executor: model.executor,
+    pricing: model.pricing,
+    ...(options.maxCostUsd === undefined ? {} : { maxCostUsd: options.maxCostUsd }),
+    ...(options.maxTokensTotal === undefined ? {} : { maxTokensTotal: options.maxTokensTotal }),
     concurrency,
     threads,
     schedule,

@@ -24,6 +24,8 @@ import { KnowledgeSink } from './knowledge-sink.js';
 import { LocalBackend } from '../backend/local/local-backend.js';
 import { skippedForFailure, statusOf } from '../core/skip-cause.js';
 import { Checkpointer } from './checkpointer.js';
+import { Budget } from '../knowledge/budget.js';
+import { readUsage } from '../knowledge/usage.js';
 
 export interface RunSessionOptions extends RunOptions {
   /**
@@ -89,6 +91,10 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       maxArtifactsPerTask: settings.maxArtifactsPerTask,
       maxArtifactBytes: settings.maxArtifactBytes,
     };
+    // Counted from every run of the session: a resume goes on from what the last one spent.
+    const budget = new Budget(settings, readUsage(session.dir, settings.pricing));
+    const spent = budget.reached();
+    if (spent) stop.stop('halt', budgetStopReason(spent, path));
     const sink = new KnowledgeSink({
       sessionDir: session.dir,
       table,
@@ -98,6 +104,12 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       prevContextCap: settings.prevContextCap,
       waveContexts: reporter.waveContexts,
       warn,
+      pricing: settings.pricing,
+      onUsage: (lines) => {
+        budget.add(lines);
+        const reached = budget.reached();
+        if (reached) stop.stop('halt', budgetStopReason(reached, path));
+      },
     });
     const pipeline = pipelineFor(session.config.pipeline);
     const runTask = createTaskRunner({
@@ -207,7 +219,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     const durationMs = performance.now() - startedAt;
     const finalWaves = new Map(table.rows.map((row) => [row.id, Number(row.wave)]));
     try {
-      writeContextReport(session.dir, { table, waves: finalWaves, durationMs, stopReason: outcome.reason });
+      writeContextReport(session.dir, { table, waves: finalWaves, durationMs, stopReason: outcome.reason, pricing: settings.pricing });
     } catch (error) {
       warn(`context.md was not written: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -218,4 +230,9 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
   } finally {
     lock.release();
   }
+}
+
+/** Why a run stopped at its budget, and how to go on. */
+function budgetStopReason(reached: string, path: string): string {
+  return `Halted: ${reached}; no new tasks were started. Raise the budget and run \`csv-wave resume ${path}\` to go on.`;
 }

@@ -32,6 +32,7 @@ export function withSessionDefaults(options: RunOptions, config: SessionConfig, 
   if (merged.maxDiscoveryLineBytes === undefined && config.max_discovery_line_bytes !== undefined) {
     merged.maxDiscoveryLineBytes = config.max_discovery_line_bytes;
   }
+  if (merged.pricing === undefined && config.pricing !== undefined) merged.pricing = config.pricing;
   return merged;
 }
 

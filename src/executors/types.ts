@@ -1,6 +1,7 @@
 /** Everything a task receives: on stdin for commands, as the first argument for modules (schema/task-input.ts). */
 export type { TaskInput } from '../schema/task-input.js';
 import type { PromptContext } from '../knowledge/prompt-context.js';
+import type { RequestUsage } from '../knowledge/usage.js';
 import type { TaskInput } from '../schema/task-input.js';
 
 /**
@@ -39,12 +40,13 @@ export interface TokenUsage {
 /**
  * What one attempt produced: a raw result (validated by the caller), or a classified
  * failure. `notes` say which caps the output hit (stdout cut, …): they end the findings
- * and are reported as warnings.
+ * and are reported as warnings. A model call's `requests` are its requests' tokens, one
+ * each (usage.ndjson's lines); `usage` is their sum, for the attempts log.
  */
 export type AttemptOutcome = (
   | { kind: 'result'; result: unknown }
   | { kind: 'error'; errorClass: ErrorClass; error: string; retryAfterMs?: number }
-) & { usage?: TokenUsage; notes?: string[] };
+) & { usage?: TokenUsage; requests?: RequestUsage[]; notes?: string[] };
 
 export interface ExecutorRunOptions {
   signal: AbortSignal;

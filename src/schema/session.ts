@@ -63,6 +63,24 @@ export const sessionConfigSchema = z
     discovery_files: z.enum(['always', 'when-rich']).optional(),
     /** Most task rows tasks.csv may hold; a file with more is refused, never cut (default 1,000,000). */
     max_rows: z.number().int().positive().optional(),
+    /**
+     * Prices by model name, in US dollars per million tokens: `input`, `output`, optional
+     * `cached_input` (prompt tokens served from the server's cache; `input` when absent) and
+     * `batch_discount` (the fraction the Batch API takes off, 0.5 for half price).
+     */
+    pricing: z
+      .record(
+        z.string().min(1),
+        z
+          .object({
+            input: z.number().min(0),
+            output: z.number().min(0),
+            cached_input: z.number().min(0).optional(),
+            batch_discount: z.number().min(0).max(1).optional(),
+          })
+          .strict(),
+      )
+      .optional(),
   })
   .strict();
 

@@ -1,8 +1,11 @@
-import OpenAI from 'openai';
+import OpenAI, { APIError } from 'openai';
 import { describe } from '../module.js';
-import type { AttemptOutcome, Executor, ExecutorRunOptions, TaskInput, TokenUsage } from '../types.js';
+import type { AttemptOutcome, Executor, ExecutorRunOptions, TaskInput } from '../types.js';
+import { sumUsage, type RequestUsage } from '../../knowledge/usage.js';
+import { messageChars, requestUsage, unreported } from './request-usage.js';
 import { quoteAnswer } from './answer.js';
 import { answerFormat, readContractAnswer } from './contract.js';
+import { contextRefusal, fitPrompt, TokenEstimate, type ContextRefusal, type FittedPrompt, type PromptParts } from './context-window.js';
 import { classifyCallError, type StoppedBy } from './errors.js';
 import { kSystemPrompt, RolePrompts } from './prompt.js';
 
@@ -23,8 +26,16 @@ export interface OpenAiExecutorOptions {
    * @default only the built-in prompts/ folder of the package
    */
   promptsDir?: string;
-  /** Upper bound on the tokens of one answer. @default the server's */
+  /**
+   * Upper bound on the tokens of one answer, sent as `max_tokens` to compatible servers and
+   * `max_completion_tokens` to OpenAI's, switching names when a server refuses one. @default the server's
+   */
   maxTokens?: number;
+  /**
+   * The model's context window in tokens: a prompt that would not fit has its digests and
+   * prev_context cut. @default unknown until a server refuses a prompt as too long (its 400 tells the size)
+   */
+  contextWindow?: number;
 }
 
 /** An attempt's outcome; it carries the tokens spent when the server reported them. */
@@ -38,18 +49,21 @@ const kMinSecretLength = 8;
 const kNoTimeoutMs = 2 ** 31 - 1;
 
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+type ResponseFormat = OpenAI.ResponseFormatJSONSchema;
 
 /**
  * Runs a task as one chat completion of an OpenAI-compatible endpoint (DESIGN.md section 6):
  * the role's prompt template of the session's pipeline (prompt.ts), filled from the row and
  * the prompt context the engine sends with the request; the answer is asked for as JSON of
- * the role's model-answer contract (contract.ts). An answer that breaks it gets one repair
+ * the result schema (answer.ts). An answer that is not a valid result gets one repair
  * request. The SDK does not retry: the engine does, by error class (errors.ts).
  */
 export class OpenAiExecutor implements Executor {
   readonly #client: OpenAI;
   readonly #model: string;
-  readonly #maxTokensField: 'max_tokens' | 'max_completion_tokens';
+  #maxTokensField: 'max_tokens' | 'max_completion_tokens';
+  #contextWindow: number | undefined;
+  readonly #estimate = new TokenEstimate();
   readonly #maxTokens: number | undefined;
   readonly #secret: string | undefined;
   readonly #prompts: RolePrompts;
@@ -61,6 +75,10 @@ export class OpenAiExecutor implements Executor {
     if (options.maxTokens !== undefined && !(Number.isInteger(options.maxTokens) && options.maxTokens > 0)) {
       throw new TypeError(`Expected \`maxTokens\` to be a positive integer, got \`${options.maxTokens}\` (${typeof options.maxTokens})`);
     }
+    if (options.contextWindow !== undefined && !(Number.isInteger(options.contextWindow) && options.contextWindow > 0)) {
+      throw new TypeError(`Expected \`contextWindow\` to be a positive integer, got \`${options.contextWindow}\` (${typeof options.contextWindow})`);
+    }
+    this.#contextWindow = options.contextWindow;
     const key = options.apiKey ?? process.env.OPENAI_API_KEY;
     const hasKey = key !== undefined && key !== '';
     this.#secret = hasKey && key.length >= kMinSecretLength ? key : undefined;
@@ -89,12 +107,16 @@ export class OpenAiExecutor implements Executor {
     if (context === undefined) {
       return { kind: 'error', errorClass: 'task-failure', error: 'The openai executor needs the prompt context of the task (ExecutorRunOptions.prompt)' };
     }
-    let prompt: string;
+    const render = (parts: PromptParts) =>
+      this.#prompts.render({ ...task, prev_context: parts.prev_context }, { ...context, upstream: parts.upstream, discoveries: parts.discoveries, wisdom: parts.wisdom });
+    const parts: PromptParts = { upstream: context.upstream, discoveries: context.discoveries, wisdom: context.wisdom, prev_context: task.prev_context };
+    let fitted: FittedPrompt;
     try {
-      prompt = this.#prompts.render(task, context);
+      fitted = this.#fit(render, parts);
     } catch (error) {
       return { kind: 'error', errorClass: 'task-failure', error: describe(error) };
     }
+    if (!fitted.ok) return this.#tooBig(fitted);
 
     const controller = new AbortController();
     let stoppedBy: StoppedBy;
@@ -113,31 +135,48 @@ export class OpenAiExecutor implements Executor {
 
     const messages: Message[] = [
       { role: 'system', content: kSystemPrompt },
-      { role: 'user', content: prompt },
+      { role: 'user', content: fitted.prompt },
     ];
-    let usage: TokenUsage | undefined;
-    const withUsage = (outcome: AttemptOutcome): OpenAiOutcome => (usage === undefined ? outcome : { ...outcome, usage });
+    const notes = [...fitted.notes];
+    const requests: RequestUsage[] = [];
+    const withUsage = (outcome: AttemptOutcome): OpenAiOutcome => {
+      const usage = sumUsage(requests);
+      return {
+        ...outcome,
+        ...(usage === undefined ? {} : { usage }),
+        ...(requests.length === 0 ? {} : { requests }),
+        ...(notes.length === 0 ? {} : { notes }),
+      };
+    };
+    const format = answerFormat(context.pipeline, task.row.role ?? '');
+    let refitted = false;
     try {
       for (let request = 1; ; request++) {
-        const completion = await this.#client.chat.completions.create(
-          {
-            model: this.#model,
-            messages,
-            response_format: answerFormat(context.pipeline, task.row.role ?? ''),
-            ...(this.#maxTokens === undefined ? {} : { [this.#maxTokensField]: this.#maxTokens }),
-          },
-          {
-            signal: controller.signal,
-            maxRetries: 0,
-            // Our own timer ends the attempt; the SDK's would otherwise end it after 10 minutes.
-            timeout: options.timeoutMs > 0 ? Math.min(options.timeoutMs + 1000, kNoTimeoutMs) : kNoTimeoutMs,
-          },
-        );
-        if (completion.usage) {
-          usage = {
-            prompt_tokens: (usage?.prompt_tokens ?? 0) + (completion.usage.prompt_tokens ?? 0),
-            completion_tokens: (usage?.completion_tokens ?? 0) + (completion.usage.completion_tokens ?? 0),
-          };
+        const kind = request === 1 ? 'first' : 'repair';
+        let completion: OpenAI.Chat.Completions.ChatCompletion;
+        try {
+          completion = await this.#create(messages, format, controller.signal, options.timeoutMs);
+        } catch (error) {
+          const refusal = contextRefusal(error);
+          // A window learned from the server's 400: the prompt is fitted again, once per attempt.
+          if (refusal !== undefined && request === 1 && !refitted) {
+            refitted = true;
+            this.#learnWindow(refusal, messages);
+            const again = this.#fit(render, parts);
+            if (!again.ok) return withUsage(this.#tooBig(again));
+            messages[1] = { role: 'user', content: again.prompt };
+            notes.splice(0, notes.length, ...again.notes);
+            request--;
+            continue;
+          }
+          // A request cut off (a timeout, an abort, the connection lost: no HTTP status) may have
+          // cost tokens the server never told; an HTTP error answer cost none.
+          if (!(error instanceof APIError && typeof error.status === 'number')) requests.push(unreported(request, kind, this.#model));
+          throw error;
+        }
+        requests.push(requestUsage(completion, request, kind, this.#model));
+        if (request === 1 && completion.usage?.prompt_tokens) {
+          this.#estimate.learn(messageChars(messages), completion.usage.prompt_tokens);
         }
         const choice = completion.choices?.[0];
         const refusal = choice?.message?.refusal;
@@ -147,8 +186,8 @@ export class OpenAiExecutor implements Executor {
         const content = choice?.message?.content ?? '';
         const answer = readContractAnswer(content, choice?.finish_reason, context.pipeline, task.row.role ?? '');
         if (answer.ok) {
-          const notes = answer.notes.length > 0 ? { notes: answer.notes } : {};
-          return withUsage({ kind: 'result', result: { ...answer.result, id: task.id }, ...notes });
+          notes.push(...answer.notes);
+          return withUsage({ kind: 'result', result: { ...answer.result, id: task.id } });
         }
         if (request >= 2) {
           return withUsage({
@@ -173,6 +212,66 @@ export class OpenAiExecutor implements Executor {
     }
   }
 
+  /**
+   * One chat completion. A server that refuses the name of the answer's token limit
+   * (OpenAI's reasoning models refuse `max_tokens`, older servers `max_completion_tokens`)
+   * is asked again at once with the other name, which is kept for the executor's later requests.
+   */
+  async #create(messages: Message[], format: ResponseFormat, signal: AbortSignal, timeoutMs: number): Promise<OpenAI.Chat.Completions.ChatCompletion> {
+    for (let tries = 0; ; tries++) {
+      const field = this.#maxTokensField;
+      try {
+        return await this.#client.chat.completions.create(
+          {
+            model: this.#model,
+            messages,
+            response_format: format,
+            ...(this.#maxTokens === undefined ? {} : { [field]: this.#maxTokens }),
+          },
+          {
+            signal,
+            maxRetries: 0,
+            // Our own timer ends the attempt; the SDK's would otherwise end it after 10 minutes.
+            timeout: timeoutMs > 0 ? Math.min(timeoutMs + 1000, kNoTimeoutMs) : kNoTimeoutMs,
+          },
+        );
+      } catch (error) {
+        if (tries > 0 || this.#maxTokens === undefined || !refusesParameter(error, field)) throw error;
+        this.#maxTokensField = field === 'max_tokens' ? 'max_completion_tokens' : 'max_tokens';
+      }
+    }
+  }
+
+  /** The prompt as it fits the context window, when one is known; as rendered otherwise. */
+  #fit(render: (parts: PromptParts) => string, parts: PromptParts): FittedPrompt {
+    const window = this.#contextWindow;
+    if (window === undefined) return { ok: true, prompt: render(parts), notes: [] };
+    return fitPrompt(render, parts, kSystemPrompt.length, window - this.#answerReserve(window), this.#estimate);
+  }
+
+  /** Tokens kept free for the answer: --max-tokens, else a quarter of the window. */
+  #answerReserve(window: number): number {
+    return Math.min(this.#maxTokens ?? Math.floor(window / 4), Math.floor(window / 2));
+  }
+
+  #learnWindow(refusal: ContextRefusal, messages: readonly Message[]): void {
+    this.#contextWindow = Math.min(refusal.contextTokens, this.#contextWindow ?? Infinity);
+    if (refusal.promptTokens !== undefined) this.#estimate.learn(messageChars(messages), refusal.promptTokens);
+  }
+
+  #tooBig(fitted: Extract<FittedPrompt, { ok: false }>): OpenAiOutcome {
+    const window = this.#contextWindow ?? 0;
+    return {
+      kind: 'error',
+      errorClass: 'task-failure',
+      error:
+        `The task's own prompt does not fit the model's context window: about ${fitted.ownTokens} tokens ` +
+        `(template, row, topic and system prompt, at ${this.#estimate.charsPerToken.toFixed(1)} characters a token) ` +
+        `with every digest and prev_context left out, and ${fitted.roomTokens} tokens of a ${window}-token window are left ` +
+        `after ${window - fitted.roomTokens} kept for the answer. Shorten the task's text, or use a model with a larger context (--context-window).`,
+    };
+  }
+
   /** Replaces the key wherever it shows up: a server may echo it in an error message. */
   #scrub(outcome: OpenAiOutcome): OpenAiOutcome {
     const secret = this.#secret;
@@ -182,6 +281,14 @@ export class OpenAiExecutor implements Executor {
     if (!text.includes(escaped)) return outcome;
     return JSON.parse(text.split(escaped).join('***')) as OpenAiOutcome;
   }
+}
+
+/** A 400 that names the given parameter as one the server does not take. */
+function refusesParameter(error: unknown, name: string): boolean {
+  if (!(error instanceof APIError) || error.status !== 400) return false;
+  const body = (error.error ?? {}) as { message?: unknown; param?: unknown };
+  const message = typeof body.message === 'string' ? body.message : error.message;
+  return body.param === name || message.includes(name);
 }
 
 function isOpenAiHost(url: string): boolean {
