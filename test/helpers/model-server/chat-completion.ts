@@ -120,7 +120,7 @@ export class ChatCompletions {
       throw error;
     } finally {
       this.log.stopGenerating();
-      await this.pool.release(sequence);
+      this.pool.release(sequence);
     }
   };
 

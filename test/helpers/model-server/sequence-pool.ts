@@ -34,9 +34,11 @@ export class SequencePool {
     });
   }
 
-  async release(sequence: LlamaContextSequence): Promise<void> {
-    // Each request starts from an empty sequence: its prompt is evaluated whole, every time.
-    await sequence.clearHistory();
+  /**
+   * The sequence keeps what it evaluated: the next request on it evaluates only what differs
+   * from its prompt (the system prompt is shared), as llama.cpp's prompt cache does.
+   */
+  release(sequence: LlamaContextSequence): void {
     const next = this.#waiting.shift();
     if (next === undefined) this.#free.push(sequence);
     else next(sequence);
