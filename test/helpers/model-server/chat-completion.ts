@@ -52,7 +52,7 @@ export class ChatCompletions {
     const arrived = performance.now();
     const request = (value !== null && typeof value === 'object' ? value : {}) as ChatRequest;
     const messages = readMessages(request.messages);
-    const record = this.log.start(typeof messages === 'string' ? undefined : taskOf(messages), typeof messages !== 'string' && messages.some((message) => message.role === 'assistant'));
+    const record = this.log.start(typeof messages === 'string' ? undefined : taskOf(messages), typeof messages !== 'string' && messages.some((message) => message.role === 'assistant'), arrived);
     const answer = (status: number, body: unknown, update: Parameters<ModelServerLog['finish']>[1] = {}): CompletionReply => {
       this.log.finish(record, { status, totalMs: performance.now() - arrived, ...update });
       return { status, body };

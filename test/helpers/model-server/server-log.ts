@@ -19,6 +19,8 @@ export interface ChatRecord {
   aborted?: 'waiting' | 'generating';
   /** Tokens generated before an abort. */
   generatedBeforeAbort?: number;
+  /** When the request arrived: performance.now() of the server's process, in ms. */
+  arrivedAt: number;
   /** Time waiting for a free sequence (and, paused, for resume()). */
   waitMs: number;
   /** Time inside the model: prompt evaluation and generation. */
@@ -69,8 +71,8 @@ export class ModelServerLog extends EventEmitter {
   }
 
   /** @internal the server's bookkeeping */
-  start(task: string | undefined, repair: boolean): ChatRecord {
-    const record: ChatRecord = { n: this.records.length + 1, task, repair, waitMs: 0, generationMs: 0, totalMs: 0 };
+  start(task: string | undefined, repair: boolean, arrivedAt: number): ChatRecord {
+    const record: ChatRecord = { n: this.records.length + 1, task, repair, arrivedAt, waitMs: 0, generationMs: 0, totalMs: 0 };
     this.records.push(record);
     this.inFlight++;
     this.peakInFlight = Math.max(this.peakInFlight, this.inFlight);
