@@ -15,7 +15,7 @@ interface Reply {
   status: number;
   body: {
     choices?: { message: { content: string }; finish_reason: string }[];
-    usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+    usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number; prompt_tokens_details?: unknown };
     error?: Record<string, unknown>;
   };
 }
@@ -77,15 +77,20 @@ describe.skipIf(model === undefined)('the real-model server', () => {
     const cut = await post(server.url, { messages: kStory, max_completion_tokens: 5 });
     expect(cut.status).toBe(200);
     expect(cut.body.choices![0]!.finish_reason).toBe('length');
-    expect(cut.body.usage).toEqual({ prompt_tokens: promptTokens, completion_tokens: 5, total_tokens: promptTokens + 5 });
+    // A fresh sequence: nothing of the prompt was cached.
+    expect(cut.body.usage).toEqual({ prompt_tokens: promptTokens, completion_tokens: 5, total_tokens: promptTokens + 5, prompt_tokens_details: { cached_tokens: 0 } });
 
+    // The same prompt again: the sequence still holds it, so it comes from the cache.
     const older = await post(server.url, { messages: kStory, max_tokens: 7 });
     expect(older.body.usage).toMatchObject({ prompt_tokens: promptTokens, completion_tokens: 7 });
+    const cached = (older.body.usage as { prompt_tokens_details: { cached_tokens: number } }).prompt_tokens_details.cached_tokens;
+    expect(cached).toBeGreaterThan(promptTokens / 2);
+    expect(cached).toBeLessThanOrEqual(promptTokens);
 
     // The log holds what was reported, request by request.
     expect(server.log.answered().map((record) => record.usage)).toEqual([
-      { prompt_tokens: promptTokens, completion_tokens: 5 },
-      { prompt_tokens: promptTokens, completion_tokens: 7 },
+      { prompt_tokens: promptTokens, completion_tokens: 5, cached_tokens: 0 },
+      { prompt_tokens: promptTokens, completion_tokens: 7, cached_tokens: cached },
     ]);
 
     const bad = await post(server.url, { messages: kStory, max_completion_tokens: 0 });

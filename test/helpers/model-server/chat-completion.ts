@@ -85,6 +85,7 @@ export class ChatCompletions {
       throw error;
     }
     const started = performance.now();
+    const inputBefore = sequence.tokenMeter.usedInputTokens;
     const outputBefore = sequence.tokenMeter.usedOutputTokens;
     const generated = () => sequence.tokenMeter.usedOutputTokens - outputBefore;
     this.log.startGenerating();
@@ -99,7 +100,9 @@ export class ChatCompletions {
         ...(limit === undefined ? {} : { maxTokens: limit }),
         ...(grammar === undefined ? {} : { grammar }),
       });
-      const usage = { prompt_tokens: tokens.length, completion_tokens: generated() };
+      // The prompt's start the sequence still held from its last request was not evaluated again.
+      const cached = tokens.length - (sequence.tokenMeter.usedInputTokens - inputBefore);
+      const usage = { prompt_tokens: tokens.length, completion_tokens: generated(), cached_tokens: cached };
       const finishReason = result.metadata.stopReason === 'maxTokens' ? 'length' : 'stop';
       const waited = { waitMs: started - arrived, generationMs: performance.now() - started };
       return answer(200, {
@@ -108,7 +111,12 @@ export class ChatCompletions {
         created: Math.floor(Date.now() / 1000),
         model: typeof request.model === 'string' ? request.model : basename(this.model.path),
         choices: [{ index: 0, message: { role: 'assistant', content: result.response }, finish_reason: finishReason, logprobs: null }],
-        usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+        usage: {
+          prompt_tokens: usage.prompt_tokens,
+          completion_tokens: usage.completion_tokens,
+          total_tokens: usage.prompt_tokens + usage.completion_tokens,
+          prompt_tokens_details: { cached_tokens: cached },
+        },
       }, { usage, finishReason, ...waited });
     } catch (error) {
       const now = performance.now();

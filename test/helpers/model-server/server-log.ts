@@ -10,8 +10,8 @@ export interface ChatRecord {
   repair: boolean;
   /** The HTTP status answered; undefined while the request runs and when it was aborted. */
   status?: number;
-  /** The usage the answer reported. */
-  usage?: { prompt_tokens: number; completion_tokens: number };
+  /** The usage the answer reported; cached_tokens: prompt tokens the sequence held from its previous request. */
+  usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens: number };
   finishReason?: 'stop' | 'length';
   /** The error message of a 4xx or 5xx answer. */
   error?: string;
