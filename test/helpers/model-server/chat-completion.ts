@@ -63,6 +63,7 @@ export class ChatCompletions {
     if (typeof messages === 'string') return refuse(messages);
     const maxTokens = readMaxTokens(request);
     if (typeof maxTokens === 'string') return refuse(maxTokens);
+    if (maxTokens !== undefined) record.limit = maxTokens;
     let grammar: LlamaGrammar | undefined;
     try {
       grammar = await this.#grammar(request.response_format);

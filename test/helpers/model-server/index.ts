@@ -81,6 +81,7 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
       return;
     }
     const body = await readJson(req);
+    if (body === kGone) return;
     if (body === kTooBig) return sendJson(res, 413, { error: { code: 413, message: `The body is over ${kMaxBodyBytes} bytes`, type: 'invalid_request_error' } });
     if (body === kNotJson) return sendJson(res, 400, { error: { code: 400, message: 'The body is not JSON', type: 'invalid_request_error' } });
     let reply;
@@ -115,6 +116,7 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
 
 const kTooBig = Symbol('too big');
 const kNotJson = Symbol('not JSON');
+const kGone = Symbol('client gone');
 
 function readJson(req: IncomingMessage): Promise<unknown> {
   return new Promise((resolve, reject) => {
@@ -131,6 +133,10 @@ function readJson(req: IncomingMessage): Promise<unknown> {
       chunks.push(chunk);
     });
     req.on('error', reject);
+    // A client gone before the whole body came: nothing to answer.
+    req.on('close', () => {
+      if (!req.complete) resolve(kGone);
+    });
     req.on('end', () => {
       try {
         resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));

@@ -8,6 +8,8 @@ export interface ChatRecord {
   task: string | undefined;
   /** The request carries an earlier answer of the model: csv-wave's repair request. */
   repair: boolean;
+  /** The answer's token limit the request named (max_completion_tokens or max_tokens), if any. */
+  limit?: number;
   /** The HTTP status answered; undefined while the request runs and when it was aborted. */
   status?: number;
   /** The usage the answer reported; cached_tokens: prompt tokens the sequence held from its previous request. */
