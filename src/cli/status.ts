@@ -65,7 +65,8 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       for (const line of lines) {
         const spent = usage?.byTask.get(line.id);
         io.stdout(
-          `${line.tag.padEnd(7)}${line.id.padEnd(idWidth)}  ${`(${line.role})`.padEnd(roleWidth)} -> ${line.detail}${spent ? ` [${spendText(spent)}]` : ''}\n`,
+          // The spending goes before the detail: the detail (an error's whole first line) ends the line.
+          `${line.tag.padEnd(7)}${line.id.padEnd(idWidth)}  ${`(${line.role})`.padEnd(roleWidth)}${spent ? ` [${spendText(spent)}]` : ''} -> ${line.detail}\n`,
         );
       }
       const total = table.rows.length;

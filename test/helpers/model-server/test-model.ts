@@ -1,16 +1,29 @@
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getLlama, LlamaLogLevel, type Llama, type LlamaModel } from 'node-llama-cpp';
 
 /** The project's root folder (this file is test/helpers/model-server/test-model.ts). */
 const kProjectRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
+const kModelInShared = 'shared/models/stories260K.gguf';
+
 /**
  * The real model of the tests: `$CSV_WAVE_TEST_MODEL`, else `../shared/models/stories260K.gguf`
  * next to the project (a 1.2 MB TinyStories Llama; its README there says where it comes from).
+ * A clone one level further down (a git worktree in a sibling folder) finds it in the nearest
+ * ancestor that has `shared/models/`.
  */
-export const kTestModelPath = process.env['CSV_WAVE_TEST_MODEL'] ?? resolve(kProjectRoot, '../shared/models/stories260K.gguf');
+export const kTestModelPath = process.env['CSV_WAVE_TEST_MODEL'] ?? findSharedModel();
+
+function findSharedModel(): string {
+  const nextToProject = resolve(kProjectRoot, '..', kModelInShared);
+  for (let folder = resolve(kProjectRoot, '..'); ; folder = dirname(folder)) {
+    const candidate = resolve(folder, kModelInShared);
+    if (existsSync(candidate)) return candidate;
+    if (dirname(folder) === folder) return nextToProject;
+  }
+}
 
 /**
  * Whether a missing or broken model fails the tests instead of skipping them: under CI
