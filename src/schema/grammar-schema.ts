@@ -20,15 +20,3 @@ export interface GrammarSchema {
    */
   additionalProperties?: boolean;
 }
-
-/** The keywords of GrammarSchema, for checks of a schema built at run time. */
-export const kGrammarKeywords: ReadonlySet<string> = new Set([
-  'type',
-  'properties',
-  'required',
-  'enum',
-  'pattern',
-  'minLength',
-  'items',
-  'additionalProperties',
-]);

@@ -8,7 +8,6 @@ import { OpenAiExecutor, type OpenAiOutcome } from '../../src/executors/openai/i
 import type { TaskInput } from '../../src/executors/types.js';
 import { buildPromptContext } from '../../src/knowledge/prompt-context.js';
 import { pipelineFor } from '../../src/pipelines/pipeline-for.js';
-import { kGrammarKeywords } from '../../src/schema/grammar-schema.js';
 import { kPipelines } from '../../src/schema/session.js';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-openai-server.js';
 
@@ -63,6 +62,9 @@ function repairText(): string {
   const messages = server.requests[1]!.body.messages!;
   return messages.at(-1)!.content;
 }
+
+/** The keywords of GrammarSchema (src/schema/grammar-schema.ts): what llama.cpp's json-schema-to-grammar takes. */
+const kGrammarKeywords = new Set(['type', 'properties', 'required', 'enum', 'pattern', 'minLength', 'items', 'additionalProperties']);
 
 /** Every object schema within a schema (itself included). */
 function objects(schema: Record<string, unknown>, found: Record<string, unknown>[] = []): Record<string, unknown>[] {
