@@ -150,8 +150,9 @@ export class OpenAiExecutor implements Executor {
     };
     const format = answerFormat(context.pipeline, task.row.role ?? '');
     let refitted = false;
+    let request = 1;
     try {
-      for (let request = 1; ; request++) {
+      for (;;) {
         const kind = request === 1 ? 'first' : 'repair';
         let completion: OpenAI.Chat.Completions.ChatCompletion;
         try {
@@ -166,7 +167,6 @@ export class OpenAiExecutor implements Executor {
             if (!again.ok) return withUsage(this.#tooBig(again));
             messages[1] = { role: 'user', content: again.prompt };
             notes.splice(0, notes.length, ...again.notes);
-            request--;
             continue;
           }
           // A request cut off (a timeout, an abort, the connection lost: no HTTP status) may have
@@ -196,6 +196,7 @@ export class OpenAiExecutor implements Executor {
             error: `Invalid model answer after one repair request: ${answer.problem}${quoteAnswer(content)}`,
           });
         }
+        request++;
         messages.push(
           { role: 'assistant', content },
           {
