@@ -81,15 +81,27 @@ describe('every request of an attempt is counted', () => {
 });
 
 describe('--max-tokens: the name of the limit', () => {
-  test('a server that refuses max_tokens is asked again with max_completion_tokens, which the executor then keeps', async () => {
+  test('a compatible server gets both names; one that refuses max_tokens is asked again with max_completion_tokens only, which the executor then keeps', async () => {
     const at = await server({ refuseParams: ['max_tokens'] });
     const exec = executor(at, { maxTokens: 64 });
     expect((await run(exec, task())).kind).toBe('result');
     expect((await run(exec, task({ id: 'T-2' }))).kind).toBe('result');
     expect(at.requests.map((request) => [request.body.max_tokens, request.body.max_completion_tokens])).toEqual([
+      [64, 64],
+      [undefined, 64],
+      [undefined, 64],
+    ]);
+  });
+
+  test('a server that knows only max_tokens (refuses max_completion_tokens) keeps getting max_tokens alone', async () => {
+    const at = await server({ refuseParams: ['max_completion_tokens'] });
+    const exec = executor(at, { maxTokens: 64 });
+    expect((await run(exec, task())).kind).toBe('result');
+    expect((await run(exec, task({ id: 'T-2' }))).kind).toBe('result');
+    expect(at.requests.map((request) => [request.body.max_tokens, request.body.max_completion_tokens])).toEqual([
+      [64, 64],
       [64, undefined],
-      [undefined, 64],
-      [undefined, 64],
+      [64, undefined],
     ]);
   });
 

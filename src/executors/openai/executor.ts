@@ -50,6 +50,7 @@ const kNoTimeoutMs = 2 ** 31 - 1;
 
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 type ResponseFormat = OpenAI.ResponseFormatJSONSchema;
+type MaxTokensField = 'max_completion_tokens' | 'max_tokens';
 
 /**
  * Runs a task as one chat completion of an OpenAI-compatible endpoint (DESIGN.md section 6):
@@ -61,7 +62,8 @@ type ResponseFormat = OpenAI.ResponseFormatJSONSchema;
 export class OpenAiExecutor implements Executor {
   readonly #client: OpenAI;
   readonly #model: string;
-  #maxTokensField: 'max_tokens' | 'max_completion_tokens';
+  /** The names the answer's token limit is sent under; a name a server refuses is dropped. */
+  #maxTokensFields: readonly MaxTokensField[];
   #contextWindow: number | undefined;
   readonly #estimate = new TokenEstimate();
   readonly #maxTokens: number | undefined;
@@ -92,9 +94,10 @@ export class OpenAiExecutor implements Executor {
       // The SDK's debug log would print requests; nothing of ours goes to a log.
       logLevel: 'off',
     });
-    // OpenAI's own API wants the new name (reasoning models reject max_tokens); the servers
-    // that imitate it (llama.cpp, vLLM, Ollama) all know the old one.
-    this.#maxTokensField = isOpenAiHost(this.#client.baseURL) ? 'max_completion_tokens' : 'max_tokens';
+    // OpenAI's own API wants the new name (its reasoning models reject max_tokens). The servers
+    // that imitate it know the old one and, most of them, the new one: both go, so a server
+    // that knows only one still bounds the answer, and one that refuses a name loses it.
+    this.#maxTokensFields = isOpenAiHost(this.#client.baseURL) ? ['max_completion_tokens'] : ['max_completion_tokens', 'max_tokens'];
   }
 
   async run(task: TaskInput, options: ExecutorRunOptions): Promise<OpenAiOutcome> {
@@ -214,20 +217,22 @@ export class OpenAiExecutor implements Executor {
   }
 
   /**
-   * One chat completion. A server that refuses the name of the answer's token limit
+   * One chat completion. A server that refuses a name of the answer's token limit
    * (OpenAI's reasoning models refuse `max_tokens`, older servers `max_completion_tokens`)
-   * is asked again at once with the other name, which is kept for the executor's later requests.
+   * is asked again at once without it (or, when it was the only one, with the other name);
+   * the names kept serve the executor's later requests.
    */
   async #create(messages: Message[], format: ResponseFormat, signal: AbortSignal, timeoutMs: number): Promise<OpenAI.Chat.Completions.ChatCompletion> {
     for (let tries = 0; ; tries++) {
-      const field = this.#maxTokensField;
+      const fields = this.#maxTokensFields;
+      const limit = this.#maxTokens;
       try {
         return await this.#client.chat.completions.create(
           {
             model: this.#model,
             messages,
             response_format: format,
-            ...(this.#maxTokens === undefined ? {} : { [field]: this.#maxTokens }),
+            ...(limit === undefined ? {} : Object.fromEntries(fields.map((field) => [field, limit]))),
           },
           {
             signal,
@@ -237,8 +242,10 @@ export class OpenAiExecutor implements Executor {
           },
         );
       } catch (error) {
-        if (tries > 0 || this.#maxTokens === undefined || !refusesParameter(error, field)) throw error;
-        this.#maxTokensField = field === 'max_tokens' ? 'max_completion_tokens' : 'max_tokens';
+        const refused = fields.find((field) => refusesParameter(error, field));
+        if (tries > 0 || limit === undefined || refused === undefined) throw error;
+        const kept = fields.filter((field) => field !== refused);
+        this.#maxTokensFields = kept.length > 0 ? kept : [refused === 'max_tokens' ? 'max_completion_tokens' : 'max_tokens'];
       }
     }
   }
