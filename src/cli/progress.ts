@@ -44,6 +44,9 @@ function attachLines(events: RunEmitter, io: CliIo): void {
     const detail = event.status === 'completed' ? event.findings : event.error;
     io.stdout(`${tag} ${event.id} (wave ${event.wave}, ${formatDuration(event.durationMs)}) -> ${oneLine(detail)}\n`);
   });
+  events.on('batch:progress', (event) =>
+    io.stdout(`[BATCH] ${event.batch} ${event.status}: ${event.completed} of ${event.total} answered, ${event.failed} failed\n`),
+  );
   events.on('wave:done', (event) =>
     io.stdout(`Wave ${event.wave} done: ${event.completed} completed, ${event.failed} failed, ${event.skipped} skipped\n`),
   );

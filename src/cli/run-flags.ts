@@ -26,6 +26,10 @@ export interface RunFlags {
   grace?: string;
   pipeline?: PipelineName;
   output?: OutputMode;
+  batch?: boolean;
+  batchRepair?: string;
+  cancelBatch?: boolean;
+  batchPoll?: string;
 }
 
 export function addRunFlags(command: Command): Command {
@@ -61,6 +65,10 @@ export function addRunFlags(command: Command): Command {
         "how a command's stdout becomes its result: auto (a JSON object with status or findings is the result, anything else text), result (must be a result object), text (always findings) (default auto)",
       ).choices(kOutputModes),
     )
+    .option('--batch', "with --executor openai: send the model tasks through OpenAI's Batch API, one batch per wave (answers within 24h, at the Batch API's price)")
+    .option('--batch-repair <mode>', 'with --batch: a bad answer is repaired in the next batch (batch) or at once, synchronously (sync) (default batch)')
+    .option('--cancel-batch', 'with --batch: Ctrl-C or SIGTERM also cancels the running batches (by default they run on, and a resume collects them)')
+    .option('--batch-poll <seconds>', 'with --batch: the longest wait between two polls of a batch (default 60)')
     .option('--bom', 'write tasks.csv with a UTF-8 byte order mark')
     .option('--json', 'print only a JSON summary when the run ends');
 }
@@ -110,5 +118,12 @@ export function runOptionsFromFlags(flags: RunFlags): RunOptions {
   set('halt', flags.halt === undefined ? undefined : parseHalt(flags.halt));
   set('bom', flags.bom);
   set('endpointConcurrency', number('endpoint-concurrency', flags.endpointConcurrency));
+  set('batch', flags.batch);
+  if (flags.batchRepair !== undefined && flags.batchRepair !== 'batch' && flags.batchRepair !== 'sync') {
+    throw new WaveError('USAGE', `Expected \`--batch-repair\` to be batch or sync, got \`${flags.batchRepair}\``);
+  }
+  set('batchRepair', flags.batchRepair);
+  set('cancelBatch', flags.cancelBatch);
+  set('batchPollSeconds', number('batch-poll', flags.batchPoll));
   return options;
 }

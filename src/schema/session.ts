@@ -63,6 +63,10 @@ export const sessionConfigSchema = z
     discovery_files: z.enum(['always', 'when-rich']).optional(),
     /** Most task rows tasks.csv may hold; a file with more is refused, never cut (default 1,000,000). */
     max_rows: z.number().int().positive().optional(),
+    /** Send the model tasks through OpenAI's Batch API (the openai executor only; default false). */
+    batch: z.boolean().optional(),
+    /** Batch mode: a bad answer's repair goes into the next batch or at once, synchronously (default batch). */
+    batch_repair: z.enum(['batch', 'sync']).optional(),
   })
   .strict();
 

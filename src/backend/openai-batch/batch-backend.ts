@@ -1,0 +1,336 @@
+import { classifyCallError } from '../../executors/openai/errors.js';
+import { finishAttempt } from '../../executors/finish-attempt.js';
+import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
+import { describe } from '../../executors/module.js';
+import { kSystemPrompt, RolePrompts } from '../../executors/openai/prompt.js';
+import type { AttemptOutcome, TokenUsage } from '../../executors/types.js';
+import { withInputNotes } from '../../executors/worker.js';
+import { abortError, type ExecutionBackend } from '../execution-backend.js';
+import { BatchApi, type Batch } from './batch-api.js';
+import * as lines from './batch-lines.js';
+import type { BodySettings, LineAnswer, Message, OutputLine } from './batch-lines.js';
+import { kMaxBatchBytes, kMaxBatchRequests, type BatchRepair } from './batch-limits.js';
+import type { BatchJournalEntry, BatchRequestRecord, OpenBatch } from './batch-record.js';
+import { BatchWatch, type BatchProgress, type EndedBatch } from './batch-watch.js';
+
+
+/** What a request without an answer line gets, by how its batch ended. */
+type Missing = EndedBatch['missing'];
+
+export interface BatchBackendOptions {
+  model: string;
+  baseUrl?: string | undefined;
+  promptsDir?: string | undefined;
+  maxTokens?: number | undefined;
+  /** Where a repair request goes: into the next batch, or at once as a synchronous call. */
+  repair: BatchRepair;
+  /** Cancel the running batches when the run is stopped (cancelAll); else they run on for a later resume. */
+  cancelOnStop: boolean;
+  /** The longest wait between two polls of a batch, in milliseconds. */
+  maxPollMs: number;
+  /** Batches an earlier run created and did not end: their tasks are answered from them, not sent again. */
+  open: readonly OpenBatch[];
+  /** Journals a batch entry, durably, before anything else depends on it. */
+  record: (entry: BatchJournalEntry) => void;
+  progress: (progress: BatchProgress) => void;
+  warn: (message: string) => void;
+}
+
+/** The attempts of one batch, with their custom_id and input line. */
+type Chunk = { waiting: Waiting; customId: string; line: string }[];
+
+/** A submitted attempt waiting for its answer. */
+interface Waiting {
+  request: AttemptRequest;
+  /** The conversation so far: the prompt, and for a repair the bad answer and the repair request. */
+  messages: Message[];
+  /** Which request of the attempt is out: 1 first, 2 the repair. */
+  n: number;
+  usage: TokenUsage | undefined;
+  /** The part of `usage` spent through the Batch API (priced at its discount where a price table gives one). */
+  batchUsage: TokenUsage | undefined;
+  resolve: (reply: AttemptReply) => void;
+  reject: (error: Error) => void;
+}
+
+/**
+ * Runs model attempts through OpenAI's Batch API: the attempts submitted in one turn of the
+ * event loop (a wave's, or with eager the tasks that became ready together) become one
+ * batch, a JSONL file of the same chat requests the openai executor sends. Each batch is
+ * journaled once created and polled with backoff (batch-watch.ts); its answers are judged
+ * like synchronous ones, a bad one repaired in the next batch or at once (`repair`).
+ *
+ * It sits behind the ExecutionBackend boundary, so the scheduler's rules stay as they are:
+ * an attempt is a submit that resolves with its reply, however many hours later; a failed
+ * line is an error reply the engine retries by class (a retry is a new submit, so it goes
+ * into the next batch).
+ */
+export class BatchBackend implements ExecutionBackend {
+  readonly #options: BatchBackendOptions;
+  readonly #api: BatchApi;
+  readonly #prompts: RolePrompts;
+  readonly #body: BodySettings;
+  /** Attempts waiting to go out in the next batch. */
+  #queue: Waiting[] = [];
+  #flushScheduled = false;
+  /** Batches being uploaded and created. */
+  readonly #launches = new Set<Promise<void>>();
+  /** Every batch this run waits on, by id: its lines by custom_id, and who waits for each (absent: nobody yet). */
+  readonly #batches = new Map<string, Map<string, { record: BatchRequestRecord; waiting?: Waiting }>>();
+  /** The batch and line of each task of an open batch that no submit asked for yet. */
+  readonly #unclaimed = new Map<string, { batch: string; record: BatchRequestRecord }>();
+  /** Answers of an earlier run's batch that came before their task was submitted again. */
+  readonly #early = new Map<string, { record: BatchRequestRecord; answer: LineAnswer | undefined; missing: Missing }>();
+  readonly #watches = new Map<string, BatchWatch>();
+  readonly #out = new Set<Waiting>();
+  readonly #stop = new AbortController();
+  #closed = false;
+  #cancelled: Promise<void> | undefined;
+
+  constructor(options: BatchBackendOptions) {
+    this.#options = options;
+    this.#api = new BatchApi({ baseUrl: options.baseUrl });
+    this.#prompts = new RolePrompts(options.promptsDir);
+    this.#body = {
+      model: options.model,
+      maxTokens: options.maxTokens,
+      maxTokensField: isOpenAiHost(this.#api.baseUrl) ? 'max_completion_tokens' : 'max_tokens',
+    };
+    for (const open of options.open) {
+      this.#batches.set(open.batch, new Map(open.requests.map((record) => [record.custom_id, { record }])));
+      for (const record of open.requests) this.#unclaimed.set(record.task, { batch: open.batch, record });
+    }
+  }
+
+  submit(request: AttemptRequest, signal?: AbortSignal): Promise<AttemptReply> {
+    if (signal?.aborted) return Promise.reject(abortError(signal.reason));
+    if (this.#closed) return Promise.reject(new Error('The batch backend is closed: it runs no more attempts'));
+    return new Promise<AttemptReply>((resolve, reject) => {
+      const waiting: Waiting = { request, messages: [], n: 1, usage: undefined, batchUsage: undefined, resolve, reject };
+      try {
+        if (request.prompt === undefined) throw new Error('The openai executor needs the prompt context of the task');
+        waiting.messages = [
+          { role: 'system', content: kSystemPrompt },
+          { role: 'user', content: this.#prompts.render(request.task, request.prompt) },
+        ];
+      } catch (error) {
+        resolve(this.#reply(waiting, { kind: 'error', errorClass: 'task-failure', error: describe(error) }));
+        return;
+      }
+      this.#out.add(waiting);
+      signal?.addEventListener('abort', () => this.#drop(waiting, abortError(signal.reason)), { once: true });
+      if (!this.#reattach(waiting)) this.#enqueue(waiting);
+    });
+  }
+
+  /** An attempt whose task an earlier run's batch holds waits for that answer instead of going out again. */
+  #reattach(waiting: Waiting): boolean {
+    const id = waiting.request.task.id;
+    const early = this.#early.get(id);
+    if (early) {
+      this.#early.delete(id);
+      waiting.n = early.record.request;
+      this.#answered(waiting, early.answer, early.missing);
+      return true;
+    }
+    const open = this.#unclaimed.get(id);
+    if (!open) return false;
+    this.#unclaimed.delete(id);
+    waiting.n = open.record.request;
+    const line = this.#batches.get(open.batch)?.get(open.record.custom_id);
+    if (line) line.waiting = waiting;
+    this.#watch(open.batch);
+    return true;
+  }
+
+  #enqueue(waiting: Waiting): void {
+    this.#queue.push(waiting);
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    // What the scheduler hands out in one turn (a wave) goes out as one batch.
+    setImmediate(() => {
+      this.#flushScheduled = false;
+      const queue = this.#queue;
+      this.#queue = [];
+      let chunk: Chunk = [];
+      let bytes = 0;
+      for (const waiting of queue) {
+        if (!this.#out.has(waiting)) continue;
+        const customId = `${waiting.request.task.id}/a${waiting.request.task.attempt}/r${waiting.n}`;
+        const line = lines.inputLine(customId, lines.requestBody(this.#body, waiting.messages));
+        if (chunk.length === kMaxBatchRequests || (chunk.length > 0 && bytes + line.length + 1 > kMaxBatchBytes)) {
+          this.#launch(chunk);
+          chunk = [];
+          bytes = 0;
+        }
+        chunk.push({ waiting, customId, line });
+        bytes += line.length + 1;
+      }
+      if (chunk.length > 0) this.#launch(chunk);
+    });
+  }
+
+  /** Uploads a chunk, creates its batch, journals it, then watches it. A failure fails its attempts by class. */
+  #launch(chunk: Chunk): void {
+    const launch = (async () => {
+      const batchLines = new Map<string, { record: BatchRequestRecord; waiting?: Waiting }>();
+      for (const { waiting, customId } of chunk) {
+        batchLines.set(customId, { record: { custom_id: customId, task: waiting.request.task.id, request: waiting.n }, waiting });
+      }
+      let batch: Batch;
+      let inputFile: string;
+      try {
+        inputFile = await this.#api.upload(`${chunk.map((item) => item.line).join('\n')}\n`);
+        batch = await this.#api.create(inputFile);
+      } catch (error) {
+        const outcome = classifyCallError(error, { stoppedBy: undefined, timeoutMs: 0, baseUrl: this.#api.baseUrl });
+        for (const { waiting } of chunk) this.#settle(waiting, outcome);
+        return;
+      }
+      this.#options.record({ type: 'batch', batch: batch.id, input_file: inputFile, requests: [...batchLines.values()].map((line) => line.record) });
+      this.#batches.set(batch.id, batchLines);
+      this.#watch(batch.id);
+    })();
+    this.#launches.add(launch);
+    void launch.finally(() => this.#launches.delete(launch));
+  }
+
+  #watch(batchId: string): void {
+    if (this.#watches.has(batchId) || this.#stop.signal.aborted) return;
+    const watch = new BatchWatch(this.#api, batchId, {
+      maxPollMs: this.#options.maxPollMs,
+      signal: this.#stop.signal,
+      progress: this.#options.progress,
+      warn: this.#options.warn,
+    });
+    this.#watches.set(batchId, watch);
+    void watch.ended().then((ended) => {
+      this.#watches.delete(batchId);
+      if (ended) this.#harvest(ended.batch, ended.lines, ended.missing);
+    });
+  }
+
+  /** A batch ended: every line goes to the attempt that waits for it (or is kept for it), then the batch is ended in the journal. */
+  #harvest(batchId: string, output: Map<string, OutputLine>, missing: Missing): void {
+    const batchLines = this.#batches.get(batchId);
+    this.#batches.delete(batchId);
+    for (const [customId, { record, waiting }] of batchLines ?? []) {
+      const line = output.get(customId);
+      const answer = line === undefined ? undefined : lines.lineAnswer(line);
+      if (waiting) {
+        this.#answered(waiting, answer, missing);
+      } else if (this.#unclaimed.get(record.task)?.batch === batchId) {
+        this.#unclaimed.delete(record.task);
+        this.#early.set(record.task, { record, answer, missing });
+      }
+    }
+    this.#options.record({ type: 'batch-end', batch: batchId });
+  }
+
+  /** One answer of a batch (or of a synchronous repair): a result, a failure, or a repair sent on. */
+  #answered(waiting: Waiting, answer: LineAnswer | undefined, missing: Missing | undefined, viaBatch = true): void {
+    if (!this.#out.has(waiting)) return;
+    if (answer === undefined) {
+      const { errorClass, error } = missing ?? { errorClass: 'transient', error: 'no answer came' };
+      return this.#settle(waiting, { kind: 'error', errorClass, error: `No answer: ${error}` });
+    }
+    if (answer.kind === 'error') return this.#settle(waiting, answer);
+    const usage = lines.completionUsage(answer.completion);
+    if (usage) {
+      waiting.usage = addUsage(waiting.usage, usage);
+      if (viaBatch) waiting.batchUsage = addUsage(waiting.batchUsage, usage);
+    }
+    const task = waiting.request.task;
+    const judged = lines.judgeCompletion(answer.completion, { id: task.id, role: task.row.role ?? '' }, waiting.request.prompt?.pipeline ?? 'generic');
+    if (judged.kind !== 'repair') return this.#settle(waiting, judged);
+    if (waiting.n >= 2) return this.#settle(waiting, lines.invalidAfterRepair(judged.content, judged.problem));
+    waiting.messages = [...waiting.messages, ...lines.repairMessages(task.id, judged.content, judged.problem)];
+    waiting.n = 2;
+    if (this.#options.repair === 'batch') this.#enqueue(waiting);
+    else void this.#repairNow(waiting);
+  }
+
+  /** `--batch-repair sync`: the repair as one synchronous chat completion, within the attempt's --timeout. */
+  async #repairNow(waiting: Waiting): Promise<void> {
+    const timeoutMs = waiting.request.timeoutMs;
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    this.#stop.signal.addEventListener('abort', stop, { once: true });
+    let timedOut = false;
+    const timer = timeoutMs > 0 ? setTimeout(() => ((timedOut = true), controller.abort()), timeoutMs) : undefined;
+    try {
+      const completion = await this.#api.complete(lines.requestBody(this.#body, waiting.messages), controller.signal, timeoutMs);
+      this.#answered(waiting, { kind: 'completion', completion }, undefined, false);
+    } catch (error) {
+      const stoppedBy = timedOut ? 'timeout' : controller.signal.aborted ? 'abort' : undefined;
+      this.#settle(waiting, classifyCallError(error, { stoppedBy, timeoutMs, baseUrl: this.#api.baseUrl }));
+    } finally {
+      clearTimeout(timer);
+      this.#stop.signal.removeEventListener('abort', stop);
+    }
+  }
+
+  #settle(waiting: Waiting, outcome: AttemptOutcome): void {
+    if (!this.#out.delete(waiting)) return;
+    waiting.resolve(this.#reply(waiting, outcome));
+  }
+
+  /** The reply as a worker would give it: checked, cleaned, scrubbed and capped by finishAttempt, with the tokens spent. */
+  #reply(waiting: Waiting, outcome: AttemptOutcome): AttemptReply {
+    const { task, limits, pipeline } = waiting.request;
+    const usage = waiting.usage && { ...waiting.usage, ...(waiting.batchUsage ? { batch: waiting.batchUsage } : {}) };
+    const withUsage: AttemptOutcome = usage ? { ...outcome, usage } : outcome;
+    return withInputNotes(finishAttempt(task, withUsage, limits ?? {}, pipeline), task.prev_context);
+  }
+
+  #drop(waiting: Waiting, error: Error): void {
+    if (this.#out.delete(waiting)) waiting.reject(error);
+  }
+
+  /**
+   * A stopping run took its tasks back: their submits reject, polling stops. The batches
+   * run on at the server, open in the journal, for a later resume to re-attach to; with
+   * `cancelOnStop` (--cancel-batch) they are cancelled and ended instead.
+   */
+  cancelAll(): Promise<void> {
+    for (const waiting of [...this.#out]) this.#drop(waiting, abortError());
+    this.#stop.abort();
+    // Called again as the run ends: the same work, done once, so that its journal entries come before the journal closes.
+    this.#cancelled ??= this.#cancelBatches();
+    return this.#cancelled;
+  }
+
+  async #cancelBatches(): Promise<void> {
+    await Promise.allSettled([...this.#launches]);
+    if (!this.#options.cancelOnStop) return;
+    for (const batchId of [...this.#batches.keys()]) {
+      this.#batches.delete(batchId);
+      try {
+        await this.#api.cancel(batchId);
+        this.#options.record({ type: 'batch-end', batch: batchId });
+      } catch (error) {
+        this.#options.warn(`Could not cancel batch ${batchId} (${describe(error)}): it stays open, and a resume re-attaches to it`);
+      }
+    }
+  }
+
+  /** Stops polling. Batches being created are waited for, so that each one created is journaled. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.allSettled([...this.#launches, this.#cancelled]);
+    this.#stop.abort();
+    for (const waiting of [...this.#out]) this.#drop(waiting, new Error('The batch backend was closed'));
+  }
+}
+
+function addUsage(sum: TokenUsage | undefined, usage: TokenUsage): TokenUsage {
+  return { prompt_tokens: (sum?.prompt_tokens ?? 0) + usage.prompt_tokens, completion_tokens: (sum?.completion_tokens ?? 0) + usage.completion_tokens };
+}
+
+function isOpenAiHost(url: string): boolean {
+  try {
+    return new URL(url).hostname === 'api.openai.com';
+  } catch {
+    return false;
+  }
+}
