@@ -10,12 +10,9 @@ import { BatchApi, type Batch } from './batch-api.js';
 import * as lines from './batch-lines.js';
 import type { BodySettings, LineAnswer, Message, OutputLine } from './batch-lines.js';
 import { kMaxBatchBytes, kMaxBatchRequests, type BatchRepair } from './batch-limits.js';
-import type { BatchJournalEntry, BatchRequestRecord, OpenBatch } from './batch-record.js';
-import { BatchWatch, type BatchProgress, type EndedBatch } from './batch-watch.js';
-
-
-/** What a request without an answer line gets, by how its batch ended. */
-type Missing = EndedBatch['missing'];
+import type { BatchJournalEntry, OpenBatch } from './batch-record.js';
+import { BatchBook, type Missing } from './batch-book.js';
+import { BatchWatch, type BatchProgress } from './batch-watch.js';
 
 export interface BatchBackendOptions {
   model: string;
@@ -75,12 +72,7 @@ export class BatchBackend implements ExecutionBackend {
   #flushScheduled = false;
   /** Batches being uploaded and created. */
   readonly #launches = new Set<Promise<void>>();
-  /** Every batch this run waits on, by id: its lines by custom_id, and who waits for each (absent: nobody yet). */
-  readonly #batches = new Map<string, Map<string, { record: BatchRequestRecord; waiting?: Waiting }>>();
-  /** The batch and line of each task of an open batch that no submit asked for yet. */
-  readonly #unclaimed = new Map<string, { batch: string; record: BatchRequestRecord }>();
-  /** Answers of an earlier run's batch that came before their task was submitted again. */
-  readonly #early = new Map<string, { record: BatchRequestRecord; answer: LineAnswer | undefined; missing: Missing }>();
+  readonly #book: BatchBook<Waiting>;
   readonly #watches = new Map<string, BatchWatch>();
   readonly #out = new Set<Waiting>();
   readonly #stop = new AbortController();
@@ -96,10 +88,7 @@ export class BatchBackend implements ExecutionBackend {
       maxTokens: options.maxTokens,
       maxTokensField: isOpenAiHost(this.#api.baseUrl) ? 'max_completion_tokens' : 'max_tokens',
     };
-    for (const open of options.open) {
-      this.#batches.set(open.batch, new Map(open.requests.map((record) => [record.custom_id, { record }])));
-      for (const record of open.requests) this.#unclaimed.set(record.task, { batch: open.batch, record });
-    }
+    this.#book = new BatchBook(options.open);
   }
 
   submit(request: AttemptRequest, signal?: AbortSignal): Promise<AttemptReply> {
@@ -125,21 +114,15 @@ export class BatchBackend implements ExecutionBackend {
 
   /** An attempt whose task an earlier run's batch holds waits for that answer instead of going out again. */
   #reattach(waiting: Waiting): boolean {
-    const id = waiting.request.task.id;
-    const early = this.#early.get(id);
-    if (early) {
-      this.#early.delete(id);
-      waiting.n = early.record.request;
-      this.#answered(waiting, early.answer, early.missing);
-      return true;
+    const claimed = this.#book.claim(waiting.request.task.id, waiting);
+    if (!claimed) return false;
+    if ('answer' in claimed) {
+      waiting.n = claimed.answer.record.request;
+      this.#answered(waiting, claimed.answer.answer, claimed.answer.missing);
+    } else {
+      waiting.n = claimed.record.request;
+      this.#watch(claimed.batch);
     }
-    const open = this.#unclaimed.get(id);
-    if (!open) return false;
-    this.#unclaimed.delete(id);
-    waiting.n = open.record.request;
-    const line = this.#batches.get(open.batch)?.get(open.record.custom_id);
-    if (line) line.waiting = waiting;
-    this.#watch(open.batch);
     return true;
   }
 
@@ -173,10 +156,7 @@ export class BatchBackend implements ExecutionBackend {
   /** Uploads a chunk, creates its batch, journals it, then watches it. A failure fails its attempts by class. */
   #launch(chunk: Chunk): void {
     const launch = (async () => {
-      const batchLines = new Map<string, { record: BatchRequestRecord; waiting?: Waiting }>();
-      for (const { waiting, customId } of chunk) {
-        batchLines.set(customId, { record: { custom_id: customId, task: waiting.request.task.id, request: waiting.n }, waiting });
-      }
+      const booked = chunk.map(({ waiting, customId }) => ({ record: { custom_id: customId, task: waiting.request.task.id, request: waiting.n }, waiting }));
       let batch: Batch;
       let inputFile: string;
       try {
@@ -187,8 +167,8 @@ export class BatchBackend implements ExecutionBackend {
         for (const { waiting } of chunk) this.#settle(waiting, outcome);
         return;
       }
-      this.#options.record({ type: 'batch', batch: batch.id, input_file: inputFile, requests: [...batchLines.values()].map((line) => line.record) });
-      this.#batches.set(batch.id, batchLines);
+      this.#options.record({ type: 'batch', batch: batch.id, input_file: inputFile, requests: booked.map((line) => line.record) });
+      this.#book.add(batch.id, booked);
       this.#watch(batch.id);
     })();
     this.#launches.add(launch);
@@ -212,18 +192,7 @@ export class BatchBackend implements ExecutionBackend {
 
   /** A batch ended: every line goes to the attempt that waits for it (or is kept for it), then the batch is ended in the journal. */
   #harvest(batchId: string, output: Map<string, OutputLine>, missing: Missing): void {
-    const batchLines = this.#batches.get(batchId);
-    this.#batches.delete(batchId);
-    for (const [customId, { record, waiting }] of batchLines ?? []) {
-      const line = output.get(customId);
-      const answer = line === undefined ? undefined : lines.lineAnswer(line);
-      if (waiting) {
-        this.#answered(waiting, answer, missing);
-      } else if (this.#unclaimed.get(record.task)?.batch === batchId) {
-        this.#unclaimed.delete(record.task);
-        this.#early.set(record.task, { record, answer, missing });
-      }
-    }
+    for (const { waiting, answer } of this.#book.take(batchId, output, missing)) this.#answered(waiting, answer, missing);
     this.#options.record({ type: 'batch-end', batch: batchId });
   }
 
@@ -303,8 +272,8 @@ export class BatchBackend implements ExecutionBackend {
   async #cancelBatches(): Promise<void> {
     await Promise.allSettled([...this.#launches]);
     if (!this.#options.cancelOnStop) return;
-    for (const batchId of [...this.#batches.keys()]) {
-      this.#batches.delete(batchId);
+    for (const batchId of this.#book.ids()) {
+      this.#book.delete(batchId);
       try {
         await this.#api.cancel(batchId);
         this.#options.record({ type: 'batch-end', batch: batchId });
