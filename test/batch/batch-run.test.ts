@@ -109,6 +109,21 @@ describe('--batch: the tasks of a wave go to the Batch API as one batch', () => 
     expect(rows.get('C')!.status).toBe('skipped');
   });
 
+  test('with eager, the tasks that become ready together go out together, a repair among them', async () => {
+    server = await startBatchServer();
+    // A and B in the first batch; C waits only for A, so it goes out with B's repair, not after it.
+    const dir = genericSession([
+      { id: 'A', title: 'A', description: 'Describe A', role: 'worker' },
+      { id: 'B', title: 'B', description: 'Describe B [[bad-once]]', role: 'worker' },
+      { id: 'C', title: 'C', description: 'After A', role: 'worker', deps: 'A' },
+      { id: 'D', title: 'D', description: 'After B', role: 'worker', deps: 'B' },
+    ]);
+    const run = await batchRun(dir, '--schedule', 'eager');
+    expect(run.code, run.stderr).toBe(0);
+    expect(server.created().map((batch) => batch.customIds)).toEqual([['A/a1/r1', 'B/a1/r1'], ['B/a1/r2', 'C/a1/r1'], ['D/a1/r1']]);
+    expect([...readRows(dir).values()].map((row) => row.status)).toEqual(['completed', 'completed', 'completed', 'completed']);
+  });
+
   test('--batch needs the openai executor, and the batch flags need --batch (exit 2, saying what to do)', async () => {
     const dir = session();
     const noModel = await runCli('run', dir, '--cmd', 'echo hi', '--batch');
