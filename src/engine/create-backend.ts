@@ -37,10 +37,11 @@ export async function createBackend(settings: NormalizedRunOptions, wiring: Batc
     cancelOnStop: settings.cancelBatch,
     maxPollMs: settings.batchPollSeconds * 1000,
     open,
-    // Flushed at once: a batch the journal does not name would be sent again after a crash.
+    // A new batch is flushed at once: one the journal does not name would be sent again
+    // after a crash. Its end goes with the group commit of the results it gave.
     record: (entry) => {
       journal.append(entry);
-      journal.flush();
+      if (entry.type === 'batch') journal.flush();
     },
     progress: (progress) => events.emit('batch:progress', progress),
     warn: wiring.warn,

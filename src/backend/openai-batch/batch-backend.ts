@@ -27,7 +27,7 @@ export interface BatchBackendOptions {
   maxPollMs: number;
   /** Batches an earlier run created and did not end: their tasks are answered from them, not sent again. */
   open: readonly OpenBatch[];
-  /** Journals a batch entry, durably, before anything else depends on it. */
+  /** Journals a batch entry: a new batch durably before it is polled; an end after the results it gave. */
   record: (entry: BatchJournalEntry) => void;
   progress: (progress: BatchProgress) => void;
   warn: (message: string) => void;
@@ -78,6 +78,8 @@ export class BatchBackend implements ExecutionBackend {
   readonly #stop = new AbortController();
   #closed = false;
   #cancelled: Promise<void> | undefined;
+  /** Batches whose answers were all handed out, to be ended in the journal after those answers. */
+  readonly #ends: string[] = [];
 
   constructor(options: BatchBackendOptions) {
     this.#options = options;
@@ -193,7 +195,14 @@ export class BatchBackend implements ExecutionBackend {
   /** A batch ended: every line goes to the attempt that waits for it (or is kept for it), then the batch is ended in the journal. */
   #harvest(batchId: string, output: Map<string, OutputLine>, missing: Missing): void {
     for (const { waiting, answer } of this.#book.take(batchId, output, missing)) this.#answered(waiting, answer, missing);
-    this.#options.record({ type: 'batch-end', batch: batchId });
+    // After the results it gave are journaled (they are, within this turn): a crash in between
+    // must leave the batch open, for a resume to take them again, never ended without them.
+    this.#ends.push(batchId);
+    setImmediate(() => this.#recordEnds());
+  }
+
+  #recordEnds(): void {
+    for (const batch of this.#ends.splice(0)) this.#options.record({ type: 'batch-end', batch });
   }
 
   /** One answer of a batch (or of a synchronous repair): a result, a failure, or a repair sent on. */
@@ -288,6 +297,7 @@ export class BatchBackend implements ExecutionBackend {
     this.#closed = true;
     await Promise.allSettled([...this.#launches, this.#cancelled]);
     this.#stop.abort();
+    this.#recordEnds();
     for (const waiting of [...this.#out]) this.#drop(waiting, new Error('The batch backend was closed'));
   }
 }
