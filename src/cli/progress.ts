@@ -2,7 +2,7 @@ import type { RunEmitter } from '../engine/events.js';
 import { formatDuration } from '../knowledge/context-report.js';
 import type { CliIo } from './io.js';
 import { attachBar, type TerminalStream } from './progress-bar.js';
-import { endOfRunText, oneLine, type FailedTask } from './summary-text.js';
+import { batchProgressLine, endOfRunText, oneLine, type FailedTask } from './summary-text.js';
 
 export type ReporterMode = 'tty' | 'lines' | 'json';
 
@@ -44,9 +44,7 @@ function attachLines(events: RunEmitter, io: CliIo): void {
     const detail = event.status === 'completed' ? event.findings : event.error;
     io.stdout(`${tag} ${event.id} (wave ${event.wave}, ${formatDuration(event.durationMs)}) -> ${oneLine(detail)}\n`);
   });
-  events.on('batch:progress', (event) =>
-    io.stdout(`[BATCH] ${event.batch} ${event.status}: ${event.completed} of ${event.total} answered, ${event.failed} failed\n`),
-  );
+  events.on('batch:progress', (event) => io.stdout(batchProgressLine(event)));
   events.on('wave:done', (event) =>
     io.stdout(`Wave ${event.wave} done: ${event.completed} completed, ${event.failed} failed, ${event.skipped} skipped\n`),
   );
