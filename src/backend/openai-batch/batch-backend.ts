@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { classifyCallError } from '../../executors/openai/errors.js';
 import { finishAttempt } from '../../executors/finish-attempt.js';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
@@ -9,7 +10,8 @@ import { abortError, type ExecutionBackend } from '../execution-backend.js';
 import { BatchApi, type Batch } from './batch-api.js';
 import * as lines from './batch-lines.js';
 import type { BodySettings, LineAnswer, Message, OutputLine } from './batch-lines.js';
-import { kMaxBatchBytes, kMaxBatchRequests, type BatchRepair } from './batch-limits.js';
+import type { BatchRepair } from './batch-limits.js';
+import { BatchQueue, type QueuedLine } from './batch-queue.js';
 import type { BatchJournalEntry, OpenBatch } from './batch-record.js';
 import { BatchBook, type Missing } from './batch-book.js';
 import { BatchWatch, type BatchProgress } from './batch-watch.js';
@@ -32,9 +34,6 @@ export interface BatchBackendOptions {
   progress: (progress: BatchProgress) => void;
   warn: (message: string) => void;
 }
-
-/** The attempts of one batch, with their custom_id and input line. */
-type Chunk = { waiting: Waiting; customId: string; line: string }[];
 
 /** A submitted attempt waiting for its answer. */
 interface Waiting {
@@ -68,8 +67,10 @@ export class BatchBackend implements ExecutionBackend {
   readonly #prompts: RolePrompts;
   readonly #body: BodySettings;
   /** Attempts waiting to go out in the next batch. */
-  #queue: Waiting[] = [];
-  #flushScheduled = false;
+  readonly #queue = new BatchQueue<Waiting>(
+    (waiting) => this.#render(waiting),
+    (chunk) => this.#launch(chunk),
+  );
   /** Batches being uploaded and created. */
   readonly #launches = new Set<Promise<void>>();
   readonly #book: BatchBook<Waiting>;
@@ -91,6 +92,8 @@ export class BatchBackend implements ExecutionBackend {
       maxTokensField: isOpenAiHost(this.#api.baseUrl) ? 'max_completion_tokens' : 'max_tokens',
     };
     this.#book = new BatchBook(options.open);
+    // Every poll, download and repair listens to it: many batches at once are no leak.
+    setMaxListeners(0, this.#stop.signal);
   }
 
   submit(request: AttemptRequest, signal?: AbortSignal): Promise<AttemptReply> {
@@ -130,35 +133,19 @@ export class BatchBackend implements ExecutionBackend {
 
   #enqueue(waiting: Waiting): void {
     this.#queue.push(waiting);
-    if (this.#flushScheduled) return;
-    this.#flushScheduled = true;
-    // What the scheduler hands out in one turn (a wave) goes out as one batch.
-    setImmediate(() => {
-      this.#flushScheduled = false;
-      const queue = this.#queue;
-      this.#queue = [];
-      let chunk: Chunk = [];
-      let bytes = 0;
-      for (const waiting of queue) {
-        if (!this.#out.has(waiting)) continue;
-        const customId = `${waiting.request.task.id}/a${waiting.request.task.attempt}/r${waiting.n}`;
-        const line = lines.inputLine(customId, lines.requestBody(this.#body, waiting.messages));
-        if (chunk.length === kMaxBatchRequests || (chunk.length > 0 && bytes + line.length + 1 > kMaxBatchBytes)) {
-          this.#launch(chunk);
-          chunk = [];
-          bytes = 0;
-        }
-        chunk.push({ waiting, customId, line });
-        bytes += line.length + 1;
-      }
-      if (chunk.length > 0) this.#launch(chunk);
-    });
+  }
+
+  /** The input line of a queued attempt, unless it was taken back meanwhile. */
+  #render(waiting: Waiting): { customId: string; line: string } | undefined {
+    if (!this.#out.has(waiting)) return undefined;
+    const customId = `${waiting.request.task.id}/a${waiting.request.task.attempt}/r${waiting.n}`;
+    return { customId, line: lines.inputLine(customId, lines.requestBody(this.#body, waiting.messages)) };
   }
 
   /** Uploads a chunk, creates its batch, journals it, then watches it. A failure fails its attempts by class. */
-  #launch(chunk: Chunk): void {
+  #launch(chunk: QueuedLine<Waiting>[]): void {
     const launch = (async () => {
-      const booked = chunk.map(({ waiting, customId }) => ({ record: { custom_id: customId, task: waiting.request.task.id, request: waiting.n }, waiting }));
+      const booked = chunk.map(({ item: waiting, customId }) => ({ record: { custom_id: customId, task: waiting.request.task.id, request: waiting.n }, waiting }));
       let batch: Batch;
       let inputFile: string;
       try {
@@ -166,7 +153,7 @@ export class BatchBackend implements ExecutionBackend {
         batch = await this.#api.create(inputFile);
       } catch (error) {
         const outcome = classifyCallError(error, { stoppedBy: undefined, timeoutMs: 0, baseUrl: this.#api.baseUrl });
-        for (const { waiting } of chunk) this.#settle(waiting, outcome);
+        for (const { item } of chunk) this.#settle(item, outcome);
         return;
       }
       this.#options.record({ type: 'batch', batch: batch.id, input_file: inputFile, requests: booked.map((line) => line.record) });
@@ -272,6 +259,7 @@ export class BatchBackend implements ExecutionBackend {
    */
   cancelAll(): Promise<void> {
     for (const waiting of [...this.#out]) this.#drop(waiting, abortError());
+    this.#queue.clear();
     this.#stop.abort();
     // Called again as the run ends: the same work, done once, so that its journal entries come before the journal closes.
     this.#cancelled ??= this.#cancelBatches();
@@ -295,6 +283,7 @@ export class BatchBackend implements ExecutionBackend {
   /** Stops polling. Batches being created are waited for, so that each one created is journaled. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#queue.clear();
     await Promise.allSettled([...this.#launches, this.#cancelled]);
     this.#stop.abort();
     this.#recordEnds();

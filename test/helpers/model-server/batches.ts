@@ -61,8 +61,8 @@ interface StoredBatch {
   errors: string[];
   /** Aborted when the batch is cancelled: its running completions stop. */
   controller: AbortController;
-  /** The status the next poll shows (each status is seen by at least one poll). */
-  next?: Status | undefined;
+  /** The statuses the next polls show, one each (every status is seen by at least one poll). */
+  next: Status[];
 }
 
 const kEndpoint = '/v1/chat/completions';
@@ -89,16 +89,9 @@ export function batchRoutes(options: BatchRoutesOptions = {}): BatchRouteHandler
     if (batch.errors.length > 0) batch.object.error_file_id = storeFile('batch_output', `${batch.object.id}_error.jsonl`, `${batch.errors.join('\n')}\n`).id;
   };
   const finish = (batch: StoredBatch, final: Status) => {
-    const stamp = now();
     writeFiles(batch);
-    if (final === 'completed') {
-      batch.object.status = 'finalizing';
-      batch.object.finalizing_at = stamp;
-      batch.next = 'completed';
-    } else {
-      batch.object.status = final;
-    }
-    batch.object[`${final}_at`] = stamp;
+    // Each status is stamped (`<status>_at`) by the poll that first shows it.
+    batch.next.push(...(final === 'completed' ? (['finalizing', 'completed'] as const) : [final]));
   };
 
   const run = async (batch: StoredBatch) => {
@@ -153,26 +146,25 @@ export function batchRoutes(options: BatchRoutesOptions = {}): BatchRouteHandler
         status: 'validating', output_file_id: null, error_file_id: null, created_at: created, expires_at: created + kWindowSeconds,
         request_counts: { total: 0, completed: 0, failed: 0 }, metadata: body.metadata ?? null,
       },
-      lines: [], output: [], errors: [], controller: new AbortController(),
+      lines: [], output: [], errors: [], controller: new AbortController(), next: [],
     };
     batches.set(batch.object.id, batch);
     const problems = readInput(input.bytes.toString('utf8'), batch.lines);
     log({ kind: 'create', batch: batch.object.id, inputFileId: input.id, customIds: batch.lines.map((line) => line.custom_id) });
     if (problems.length > 0) {
       batch.object.errors = { object: 'list', data: problems };
-      batch.next = 'failed';
+      batch.next.push('failed');
     } else {
       batch.object.request_counts.total = batch.lines.length;
-      batch.next = 'in_progress';
+      batch.next.push('in_progress');
     }
     sendJson(res, 200, batch.object);
   };
 
   /** A poll: the batch moves to the status it was waiting to show. */
   const retrieve = (batch: StoredBatch, res: ServerResponse) => {
-    const next = batch.next;
+    const next = batch.next.shift();
     if (next !== undefined) {
-      batch.next = undefined;
       batch.object.status = next;
       batch.object[`${next}_at`] = now();
       if (next === 'in_progress') void run(batch);
@@ -230,8 +222,8 @@ export function batchRoutes(options: BatchRoutesOptions = {}): BatchRouteHandler
         batch.object.status = 'cancelling';
         batch.object.cancelling_at = now();
         batch.controller.abort();
-        // Held (its lines not started): nothing runs, it is cancelled at the next poll.
-        batch.next ??= 'cancelled';
+        // It is cancelled at the next poll; lines that were running are aborted.
+        batch.next = ['cancelled'];
         sendJson(res, 200, batch.object);
         return true;
       }
