@@ -1,4 +1,6 @@
 import type { ExecutionBackend } from '../backend/execution-backend.js';
+import { cleanText } from '../executors/clean-text.js';
+import { scrubSecrets } from '../executors/secret-scrubber.js';
 import type { OpenBatch } from '../backend/openai-batch/batch-record.js';
 import type { RunEmitter } from './events.js';
 import type { Journal } from './journal.js';
@@ -44,6 +46,7 @@ export async function createBackend(settings: NormalizedRunOptions, wiring: Batc
       if (entry.type === 'batch') journal.flush();
     },
     progress: (progress) => events.emit('batch:progress', progress),
-    warn: wiring.warn,
+    // A server's error message may echo the key, or hold escapes meant for a terminal.
+    warn: (message) => wiring.warn(scrubSecrets(cleanText(message))),
   });
 }

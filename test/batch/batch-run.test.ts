@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test, vi } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
 import type { BatchEnding } from '../helpers/model-server/batches.js';
@@ -9,6 +9,7 @@ import { kFirstUsage, kRepairUsage, startBatchServer, type BatchTestServer } fro
 let server: BatchTestServer | undefined;
 
 afterEach(async () => {
+  vi.unstubAllEnvs();
   await server?.close();
   server = undefined;
 });
@@ -122,6 +123,18 @@ describe('--batch: the tasks of a wave go to the Batch API as one batch', () => 
     expect(run.code, run.stderr).toBe(0);
     expect(server.created().map((batch) => batch.customIds)).toEqual([['A/a1/r1', 'B/a1/r1'], ['B/a1/r2', 'C/a1/r1'], ['D/a1/r1']]);
     expect([...readRows(dir).values()].map((row) => row.status)).toEqual(['completed', 'completed', 'completed', 'completed']);
+  });
+
+  test('a poll that fails is tried again; its warning never shows the key the server echoed', async () => {
+    server = await startBatchServer({ failPolls: 1 });
+    const key = 'sk-batch-DO-NOT-PRINT-5c1e9a7b3d';
+    vi.stubEnv('OPENAI_API_KEY', key);
+    const dir = session('Describe B');
+    const run = await batchRun(dir);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/warning: Polling batch batch_\d+ failed \(.*Internal error for Bearer \*\*\*.*\); trying again/);
+    expect(`${run.stdout}${run.stderr}`).not.toContain(key);
+    expect(server.created()).toHaveLength(2);
   });
 
   test('--batch needs the openai executor, and the batch flags need --batch (exit 2, saying what to do)', async () => {

@@ -26,6 +26,8 @@ export interface BatchTestServer {
 export interface BatchTestServerOptions {
   /** How each batch ends (default: each completes at once); the batch stays in_progress until it resolves. */
   hold?: (batch: HeldBatch) => Promise<BatchEnding>;
+  /** The first N polls of a batch answer HTTP 500, echoing the request's Authorization header as careless servers do. */
+  failPolls?: number;
 }
 
 export const kFirstUsage = { prompt_tokens: 100, completion_tokens: 20 };
@@ -62,7 +64,14 @@ export async function startBatchServer(options: BatchTestServerOptions = {}): Pr
       res.end(JSON.stringify({ error: { message: String(error), type: 'server_error' } }));
     });
   });
+  let failPolls = options.failPolls ?? 0;
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (failPolls > 0 && req.method === 'GET' && /^\/v1\/batches\/[^/]+$/.test(req.url ?? '')) {
+      failPolls--;
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: `Internal error for ${req.headers.authorization ?? ''}`, type: 'server_error' } }));
+      return;
+    }
     if (await routes(req, res, complete)) return;
     if (req.method === 'POST' && req.url === '/v1/chat/completions') {
       const chunks: Buffer[] = [];
