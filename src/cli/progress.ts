@@ -3,7 +3,7 @@ import { errorLine } from '../engine/error-line.js';
 import { formatDuration } from '../knowledge/context-report.js';
 import type { CliIo } from './io.js';
 import { attachBar, type TerminalStream } from './progress-bar.js';
-import { endOfRunText, oneLine, type FailedTask } from './summary-text.js';
+import { batchProgressLine, endOfRunText, oneLine, type FailedTask } from './summary-text.js';
 
 export type ReporterMode = 'tty' | 'lines' | 'json';
 
@@ -46,6 +46,7 @@ function attachLines(events: RunEmitter, io: CliIo): void {
     const detail = event.status === 'completed' ? oneLine(event.findings) : errorLine(event.error);
     io.stdout(`${tag} ${event.id} (wave ${event.wave}, ${formatDuration(event.durationMs)}) -> ${detail}\n`);
   });
+  events.on('batch:progress', (event) => io.stdout(batchProgressLine(event)));
   events.on('wave:done', (event) =>
     io.stdout(`Wave ${event.wave} done: ${event.completed} completed, ${event.failed} failed, ${event.skipped} skipped\n`),
   );

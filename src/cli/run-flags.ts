@@ -33,6 +33,10 @@ export interface RunFlags {
   priceInput?: string;
   priceOutput?: string;
   priceCached?: string;
+  batch?: boolean;
+  batchRepair?: string;
+  cancelBatch?: boolean;
+  batchPoll?: string;
 }
 
 export function addRunFlags(command: Command): Command {
@@ -68,6 +72,10 @@ export function addRunFlags(command: Command): Command {
         "how a command's stdout becomes its result: auto (a JSON object with status or findings is the result, anything else text), result (must be a result object), text (always findings) (default auto)",
       ).choices(kOutputModes),
     )
+    .option('--batch', "with --executor openai: send the model tasks through OpenAI's Batch API, one batch per wave (answers within 24h, at the Batch API's price)")
+    .option('--batch-repair <mode>', 'with --batch: a bad answer is repaired in the next batch (batch) or at once, synchronously (sync) (default batch)')
+    .option('--cancel-batch', 'with --batch: Ctrl-C or SIGTERM also cancels the running batches (by default they run on, and a resume collects them)')
+    .option('--batch-poll <seconds>', 'with --batch: the longest wait between two polls of a batch (default 60)')
     .option('--bom', 'write tasks.csv with a UTF-8 byte order mark')
     .option('--json', 'print only a JSON summary when the run ends')
     .option('--max-tokens <n>', 'with --executor openai: tokens of one answer at most (max_completion_tokens, or max_tokens for servers that know only it)')
@@ -138,5 +146,12 @@ export function runOptionsFromFlags(flags: RunFlags): RunOptions {
     ...optional('cached_input', number('price-cached', flags.priceCached)),
   };
   set('price', Object.keys(price).length > 0 ? price : undefined);
+  set('batch', flags.batch);
+  if (flags.batchRepair !== undefined && flags.batchRepair !== 'batch' && flags.batchRepair !== 'sync') {
+    throw new WaveError('USAGE', `Expected \`--batch-repair\` to be batch or sync, got \`${flags.batchRepair}\``);
+  }
+  set('batchRepair', flags.batchRepair);
+  set('cancelBatch', flags.cancelBatch);
+  set('batchPollSeconds', number('batch-poll', flags.batchPoll));
   return options;
 }

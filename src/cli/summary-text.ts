@@ -1,4 +1,4 @@
-import type { RunSummary } from '../engine/events.js';
+import type { BatchProgressEvent, RunSummary } from '../engine/events.js';
 import { errorLine } from '../engine/error-line.js';
 import { formatDuration } from '../knowledge/context-report.js';
 
@@ -42,4 +42,9 @@ export function summaryLine(summary: RunSummary): string {
   const head = summary.total === 0 ? 'Nothing to run: every task is finished' : `${ranText(summary)} in ${formatDuration(summary.durationMs)}`;
   const tally = `completed ${counts.completed}, failed ${counts.failed}, skipped ${counts.skipped}, pending ${counts.pending}`;
   return `${head} (session: ${tally})${summary.reason === '' ? '' : `\n${summary.reason}`}`;
+}
+
+/** A batch's progress as the run shows it (`--batch`). */
+export function batchProgressLine(event: BatchProgressEvent): string {
+  return `[BATCH] ${event.batch} ${event.status}: ${event.completed} of ${event.total} answered, ${event.failed} failed\n`;
 }

@@ -40,6 +40,14 @@ export interface TaskDoneEvent extends AttemptDetail {
   durationMs: number;
 }
 
+export interface BatchProgressEvent {
+  batch: string;
+  status: string;
+  completed: number;
+  failed: number;
+  total: number;
+}
+
 export interface WaveDoneEvent {
   wave: number;
   completed: number;
@@ -81,6 +89,8 @@ export interface RunEvents {
   'run:done': [RunSummary];
   /** Something a person should know that does not stop the run. */
   warning: [string];
+  /** A poll of a batch (`--batch`) found it changed: its status and request counts. */
+  'batch:progress': [BatchProgressEvent];
 }
 
 export class RunEmitter extends EventEmitter<RunEvents> {}

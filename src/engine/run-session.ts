@@ -10,7 +10,8 @@ import { killLeftoverCommands } from '../backend/local/child-groups.js';
 import { RunEmitter, type RunSummary } from './events.js';
 import { InFlight } from './in-flight.js';
 import { Interrupt } from './interrupt.js';
-import { Journal } from './journal.js';
+import { Journal, readOpenBatches } from './journal.js';
+import { createBackend } from './create-backend.js';
 import { journalRun } from './journal-listener.js';
 import { RunReporter } from '../report/run-reporter.js';
 import type { RunOptions } from './options.js';
@@ -73,19 +74,27 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       journal.flush();
       reporter.waveEnd();
     });
+    // Batches an earlier run left open are known only to its journal: kept through this run's checkpoints.
+    const leftOpen = readOpenBatches(session.dir);
+    journal.carry(leftOpen);
     journal.checkpoint();
+    if (leftOpen.length > 0 && !settings.batch) {
+      warn(`${leftOpen.length} batch(es) of an earlier --batch run are still open; this run sends its tasks one by one. Stop it and resume with --batch to take their answers instead`);
+    }
 
     const runIds = new Set(table.rows.filter((row) => statusOf(row) === 'pending').map((row) => row.id));
     const tally = new RunTally(events, runIds.size);
     events.emit('run:start', { session: session.dir, total: runIds.size, waveCount });
-    const backend = new LocalBackend({
-      sessionDir: session.dir,
-      threads: settings.threads,
-      tasksPerThread: Math.ceil(settings.concurrency / settings.threads),
-      workerMemoryMb: settings.workerMemoryMb,
-      // One limit per run is one per endpoint: a run talks to one model server.
-      endpointConcurrency: settings.executor.type === 'openai' ? settings.endpointConcurrency : undefined,
-    });
+    const backend = settings.batch
+      ? await createBackend(settings, { open: leftOpen, pending: runIds, journal, events, warn })
+      : new LocalBackend({
+          sessionDir: session.dir,
+          threads: settings.threads,
+          tasksPerThread: Math.ceil(settings.concurrency / settings.threads),
+          workerMemoryMb: settings.workerMemoryMb,
+          // One limit per run is one per endpoint: a run talks to one model server.
+          endpointConcurrency: settings.executor.type === 'openai' ? settings.endpointConcurrency : undefined,
+        });
     const limits = {
       maxStdoutBytes: settings.maxStdoutBytes,
       maxArtifactsPerTask: settings.maxArtifactsPerTask,

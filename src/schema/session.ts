@@ -81,6 +81,10 @@ export const sessionConfigSchema = z
           .strict(),
       )
       .optional(),
+    /** Send the model tasks through OpenAI's Batch API (the openai executor only; default false). */
+    batch: z.boolean().optional(),
+    /** Batch mode: a bad answer's repair goes into the next batch or at once, synchronously (default batch). */
+    batch_repair: z.enum(['batch', 'sync']).optional(),
   })
   .strict();
 

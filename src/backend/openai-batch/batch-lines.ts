@@ -1,0 +1,127 @@
+import type OpenAI from 'openai';
+import { quoteAnswer, readAnswer, taskResultFormat } from '../../executors/openai/answer.js';
+import { checkRole } from '../../executors/openai/role-check.js';
+import type { AttemptOutcome, ErrorClass, TokenUsage } from '../../executors/types.js';
+import type { ChatBody, ChatCompletion } from './batch-api.js';
+
+export type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+
+/** The one endpoint csv-wave batches. */
+export const kBatchEndpoint = '/v1/chat/completions';
+
+/** What a task's model settings make of a conversation: the same body the openai executor sends. */
+export interface BodySettings {
+  model: string;
+  maxTokens: number | undefined;
+  /** `max_completion_tokens` on OpenAI's own API, `max_tokens` on the servers that imitate it (as the executor does). */
+  maxTokensField: 'max_tokens' | 'max_completion_tokens';
+}
+
+export function requestBody(settings: BodySettings, messages: Message[]): ChatBody {
+  return {
+    model: settings.model,
+    messages,
+    response_format: taskResultFormat(),
+    ...(settings.maxTokens === undefined ? {} : { [settings.maxTokensField]: settings.maxTokens }),
+  };
+}
+
+/** One line of a batch's input file (OpenAI's batch request input format). */
+export function inputLine(customId: string, body: ChatBody): string {
+  return JSON.stringify({ custom_id: customId, method: 'POST', url: kBatchEndpoint, body });
+}
+
+/** One line of an output or error file: the answer to one request, or why there is none. */
+export interface OutputLine {
+  custom_id: string;
+  response?: { status_code?: number; body?: unknown } | null;
+  error?: { code?: string; message?: string } | null;
+}
+
+/** The lines of output and error files by custom_id; a line that does not parse is skipped (it names no request). */
+export function readOutputLines(...texts: string[]): Map<string, OutputLine> {
+  const lines = new Map<string, OutputLine>();
+  for (const text of texts) {
+    for (const raw of text.split('\n')) {
+      if (raw.trim() === '') continue;
+      let line: unknown;
+      try {
+        line = JSON.parse(raw);
+      } catch {
+        continue;
+      }
+      if (line === null || typeof line !== 'object') continue;
+      const customId = (line as { custom_id?: unknown }).custom_id;
+      if (typeof customId === 'string') lines.set(customId, line as OutputLine);
+    }
+  }
+  return lines;
+}
+
+/** What one output line says: a completion to judge, or a failure classified like a synchronous call's. */
+export type LineAnswer = { kind: 'completion'; completion: ChatCompletion } | Extract<AttemptOutcome, { kind: 'error' }>;
+
+export function lineAnswer(line: OutputLine): LineAnswer {
+  const status = line.response?.status_code;
+  const body = line.response?.body;
+  if (!line.error && status === 200 && body !== null && typeof body === 'object') {
+    return { kind: 'completion', completion: body as ChatCompletion };
+  }
+  const message =
+    line.error?.message ??
+    (body as { error?: { message?: unknown } } | undefined)?.error?.message?.toString() ??
+    `HTTP ${status ?? 'status missing'}`;
+  const code = line.error?.code ?? (body as { error?: { code?: unknown } } | undefined)?.error?.code?.toString();
+  if (code === 'batch_expired') return { kind: 'error', errorClass: 'transient', error: `The batch expired (its 24h window ended) before this request ran: ${message}` };
+  return { kind: 'error', errorClass: lineErrorClass(status, code), error: `The batch answered this request with an error${code ? ` (${code})` : ''}: ${message}` };
+}
+
+/** As a synchronous call's (executors/openai/errors.ts): 429, 5xx, 408, 409 and an expired request are retried; other 4xx fail the task. */
+function lineErrorClass(status: number | undefined, code: string | undefined): ErrorClass {
+  if (code === 'batch_expired' || code === 'batch_cancelled') return 'transient';
+  if (status === 429) return code === 'insufficient_quota' ? 'task-failure' : 'rate-limited';
+  if (status === undefined || status >= 500 || status === 408 || status === 409) return 'transient';
+  return 'task-failure';
+}
+
+/** Tokens a completion reports; undefined when it reports none. */
+export function completionUsage(completion: ChatCompletion): TokenUsage | undefined {
+  const usage = completion.usage;
+  if (!usage) return undefined;
+  return { prompt_tokens: usage.prompt_tokens ?? 0, completion_tokens: usage.completion_tokens ?? 0 };
+}
+
+/** A completion judged as the openai executor judges one: a result, a failure, or a problem for the repair request. */
+export type Judged =
+  | Extract<AttemptOutcome, { kind: 'result' }>
+  | Extract<AttemptOutcome, { kind: 'error' }>
+  | { kind: 'repair'; content: string; problem: string };
+
+export function judgeCompletion(completion: ChatCompletion, task: { id: string; role: string }, pipeline: string): Judged {
+  const choice = completion.choices?.[0];
+  const refusal = choice?.message?.refusal;
+  if (typeof refusal === 'string' && refusal !== '') {
+    return { kind: 'error', errorClass: 'task-failure', error: `The model refused the task: ${refusal}` };
+  }
+  const content = choice?.message?.content ?? '';
+  const read = readAnswer(content, choice?.finish_reason);
+  const answer = read.ok ? checkRole(pipeline, task.role, read.result) : read;
+  if (answer.ok) return { kind: 'result', result: { ...answer.result, id: task.id } };
+  return { kind: 'repair', content, problem: answer.problem };
+}
+
+/** The repair request's messages, worded as the openai executor words them. */
+export function repairMessages(taskId: string, content: string, problem: string): Message[] {
+  return [
+    { role: 'assistant', content },
+    {
+      role: 'user',
+      content: `Your answer could not be used: ${problem}. Answer again with only the corrected JSON object for task ${taskId}, following the result schema and your role instructions.`,
+    },
+  ];
+}
+
+/** The failure of an answer that stayed invalid after its repair. */
+export function invalidAfterRepair(content: string, problem: string): Extract<AttemptOutcome, { kind: 'error' }> {
+  return { kind: 'error', errorClass: 'invalid-output', error: `Invalid model answer after one repair request: ${problem}${quoteAnswer(content)}` };
+}
