@@ -14,12 +14,13 @@ import {
   type DiscoveryFilePolicy,
 } from '../knowledge/discovery-files.js';
 import { forgetCheckedFolders, sessionPathForWrite } from '../knowledge/session-path.js';
-import { appendUsageLines, checkedRequests, recordUsage, usageLines } from '../knowledge/usage.js';
+import { recordUsage, type RequestUsage } from '../knowledge/usage.js';
 import type { PriceTable } from '../knowledge/pricing.js';
 import type { UsageLine } from '../knowledge/usage.js';
 import { KnownFiles } from '../knowledge/known-files.js';
 import { buildUpstream, type DependencyState, type UpstreamContext } from '../knowledge/upstream.js';
 import { appendWisdom, kWisdomKinds, type WisdomKind } from '../knowledge/wisdom.js';
+import { UsageWriter } from './usage-writer.js';
 import type { WaveContexts } from '../report/wave-contexts.js';
 
 export interface KnowledgeSinkSetup {
@@ -54,9 +55,11 @@ export class KnowledgeSink {
   readonly #setup: KnowledgeSinkSetup;
   readonly #board: DiscoveryBoard;
   readonly #known: KnownFiles;
+  readonly #usage: UsageWriter;
 
   constructor(setup: KnowledgeSinkSetup) {
     this.#setup = setup;
+    this.#usage = new UsageWriter(setup);
     // A run writes from the main thread, which outlives runs: what an earlier run checked may be gone.
     forgetCheckedFolders();
     this.#known = new KnownFiles(setup.sessionDir);
@@ -75,22 +78,16 @@ export class KnowledgeSink {
 
   /**
    * The tokens of each model request of an attempt that came back, whatever becomes of it
-   * (finished, retried, repaired, timed out): one usage.ndjson line each. A line that cannot
-   * be written is a warning; the budget counts it all the same.
+   * (finished, retried, repaired, timed out): one usage.ndjson line each, but for those a
+   * live report (liveUsage) wrote already.
    */
   attemptUsage(taskId: string, attempt: number, reply: AttemptReply): void {
-    const requests = checkedRequests(reply.requests);
-    if (requests.length === 0) return;
-    const { sessionDir, pricing, warn } = this.#setup;
-    const model = requests[0]!.model;
-    const price = pricing !== undefined && Object.hasOwn(pricing, model) ? pricing[model] : undefined;
-    const lines = usageLines(taskId, attempt, requests, price);
-    try {
-      appendUsageLines(sessionDir, lines);
-    } catch (error) {
-      warn(`${taskId}: the tokens of attempt ${attempt} were not written to usage.ndjson: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    this.#setup.onUsage?.(lines);
+    this.#usage.reply(taskId, attempt, reply.requests);
+  }
+
+  /** One model request's tokens, told by its worker as the answer arrived: written at once, so that a cancel loses none. */
+  liveUsage(taskId: string, attempt: number, request: RequestUsage): void {
+    this.#usage.live(taskId, attempt, request);
   }
 
   /** What an attempt sees of its dependencies and the wisdom files, read here on the main thread. */

@@ -27,6 +27,7 @@ import { skippedForFailure, statusOf } from '../core/skip-cause.js';
 import { Checkpointer } from './checkpointer.js';
 import { Budget } from '../knowledge/budget.js';
 import { readUsage } from '../knowledge/usage.js';
+import { LiveUsage } from './live-usage.js';
 
 export interface RunSessionOptions extends RunOptions {
   /**
@@ -120,6 +121,8 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
         if (reached) stop.stop('halt', budgetStopReason(reached, path));
       },
     });
+    // Each model request's tokens are written as its answer arrives: a stop that ends its thread loses none.
+    const liveUsage = new LiveUsage(session.dir, (task, attempt, usage) => guarded(() => sink.liveUsage(task, attempt, usage)));
     const pipeline = pipelineFor(session.config.pipeline);
     const runTask = createTaskRunner({
       backend,
@@ -209,6 +212,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
         await backend.cancelAll();
         killLeftoverCommands(session.dir);
       }
+      await liveUsage.close();
     }
     const shown = ended.stopped !== 'edited' && checkpointer.checkpoint();
     // Closed before the reason is told, so that it can say whether the journal holds everything.

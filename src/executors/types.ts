@@ -58,6 +58,12 @@ export interface ExecutorRunOptions {
   maxStdoutBytes?: number;
   /** What a model prompt shows of the session (the openai executor needs it; others ignore it). */
   prompt?: PromptContext;
+  /**
+   * Told each model request's tokens as soon as the server's answer arrives, before the
+   * attempt ends: an attempt cancelled later (its thread ended) still gets them counted.
+   * The reply's `requests` list them all again; the engine writes each once.
+   */
+  reportUsage?: (request: RequestUsage) => void;
 }
 
 /** The one small interface every executor implements (tinypool `runtime/` style). */

@@ -177,7 +177,9 @@ export class OpenAiExecutor implements Executor {
           if (!(error instanceof APIError && typeof error.status === 'number')) requests.push(unreported(request, kind, this.#model));
           throw error;
         }
-        requests.push(requestUsage(completion, request, kind, this.#model));
+        const used = requestUsage(completion, request, kind, this.#model);
+        requests.push(used);
+        options.reportUsage?.(used);
         if (request === 1 && completion.usage?.prompt_tokens) {
           this.#estimate.learn(messageChars(messages), completion.usage.prompt_tokens);
         }

@@ -56,7 +56,14 @@ export function expectEndedByTheRules(dir: string, log: ModelServerLog, exitCode
   const attempts = ndjson<AttemptLine>(join(dir, 'attempts.ndjson'));
   const requests = new Map<string, boolean[]>();
   // Requests the client gave up (a Ctrl-C) belong to no attempt: the task ran again later.
-  for (const record of log.answered()) requests.set(record.task ?? '(none)', [...(requests.get(record.task ?? '(none)') ?? []), record.repair]);
+  // So do those answered before them in the same task (a first request whose repair was cut
+  // off): their attempt was cancelled, and its tokens are in usage.ndjson all the same.
+  const cutOff = new Map<string, number>();
+  for (const record of log.aborted()) cutOff.set(record.task ?? '(none)', Math.max(record.n, cutOff.get(record.task ?? '(none)') ?? 0));
+  for (const record of log.answered()) {
+    if (record.n < (cutOff.get(record.task ?? '(none)') ?? 0)) continue;
+    requests.set(record.task ?? '(none)', [...(requests.get(record.task ?? '(none)') ?? []), record.repair]);
+  }
   expect([...requests.keys()].filter((task) => !rows.has(task)), 'requests for tasks of no session').toEqual([]);
 
   let failures = 0;
