@@ -47,6 +47,8 @@ const kNoKey = 'not-needed';
 const kMinSecretLength = 8;
 /** setTimeout's ceiling: how an attempt without --timeout tells the SDK "no timeout". */
 const kNoTimeoutMs = 2 ** 31 - 1;
+/** Prompts fitted again after a server's "too long" 400 in one attempt; each 400 teaches a closer ratio. */
+const kMaxRefits = 3;
 
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 type ResponseFormat = OpenAI.ResponseFormatJSONSchema;
@@ -152,7 +154,7 @@ export class OpenAiExecutor implements Executor {
       };
     };
     const format = answerFormat(context.pipeline, task.row.role ?? '');
-    let refitted = false;
+    let refits = 0;
     let request = 1;
     try {
       for (;;) {
@@ -162,12 +164,16 @@ export class OpenAiExecutor implements Executor {
           completion = await this.#create(messages, format, controller.signal, options.timeoutMs);
         } catch (error) {
           const refusal = contextRefusal(error);
-          // A window learned from the server's 400: the prompt is fitted again, once per attempt.
-          if (refusal !== undefined && request === 1 && !refitted) {
-            refitted = true;
+          // A window learned from the server's 400: the prompt is fitted again. The text cut may
+          // tokenize looser than the text kept, so a refitted prompt can still be over: each 400
+          // teaches the ratio of the prompt it refused, which is more and more the kept text's.
+          if (refusal !== undefined && request === 1 && refits < kMaxRefits) {
+            refits++;
             this.#learnWindow(refusal, messages);
             const again = this.#fit(render, parts);
             if (!again.ok) return withUsage(this.#tooBig(again));
+            // Nothing learned (no token count, same window): the same prompt would be refused again.
+            if (again.prompt === messages[1]?.content) throw error;
             messages[1] = { role: 'user', content: again.prompt };
             notes.splice(0, notes.length, ...again.notes);
             continue;
