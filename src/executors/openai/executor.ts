@@ -49,6 +49,8 @@ const kMinSecretLength = 8;
 const kNoTimeoutMs = 2 ** 31 - 1;
 /** Prompts fitted again after a server's "too long" 400 in one attempt; each 400 teaches a closer ratio. */
 const kMaxRefits = 3;
+/** The share of the room a refitted prompt leaves unused: it also gives a repair request room. */
+const kRefitMargin = 0.1;
 
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 type ResponseFormat = OpenAI.ResponseFormatJSONSchema;
@@ -170,7 +172,7 @@ export class OpenAiExecutor implements Executor {
           if (refusal !== undefined && request === 1 && refits < kMaxRefits) {
             refits++;
             this.#learnWindow(refusal, messages);
-            const again = this.#fit(render, parts);
+            const again = this.#fit(render, parts, kRefitMargin);
             if (!again.ok) return withUsage(this.#tooBig(again));
             // Nothing learned (no token count, same window): the same prompt would be refused again.
             if (again.prompt === messages[1]?.content) throw error;
@@ -256,11 +258,16 @@ export class OpenAiExecutor implements Executor {
     }
   }
 
-  /** The prompt as it fits the context window, when one is known; as rendered otherwise. */
-  #fit(render: (parts: PromptParts) => string, parts: PromptParts): FittedPrompt {
+  /**
+   * The prompt as it fits the context window, when one is known; as rendered otherwise.
+   * `margin` (0 to 1): the share of the room left unused, once a server has refused a prompt:
+   * the ratio learned from it is the whole prompt's, and the text still cut may tokenize looser.
+   */
+  #fit(render: (parts: PromptParts) => string, parts: PromptParts, margin = 0): FittedPrompt {
     const window = this.#contextWindow;
     if (window === undefined) return { ok: true, prompt: render(parts), notes: [] };
-    return fitPrompt(render, parts, kSystemPrompt.length, window - this.#answerReserve(window), this.#estimate);
+    const room = window - this.#answerReserve(window);
+    return fitPrompt(render, parts, kSystemPrompt.length, Math.floor(room * (1 - margin)), this.#estimate);
   }
 
   /** Tokens kept free for the answer: --max-tokens, else a quarter of the window. */
