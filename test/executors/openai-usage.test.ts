@@ -156,6 +156,30 @@ describe('--context-window: prompts cut to fit', () => {
     expect(outcome.notes?.[0]).toMatch(/^\{discoveries\} cut/);
   });
 
+  test('the cut text tokenizes looser than the kept text: each 400 is learned from and the prompt fitted again until it fits', async () => {
+    // '#' is a token each (dense, as code or another script is); other text is 8 characters a token.
+    const countTokens = (text: string) => {
+      const dense = text.split('#').length - 1;
+      return dense + Math.ceil((text.length - dense) / 8);
+    };
+    const at = await server({ contextTokens: 3000, countTokens });
+    const outcome = await run(executor(at), task({ description: '#'.repeat(2000) }), { upstream: big('upstream', 30_000) });
+    expect(outcome.kind).toBe('result');
+    // The first refit was still over the window (what failed the task before): a third request fitted.
+    expect(at.requests.length).toBeGreaterThanOrEqual(3);
+    const sent = at.requests.at(-1)!.body.messages ?? [];
+    expect(sent.reduce((sum, message) => sum + countTokens(message.content), 0)).toBeLessThanOrEqual(3000);
+    expect(outcome.notes?.[0]).toMatch(/^\{upstream\} cut to fit the model's context window: \d+ of 30000 characters kept$/);
+  });
+
+  test('a server that refuses every fitted prompt: the refits are bounded, and the attempt fails with its 400', async () => {
+    // Every prompt but a near-empty one is over: the server's counts never let a prompt fit.
+    const at = await server({ contextTokens: 3000, countTokens: (text) => (text.length > 200 ? 4000 : 1) });
+    const outcome = await run(executor(at), task(), { upstream: big('upstream', 30_000) });
+    expect(outcome.kind).toBe('error');
+    expect(at.requests.length).toBeLessThanOrEqual(4);
+  });
+
   test("a task whose own text does not fit fails (not retried) with the sizes, and sends nothing once the window is known", async () => {
     const at = await server({ contextTokens: 1000 });
     const outcome = await run(executor(at, { contextWindow: 1000 }), task({ description: big('own', 20_000) }));

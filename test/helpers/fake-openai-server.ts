@@ -110,6 +110,8 @@ export interface FakeOpenAiServerOptions {
   contextTokens?: number;
   /** @default 4 */
   charsPerToken?: number;
+  /** Counts a message's tokens instead of `charsPerToken`, so that some text tokenizes denser than other. @default none */
+  countTokens?: (text: string) => number;
   /** @default 'llama' */
   contextStyle?: 'llama' | 'openai';
   /** Request fields the server refuses with HTTP 400 naming them (as OpenAI refuses max_tokens for reasoning models). @default none */
@@ -166,7 +168,9 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
       const message = `Unsupported parameter: '${refused}' is not supported with this model.`;
       return sendJson(res, 400, { error: { message, type: 'invalid_request_error', param: refused, code: 'unsupported_parameter' } });
     }
-    const promptTokens = Math.ceil(messages.reduce((sum, message) => sum + message.content.length, 0) / charsPerToken);
+    const promptTokens = options.countTokens
+      ? messages.reduce((sum, message) => sum + options.countTokens!(message.content), 0)
+      : Math.ceil(messages.reduce((sum, message) => sum + message.content.length, 0) / charsPerToken);
     if (options.contextTokens !== undefined && promptTokens > options.contextTokens) {
       return options.contextStyle === 'openai'
         ? sendJson(res, 400, {

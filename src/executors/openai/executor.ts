@@ -47,6 +47,10 @@ const kNoKey = 'not-needed';
 const kMinSecretLength = 8;
 /** setTimeout's ceiling: how an attempt without --timeout tells the SDK "no timeout". */
 const kNoTimeoutMs = 2 ** 31 - 1;
+/** Prompts fitted again after a server's "too long" 400 in one attempt; each 400 teaches a closer ratio. */
+const kMaxRefits = 3;
+/** The share of the room a refitted prompt leaves unused: it also gives a repair request room. */
+const kRefitMargin = 0.1;
 
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 type ResponseFormat = OpenAI.ResponseFormatJSONSchema;
@@ -152,7 +156,7 @@ export class OpenAiExecutor implements Executor {
       };
     };
     const format = answerFormat(context.pipeline, task.row.role ?? '');
-    let refitted = false;
+    let refits = 0;
     let request = 1;
     try {
       for (;;) {
@@ -162,12 +166,16 @@ export class OpenAiExecutor implements Executor {
           completion = await this.#create(messages, format, controller.signal, options.timeoutMs);
         } catch (error) {
           const refusal = contextRefusal(error);
-          // A window learned from the server's 400: the prompt is fitted again, once per attempt.
-          if (refusal !== undefined && request === 1 && !refitted) {
-            refitted = true;
+          // A window learned from the server's 400: the prompt is fitted again. The text cut may
+          // tokenize looser than the text kept, so a refitted prompt can still be over: each 400
+          // teaches the ratio of the prompt it refused, which is more and more the kept text's.
+          if (refusal !== undefined && request === 1 && refits < kMaxRefits) {
+            refits++;
             this.#learnWindow(refusal, messages);
-            const again = this.#fit(render, parts);
+            const again = this.#fit(render, parts, kRefitMargin);
             if (!again.ok) return withUsage(this.#tooBig(again));
+            // Nothing learned (no token count, same window): the same prompt would be refused again.
+            if (again.prompt === messages[1]?.content) throw error;
             messages[1] = { role: 'user', content: again.prompt };
             notes.splice(0, notes.length, ...again.notes);
             continue;
@@ -252,11 +260,16 @@ export class OpenAiExecutor implements Executor {
     }
   }
 
-  /** The prompt as it fits the context window, when one is known; as rendered otherwise. */
-  #fit(render: (parts: PromptParts) => string, parts: PromptParts): FittedPrompt {
+  /**
+   * The prompt as it fits the context window, when one is known; as rendered otherwise.
+   * `margin` (0 to 1): the share of the room left unused, once a server has refused a prompt:
+   * the ratio learned from it is the whole prompt's, and the text still cut may tokenize looser.
+   */
+  #fit(render: (parts: PromptParts) => string, parts: PromptParts, margin = 0): FittedPrompt {
     const window = this.#contextWindow;
     if (window === undefined) return { ok: true, prompt: render(parts), notes: [] };
-    return fitPrompt(render, parts, kSystemPrompt.length, window - this.#answerReserve(window), this.#estimate);
+    const room = window - this.#answerReserve(window);
+    return fitPrompt(render, parts, kSystemPrompt.length, Math.floor(room * (1 - margin)), this.#estimate);
   }
 
   /** Tokens kept free for the answer: --max-tokens, else a quarter of the window. */

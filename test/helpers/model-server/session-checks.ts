@@ -92,3 +92,38 @@ export function expectEndedByTheRules(dir: string, log: ModelServerLog, exitCode
   expect(exitCode, 'exit code').toBe(failures > 0 ? 1 : 0);
   expect(usageByTask(dir)).toEqual(serverTokensByTask(log));
 }
+
+
+interface UsageLine {
+  task: string;
+  attempt: number;
+  request: number;
+  kind: 'first' | 'repair';
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_tokens: number;
+  reported: boolean;
+}
+
+/**
+ * usage.ndjson line by line against the server's log: for each task, its reported lines in
+ * order are the requests the server answered for it, in order, with the same prompt,
+ * completion and cached tokens, and a repair where the server saw one. A request cut off
+ * (Ctrl-C) is at most an unreported line, never tokens the server did not count.
+ */
+export function expectUsageLinesAsServed(dir: string, log: ModelServerLog): void {
+  const lines = ndjson<UsageLine>(join(dir, 'usage.ndjson'));
+  const tasks = new Set([...lines.map((line) => line.task), ...log.records.flatMap((record) => (record.task === undefined ? [] : [record.task]))]);
+  for (const task of tasks) {
+    const written = lines
+      .filter((line) => line.task === task && line.reported)
+      .map((line) => ({ kind: line.kind, prompt: line.prompt_tokens, completion: line.completion_tokens, cached: line.cached_tokens }));
+    const served = log
+      .answered()
+      .filter((record) => record.task === task && record.usage !== undefined)
+      .map((record) => ({ kind: record.repair ? 'repair' : 'first', prompt: record.usage!.prompt_tokens, completion: record.usage!.completion_tokens, cached: record.usage!.cached_tokens }));
+    expect(written, `usage.ndjson of ${task}`).toEqual(served);
+    const unreported = lines.filter((line) => line.task === task && !line.reported).length;
+    expect(unreported, `${task}: unreported lines, at most its cut-off requests`).toBeLessThanOrEqual(log.aborted().filter((record) => record.task === task).length);
+  }
+}
