@@ -35,8 +35,6 @@ export const kRetryableClasses: ReadonlySet<ErrorClass> = new Set(['rate-limited
 export interface TokenUsage {
   prompt_tokens: number;
   completion_tokens: number;
-  /** The part of these tokens spent through OpenAI's Batch API (`--batch`), which a price table may discount. */
-  batch?: { prompt_tokens: number; completion_tokens: number };
 }
 
 /**

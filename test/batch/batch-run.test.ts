@@ -27,11 +27,11 @@ function batchRun(dir: string, ...flags: string[]) {
   return runCli('run', dir, '--executor', 'openai', '--model', 'm', '--base-url', server!.baseUrl, '--batch', '--batch-poll', '0.05', ...flags);
 }
 
-function usageLines(dir: string): { task: string; prompt_tokens: number; completion_tokens: number; batch?: unknown }[] {
+function usageLines(dir: string): { task: string; request: number; kind: string; prompt_tokens: number; completion_tokens: number; batch?: unknown }[] {
   return readFileSync(join(dir, 'usage.ndjson'), 'utf8')
     .trim()
     .split('\n')
-    .map((line) => JSON.parse(line) as { task: string; prompt_tokens: number; completion_tokens: number });
+    .map((line) => JSON.parse(line) as { task: string; request: number; kind: string; prompt_tokens: number; completion_tokens: number });
 }
 
 describe('--batch: the tasks of a wave go to the Batch API as one batch', () => {
@@ -53,11 +53,14 @@ describe('--batch: the tasks of a wave go to the Batch API as one batch', () => 
     // C's prompt carried A's and B's findings: the batch line is the same request the executor sends.
     expect(run.stdout).toMatch(/\[BATCH\] batch_\d+ completed: 2 of 2 answered, 0 failed/);
 
-    const repaired = { prompt_tokens: kFirstUsage.prompt_tokens + kRepairUsage.prompt_tokens, completion_tokens: kFirstUsage.completion_tokens + kRepairUsage.completion_tokens };
+    // One line per request (issue 15), each answered through the Batch API marked so.
     const usage = usageLines(dir);
-    expect(usage.map((line) => line.task).sort()).toEqual(['A', 'B', 'C']);
-    expect(usage.find((line) => line.task === 'A')).toMatchObject({ ...kFirstUsage, batch: kFirstUsage });
-    expect(usage.find((line) => line.task === 'B')).toMatchObject({ ...repaired, batch: repaired });
+    expect(usage.map((line) => line.task).sort()).toEqual(['A', 'B', 'B', 'C']);
+    expect(usage.find((line) => line.task === 'A')).toMatchObject({ ...kFirstUsage, request: 1, kind: 'first', batch: true });
+    expect(usage.filter((line) => line.task === 'B')).toMatchObject([
+      { ...kFirstUsage, request: 1, kind: 'first', batch: true },
+      { ...kRepairUsage, request: 2, kind: 'repair', batch: true },
+    ]);
   });
 
   test('--batch-repair sync: the repair is one synchronous request, its tokens not counted as batch tokens', async () => {
@@ -69,10 +72,12 @@ describe('--batch: the tasks of a wave go to the Batch API as one batch', () => 
     expect(server.chats).toHaveLength(1);
     expect(JSON.stringify(server.chats[0])).toContain('Your answer could not be used');
     expect(readRows(dir).get('B')).toMatchObject({ status: 'completed', findings: 'Answered B after a repair' });
-    expect(usageLines(dir).find((line) => line.task === 'B')).toMatchObject({
-      prompt_tokens: kFirstUsage.prompt_tokens + kRepairUsage.prompt_tokens,
-      batch: kFirstUsage,
-    });
+    const b = usageLines(dir).filter((line) => line.task === 'B');
+    expect(b).toMatchObject([
+      { ...kFirstUsage, kind: 'first', batch: true },
+      { ...kRepairUsage, kind: 'repair' },
+    ]);
+    expect(b[1]).not.toHaveProperty('batch');
   });
 
   test('an answer still bad after its repair fails the task as invalid-output', async () => {

@@ -4,10 +4,12 @@ import { finishAttempt } from '../../executors/finish-attempt.js';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
 import { describe } from '../../executors/module.js';
 import { kSystemPrompt, RolePrompts } from '../../executors/openai/prompt.js';
-import type { AttemptOutcome, TokenUsage } from '../../executors/types.js';
+import { requestUsage } from '../../executors/openai/request-usage.js';
+import type { AttemptOutcome } from '../../executors/types.js';
 import { withInputNotes } from '../../executors/worker.js';
+import { sumUsage, type RequestUsage } from '../../knowledge/usage.js';
 import { abortError, type ExecutionBackend } from '../execution-backend.js';
-import { BatchApi, type Batch } from './batch-api.js';
+import { BatchApi, type Batch, type ChatBody } from './batch-api.js';
 import * as lines from './batch-lines.js';
 import type { BodySettings, LineAnswer, Message, OutputLine } from './batch-lines.js';
 import type { BatchRepair } from './batch-limits.js';
@@ -42,9 +44,13 @@ interface Waiting {
   messages: Message[];
   /** Which request of the attempt is out: 1 first, 2 the repair. */
   n: number;
-  usage: TokenUsage | undefined;
-  /** The part of `usage` spent through the Batch API (priced at its discount where a price table gives one). */
-  batchUsage: TokenUsage | undefined;
+  /**
+   * The tokens of each answered request, as the executor records them (one usage.ndjson line
+   * each); those answered through the Batch API are marked `batch`, priced at its discount.
+   */
+  requests: RequestUsage[];
+  /** What the contract dropped from the answer (unasked supervision fields): warnings, as the executor's. */
+  notes: string[];
   resolve: (reply: AttemptReply) => void;
   reject: (error: Error) => void;
 }
@@ -89,7 +95,7 @@ export class BatchBackend implements ExecutionBackend {
     this.#body = {
       model: options.model,
       maxTokens: options.maxTokens,
-      maxTokensField: isOpenAiHost(this.#api.baseUrl) ? 'max_completion_tokens' : 'max_tokens',
+      maxTokensFields: isOpenAiHost(this.#api.baseUrl) ? ['max_completion_tokens'] : ['max_completion_tokens', 'max_tokens'],
     };
     this.#book = new BatchBook(options.open);
     // Every poll, download and repair listens to it: many batches at once are no leak.
@@ -100,7 +106,7 @@ export class BatchBackend implements ExecutionBackend {
     if (signal?.aborted) return Promise.reject(abortError(signal.reason));
     if (this.#closed) return Promise.reject(new Error('The batch backend is closed: it runs no more attempts'));
     return new Promise<AttemptReply>((resolve, reject) => {
-      const waiting: Waiting = { request, messages: [], n: 1, usage: undefined, batchUsage: undefined, resolve, reject };
+      const waiting: Waiting = { request, messages: [], n: 1, requests: [], notes: [], resolve, reject };
       try {
         if (request.prompt === undefined) throw new Error('The openai executor needs the prompt context of the task');
         waiting.messages = [
@@ -139,7 +145,12 @@ export class BatchBackend implements ExecutionBackend {
   #render(waiting: Waiting): { customId: string; line: string } | undefined {
     if (!this.#out.has(waiting)) return undefined;
     const customId = `${waiting.request.task.id}/a${waiting.request.task.attempt}/r${waiting.n}`;
-    return { customId, line: lines.inputLine(customId, lines.requestBody(this.#body, waiting.messages)) };
+    return { customId, line: lines.inputLine(customId, this.#requestBody(waiting)) };
+  }
+
+  #requestBody(waiting: Waiting): ChatBody {
+    const { task, prompt } = waiting.request;
+    return lines.requestBody(this.#body, { pipeline: prompt?.pipeline ?? 'generic', role: task.row.role ?? '' }, waiting.messages);
   }
 
   /** Uploads a chunk, creates its batch, journals it, then watches it. A failure fails its attempts by class. */
@@ -200,13 +211,14 @@ export class BatchBackend implements ExecutionBackend {
       return this.#settle(waiting, { kind: 'error', errorClass, error: `No answer: ${error}` });
     }
     if (answer.kind === 'error') return this.#settle(waiting, answer);
-    const usage = lines.completionUsage(answer.completion);
-    if (usage) {
-      waiting.usage = addUsage(waiting.usage, usage);
-      if (viaBatch) waiting.batchUsage = addUsage(waiting.batchUsage, usage);
-    }
+    const used = requestUsage(answer.completion, waiting.n, waiting.n === 1 ? 'first' : 'repair', this.#options.model);
+    waiting.requests.push(viaBatch ? { ...used, batch: true } : used);
     const task = waiting.request.task;
     const judged = lines.judgeCompletion(answer.completion, { id: task.id, role: task.row.role ?? '' }, waiting.request.prompt?.pipeline ?? 'generic');
+    if (judged.kind === 'result') {
+      waiting.notes.push(...judged.notes);
+      return this.#settle(waiting, { kind: 'result', result: judged.result });
+    }
     if (judged.kind !== 'repair') return this.#settle(waiting, judged);
     if (waiting.n >= 2) return this.#settle(waiting, lines.invalidAfterRepair(judged.content, judged.problem));
     waiting.messages = [...waiting.messages, ...lines.repairMessages(task.id, judged.content, judged.problem)];
@@ -224,7 +236,7 @@ export class BatchBackend implements ExecutionBackend {
     let timedOut = false;
     const timer = timeoutMs > 0 ? setTimeout(() => ((timedOut = true), controller.abort()), timeoutMs) : undefined;
     try {
-      const completion = await this.#api.complete(lines.requestBody(this.#body, waiting.messages), controller.signal, timeoutMs);
+      const completion = await this.#api.complete(this.#requestBody(waiting), controller.signal, timeoutMs);
       this.#answered(waiting, { kind: 'completion', completion }, undefined, false);
     } catch (error) {
       const stoppedBy = timedOut ? 'timeout' : controller.signal.aborted ? 'abort' : undefined;
@@ -243,8 +255,14 @@ export class BatchBackend implements ExecutionBackend {
   /** The reply as a worker would give it: checked, cleaned, scrubbed and capped by finishAttempt, with the tokens spent. */
   #reply(waiting: Waiting, outcome: AttemptOutcome): AttemptReply {
     const { task, limits, pipeline } = waiting.request;
-    const usage = waiting.usage && { ...waiting.usage, ...(waiting.batchUsage ? { batch: waiting.batchUsage } : {}) };
-    const withUsage: AttemptOutcome = usage ? { ...outcome, usage } : outcome;
+    const { requests, notes } = waiting;
+    const usage = sumUsage(requests);
+    const withUsage: AttemptOutcome = {
+      ...outcome,
+      ...(usage === undefined ? {} : { usage }),
+      ...(requests.length === 0 ? {} : { requests }),
+      ...(notes.length === 0 ? {} : { notes: [...(outcome.notes ?? []), ...notes] }),
+    };
     return withInputNotes(finishAttempt(task, withUsage, limits ?? {}, pipeline), task.prev_context);
   }
 
@@ -289,10 +307,6 @@ export class BatchBackend implements ExecutionBackend {
     this.#recordEnds();
     for (const waiting of [...this.#out]) this.#drop(waiting, new Error('The batch backend was closed'));
   }
-}
-
-function addUsage(sum: TokenUsage | undefined, usage: TokenUsage): TokenUsage {
-  return { prompt_tokens: (sum?.prompt_tokens ?? 0) + usage.prompt_tokens, completion_tokens: (sum?.completion_tokens ?? 0) + usage.completion_tokens };
 }
 
 function isOpenAiHost(url: string): boolean {

@@ -1,7 +1,7 @@
 import type OpenAI from 'openai';
-import { quoteAnswer, readAnswer, taskResultFormat } from '../../executors/openai/answer.js';
-import { checkRole } from '../../executors/openai/role-check.js';
-import type { AttemptOutcome, ErrorClass, TokenUsage } from '../../executors/types.js';
+import { quoteAnswer } from '../../executors/openai/answer.js';
+import { answerFormat, readContractAnswer } from '../../executors/openai/contract.js';
+import type { AttemptOutcome, ErrorClass } from '../../executors/types.js';
 import type { ChatBody, ChatCompletion } from './batch-api.js';
 
 export type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -13,16 +13,27 @@ export const kBatchEndpoint = '/v1/chat/completions';
 export interface BodySettings {
   model: string;
   maxTokens: number | undefined;
-  /** `max_completion_tokens` on OpenAI's own API, `max_tokens` on the servers that imitate it (as the executor does). */
-  maxTokensField: 'max_tokens' | 'max_completion_tokens';
+  /**
+   * The names the limit is sent under, as the executor sends them: `max_completion_tokens`
+   * alone on OpenAI's own API; both names on the servers that imitate it, so one that knows
+   * only either still bounds the answer.
+   */
+  maxTokensFields: readonly ('max_tokens' | 'max_completion_tokens')[];
 }
 
-export function requestBody(settings: BodySettings, messages: Message[]): ChatBody {
+/** The task's place in its run: which strict answer schema its requests carry (answerFormat). */
+export interface BodyTask {
+  pipeline: string;
+  role: string;
+}
+
+export function requestBody(settings: BodySettings, task: BodyTask, messages: Message[]): ChatBody {
+  const limit = settings.maxTokens;
   return {
     model: settings.model,
     messages,
-    response_format: taskResultFormat(),
-    ...(settings.maxTokens === undefined ? {} : { [settings.maxTokensField]: settings.maxTokens }),
+    response_format: answerFormat(task.pipeline, task.role),
+    ...(limit === undefined ? {} : Object.fromEntries(settings.maxTokensFields.map((field) => [field, limit]))),
   };
 }
 
@@ -84,29 +95,22 @@ function lineErrorClass(status: number | undefined, code: string | undefined): E
   return 'task-failure';
 }
 
-/** Tokens a completion reports; undefined when it reports none. */
-export function completionUsage(completion: ChatCompletion): TokenUsage | undefined {
-  const usage = completion.usage;
-  if (!usage) return undefined;
-  return { prompt_tokens: usage.prompt_tokens ?? 0, completion_tokens: usage.completion_tokens ?? 0 };
-}
-
 /** A completion judged as the openai executor judges one: a result, a failure, or a problem for the repair request. */
 export type Judged =
-  | Extract<AttemptOutcome, { kind: 'result' }>
+  | { kind: 'result'; result: unknown; notes: string[] }
   | Extract<AttemptOutcome, { kind: 'error' }>
   | { kind: 'repair'; content: string; problem: string };
 
 export function judgeCompletion(completion: ChatCompletion, task: { id: string; role: string }, pipeline: string): Judged {
+  // The model-answer contract (executors/openai/contract.ts): the same judge as a synchronous answer's.
   const choice = completion.choices?.[0];
   const refusal = choice?.message?.refusal;
   if (typeof refusal === 'string' && refusal !== '') {
     return { kind: 'error', errorClass: 'task-failure', error: `The model refused the task: ${refusal}` };
   }
   const content = choice?.message?.content ?? '';
-  const read = readAnswer(content, choice?.finish_reason);
-  const answer = read.ok ? checkRole(pipeline, task.role, read.result) : read;
-  if (answer.ok) return { kind: 'result', result: { ...answer.result, id: task.id } };
+  const answer = readContractAnswer(content, choice?.finish_reason, pipeline, task.role);
+  if (answer.ok) return { kind: 'result', result: { ...answer.result, id: task.id }, notes: answer.notes };
   return { kind: 'repair', content, problem: answer.problem };
 }
 
