@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { maxTokensFieldsFor } from '../../executors/openai/answer-turn.js';
 import { classifyCallError } from '../../executors/openai/errors.js';
 import { finishAttempt } from '../../executors/finish-attempt.js';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
@@ -95,7 +96,7 @@ export class BatchBackend implements ExecutionBackend {
     this.#body = {
       model: options.model,
       maxTokens: options.maxTokens,
-      maxTokensFields: isOpenAiHost(this.#api.baseUrl) ? ['max_completion_tokens'] : ['max_completion_tokens', 'max_tokens'],
+      maxTokensFields: maxTokensFieldsFor(this.#api.baseUrl),
     };
     this.#book = new BatchBook(options.open);
     // Every poll, download and repair listens to it: many batches at once are no leak.
@@ -306,13 +307,5 @@ export class BatchBackend implements ExecutionBackend {
     this.#stop.abort();
     this.#recordEnds();
     for (const waiting of [...this.#out]) this.#drop(waiting, new Error('The batch backend was closed'));
-  }
-}
-
-function isOpenAiHost(url: string): boolean {
-  try {
-    return new URL(url).hostname === 'api.openai.com';
-  } catch {
-    return false;
   }
 }

@@ -1,6 +1,6 @@
 import type OpenAI from 'openai';
-import { quoteAnswer } from '../../executors/openai/answer.js';
-import { answerFormat, readContractAnswer } from '../../executors/openai/contract.js';
+import type { MaxTokensField } from '../../executors/openai/answer-turn.js';
+import { answerFormat } from '../../executors/openai/contract.js';
 import type { AttemptOutcome, ErrorClass } from '../../executors/types.js';
 import type { ChatBody, ChatCompletion } from './batch-api.js';
 
@@ -18,7 +18,7 @@ export interface BodySettings {
    * alone on OpenAI's own API; both names on the servers that imitate it, so one that knows
    * only either still bounds the answer.
    */
-  maxTokensFields: readonly ('max_tokens' | 'max_completion_tokens')[];
+  maxTokensFields: readonly MaxTokensField[];
 }
 
 /** The task's place in its run: which strict answer schema its requests carry (answerFormat). */
@@ -95,37 +95,5 @@ function lineErrorClass(status: number | undefined, code: string | undefined): E
   return 'task-failure';
 }
 
-/** A completion judged as the openai executor judges one: a result, a failure, or a problem for the repair request. */
-export type Judged =
-  | { kind: 'result'; result: unknown; notes: string[] }
-  | Extract<AttemptOutcome, { kind: 'error' }>
-  | { kind: 'repair'; content: string; problem: string };
-
-export function judgeCompletion(completion: ChatCompletion, task: { id: string; role: string }, pipeline: string): Judged {
-  // The model-answer contract (executors/openai/contract.ts): the same judge as a synchronous answer's.
-  const choice = completion.choices?.[0];
-  const refusal = choice?.message?.refusal;
-  if (typeof refusal === 'string' && refusal !== '') {
-    return { kind: 'error', errorClass: 'task-failure', error: `The model refused the task: ${refusal}` };
-  }
-  const content = choice?.message?.content ?? '';
-  const answer = readContractAnswer(content, choice?.finish_reason, pipeline, task.role);
-  if (answer.ok) return { kind: 'result', result: { ...answer.result, id: task.id }, notes: answer.notes };
-  return { kind: 'repair', content, problem: answer.problem };
-}
-
-/** The repair request's messages, worded as the openai executor words them. */
-export function repairMessages(taskId: string, content: string, problem: string): Message[] {
-  return [
-    { role: 'assistant', content },
-    {
-      role: 'user',
-      content: `Your answer could not be used: ${problem}. Answer again with only the corrected JSON object for task ${taskId}, following the result schema and your role instructions.`,
-    },
-  ];
-}
-
-/** The failure of an answer that stayed invalid after its repair. */
-export function invalidAfterRepair(content: string, problem: string): Extract<AttemptOutcome, { kind: 'error' }> {
-  return { kind: 'error', errorClass: 'invalid-output', error: `Invalid model answer after one repair request: ${problem}${quoteAnswer(content)}` };
-}
+// Answers are judged, repaired and failed exactly as the openai executor does it.
+export { invalidAfterRepair, judgeCompletion, repairMessages, type Judged } from '../../executors/openai/answer-turn.js';

@@ -3,8 +3,8 @@ import { describe } from '../module.js';
 import type { AttemptOutcome, Executor, ExecutorRunOptions, TaskInput } from '../types.js';
 import { sumUsage, type RequestUsage } from '../../knowledge/usage.js';
 import { messageChars, requestUsage, unreported } from './request-usage.js';
-import { quoteAnswer } from './answer.js';
-import { answerFormat, readContractAnswer } from './contract.js';
+import { invalidAfterRepair, judgeCompletion, maxTokensFieldsFor, repairMessages, type MaxTokensField } from './answer-turn.js';
+import { answerFormat } from './contract.js';
 import { contextRefusal, fitPrompt, TokenEstimate, type ContextRefusal, type FittedPrompt, type PromptParts } from './context-window.js';
 import { classifyCallError, type StoppedBy } from './errors.js';
 import { kSystemPrompt, RolePrompts } from './prompt.js';
@@ -54,7 +54,6 @@ const kRefitMargin = 0.1;
 
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 type ResponseFormat = OpenAI.ResponseFormatJSONSchema;
-type MaxTokensField = 'max_completion_tokens' | 'max_tokens';
 
 /**
  * Runs a task as one chat completion of an OpenAI-compatible endpoint (DESIGN.md section 6):
@@ -98,10 +97,7 @@ export class OpenAiExecutor implements Executor {
       // The SDK's debug log would print requests; nothing of ours goes to a log.
       logLevel: 'off',
     });
-    // OpenAI's own API wants the new name (its reasoning models reject max_tokens). The servers
-    // that imitate it know the old one and, most of them, the new one: both go, so a server
-    // that knows only one still bounds the answer, and one that refuses a name loses it.
-    this.#maxTokensFields = isOpenAiHost(this.#client.baseURL) ? ['max_completion_tokens'] : ['max_completion_tokens', 'max_tokens'];
+    this.#maxTokensFields = maxTokensFieldsFor(this.#client.baseURL);
   }
 
   async run(task: TaskInput, options: ExecutorRunOptions): Promise<OpenAiOutcome> {
@@ -191,32 +187,15 @@ export class OpenAiExecutor implements Executor {
         if (request === 1 && completion.usage?.prompt_tokens) {
           this.#estimate.learn(messageChars(messages), completion.usage.prompt_tokens);
         }
-        const choice = completion.choices?.[0];
-        const refusal = choice?.message?.refusal;
-        if (typeof refusal === 'string' && refusal !== '') {
-          return withUsage({ kind: 'error', errorClass: 'task-failure', error: `The model refused the task: ${refusal}` });
+        const judged = judgeCompletion(completion, { id: task.id, role: task.row.role ?? '' }, context.pipeline);
+        if (judged.kind === 'result') {
+          notes.push(...judged.notes);
+          return withUsage({ kind: 'result', result: judged.result });
         }
-        const content = choice?.message?.content ?? '';
-        const answer = readContractAnswer(content, choice?.finish_reason, context.pipeline, task.row.role ?? '');
-        if (answer.ok) {
-          notes.push(...answer.notes);
-          return withUsage({ kind: 'result', result: { ...answer.result, id: task.id } });
-        }
-        if (request >= 2) {
-          return withUsage({
-            kind: 'error',
-            errorClass: 'invalid-output',
-            error: `Invalid model answer after one repair request: ${answer.problem}${quoteAnswer(content)}`,
-          });
-        }
+        if (judged.kind !== 'repair') return withUsage(judged);
+        if (request >= 2) return withUsage(invalidAfterRepair(judged.content, judged.problem));
         request++;
-        messages.push(
-          { role: 'assistant', content },
-          {
-            role: 'user',
-            content: `Your answer could not be used: ${answer.problem}. Answer again with only the corrected JSON object for task ${task.id}, following the result schema and your role instructions.`,
-          },
-        );
+        messages.push(...repairMessages(task.id, judged.content, judged.problem));
       }
     } catch (error) {
       return withUsage(classifyCallError(error, { stoppedBy, timeoutMs: options.timeoutMs, baseUrl: this.#client.baseURL }));
@@ -312,12 +291,4 @@ function refusesParameter(error: unknown, name: string): boolean {
   const body = (error.error ?? {}) as { message?: unknown; param?: unknown };
   const message = typeof body.message === 'string' ? body.message : error.message;
   return body.param === name || message.includes(name);
-}
-
-function isOpenAiHost(url: string): boolean {
-  try {
-    return new URL(url).hostname === 'api.openai.com';
-  } catch {
-    return false;
-  }
 }
