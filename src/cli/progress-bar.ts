@@ -1,7 +1,8 @@
 import cliProgress from 'cli-progress';
 import type { RunEmitter } from '../engine/events.js';
+import { errorLine } from '../engine/error-line.js';
 import { formatDuration } from '../knowledge/context-report.js';
-import { endOfRunText, oneLine, type FailedTask } from './summary-text.js';
+import { batchProgressLine, endOfRunText, type FailedTask } from './summary-text.js';
 
 /** Where the live bar draws: stderr on a terminal, or a fake terminal in tests. */
 export type TerminalStream = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
@@ -56,6 +57,8 @@ export function attachBar(events: RunEmitter, terminal: TerminalStream, failures
   };
 
   events.on('warning', (message) => printAbove(`warning: ${message}\n`));
+  // A batch may take hours: its progress is the only sign of life, and changes seldom.
+  events.on('batch:progress', (event) => printAbove(batchProgressLine(event)));
   events.on('run:start', (event) => {
     total = event.total;
     waves = event.waveCount;
@@ -85,7 +88,7 @@ export function attachBar(events: RunEmitter, terminal: TerminalStream, failures
     if (event.attempts > 0) running--;
     done++;
     // The reporter records the failure before this listener runs (it attached first).
-    if (event.status === 'failed') printAbove(`[FAIL] ${event.id} (wave ${event.wave}): ${oneLine(event.error, 200)}\n`);
+    if (event.status === 'failed') printAbove(`[FAIL] ${event.id} (wave ${event.wave}): ${errorLine(event.error)}\n`);
     else show();
   });
   const takeDown = () => {

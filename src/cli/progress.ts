@@ -1,8 +1,9 @@
 import type { RunEmitter } from '../engine/events.js';
+import { errorLine } from '../engine/error-line.js';
 import { formatDuration } from '../knowledge/context-report.js';
 import type { CliIo } from './io.js';
 import { attachBar, type TerminalStream } from './progress-bar.js';
-import { endOfRunText, oneLine, type FailedTask } from './summary-text.js';
+import { batchProgressLine, endOfRunText, oneLine, type FailedTask } from './summary-text.js';
 
 export type ReporterMode = 'tty' | 'lines' | 'json';
 
@@ -37,14 +38,16 @@ function attachLines(events: RunEmitter, io: CliIo): void {
   events.on('workers:connected', (count) => io.stdout(`[WORKERS] ${count} worker(s) take the session's jobs\n`));
   events.on('task:retry', (event) =>
     io.stdout(
-      `[RETRY] ${event.id} attempt ${event.attempt} failed (${event.errorClass}): ${oneLine(event.error, 120)}; again in ${formatDuration(event.delayMs)}\n`,
+      `[RETRY] ${event.id} attempt ${event.attempt} failed (${event.errorClass}): ${errorLine(event.error)}; again in ${formatDuration(event.delayMs)}\n`,
     ),
   );
   events.on('task:done', (event) => {
     const tag = event.status === 'completed' ? '[DONE]' : event.status === 'failed' ? '[FAIL]' : '[SKIP]';
-    const detail = event.status === 'completed' ? event.findings : event.error;
-    io.stdout(`${tag} ${event.id} (wave ${event.wave}, ${formatDuration(event.durationMs)}) -> ${oneLine(detail)}\n`);
+    // Findings show their beginning; an error its whole first line (errorLine).
+    const detail = event.status === 'completed' ? oneLine(event.findings) : errorLine(event.error);
+    io.stdout(`${tag} ${event.id} (wave ${event.wave}, ${formatDuration(event.durationMs)}) -> ${detail}\n`);
   });
+  events.on('batch:progress', (event) => io.stdout(batchProgressLine(event)));
   events.on('wave:done', (event) =>
     io.stdout(`Wave ${event.wave} done: ${event.completed} completed, ${event.failed} failed, ${event.skipped} skipped\n`),
   );

@@ -10,6 +10,7 @@ import { countByStatus, countByWave, rowObject, taskLines } from '../engine/stat
 import { kTaskStatuses } from '../schema/row.js';
 import { statusOf } from '../core/skip-cause.js';
 import { readUsage } from '../knowledge/usage.js';
+import { costLine, spendJson, spendText } from '../knowledge/cost-text.js';
 import { currentTasks } from '../report/session-state.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
 import { addPipelineFlag, sessionOverrides } from './pipeline-flag.js';
@@ -29,7 +30,7 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
     .command('status')
     .description('one line per task ([DONE] [RUN] [INTR] [WAIT] [FAIL] [SKIP] [----]), then counts per status and wave')
     .argument('<session>', 'session folder, or the path of its tasks.csv')
-    .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}, "interrupted"?: [ids]}')
+    .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}, "usage"?: {tokens, cost_usd, tasks: {id: …}}, "interrupted"?: [ids]}')
     .option('--only <statuses>', `list only the tasks of these statuses, comma-separated (${kTaskStatuses.join(', ')}); counts stay the whole session's`)
     .option('--wave <n>', 'list only the tasks of wave N (counts stay the whole session\'s)')
     .option('--redis <url>', "a session running with --backend bullmq: the Redis to ask which worker runs each task (default session.json's backend url, else CSV_WAVE_REDIS_URL)"))
@@ -42,7 +43,7 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       // that status shows what a running run has done, or what a killed one left for resume.
       const table = currentTasks(session);
       const counts = countByStatus(table.rows);
-      const usage = readUsage(session.dir);
+      const usage = readUsage(session.dir, session.config.pricing);
       const graph = buildDag(table.rows.map((row) => ({ id: row.id, deps: splitList(row.deps) })));
       const { waves } = computeWaves(graph);
       const wanted = selectRows(options, waves);
@@ -51,7 +52,13 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       const interrupted = running ? [] : table.rows.filter((row) => statusOf(row) === 'in_progress').map((row) => row.id);
       const workers = running && counts.in_progress > 0 ? await workersOfRunningTasks(session.dir, options.redis, session.config.backend, io) : new Map<string, string>();
       if (options.json) {
-        const tokens = usage ? { tokens: { prompt: usage.prompt_tokens, completion: usage.completion_tokens } } : {};
+        const tokens = usage
+          ? {
+              tokens: { prompt: usage.prompt_tokens, completion: usage.completion_tokens },
+              // The cost of the session and of each task (by id) from usage.ndjson, in US dollars.
+              usage: { ...spendJson(usage), tasks: Object.fromEntries([...usage.byTask].map(([id, sum]) => [id, spendJson(sum)])) },
+            }
+          : {};
         const stale = interrupted.length > 0 ? { interrupted } : {};
         const where = workers.size > 0 ? { workers: Object.fromEntries(workers) } : {};
         printJson(io, { tasks: table.rows.filter(wanted).map((row) => rowObject(table, row)), counts, ...tokens, ...stale, ...where });
@@ -64,8 +71,10 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       for (const line of lines) {
         const worker = line.tag === '[RUN]' ? workers.get(line.id) : undefined;
         if (worker !== undefined) line.detail = `running on ${worker}`;
+        const spent = usage?.byTask.get(line.id);
         io.stdout(
-          `${line.tag.padEnd(7)}${line.id.padEnd(idWidth)}  ${`(${line.role})`.padEnd(roleWidth)} -> ${line.detail}\n`,
+          // The spending goes before the detail: the detail (an error's whole first line) ends the line.
+          `${line.tag.padEnd(7)}${line.id.padEnd(idWidth)}  ${`(${line.role})`.padEnd(roleWidth)}${spent ? ` [${spendText(spent)}]` : ''} -> ${line.detail}\n`,
         );
       }
       const total = table.rows.length;
@@ -76,7 +85,10 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
         .map(([status, n]) => `${status === 'in_progress' ? inProgress : status} ${n}`)
         .join(', ');
       io.stdout(`\n${total} tasks: ${summary || 'none'}\n`);
-      if (usage) io.stdout(`Tokens: ${usage.prompt_tokens} prompt, ${usage.completion_tokens} completion\n`);
+      if (usage) {
+        const cached = usage.cached_tokens > 0 ? ` (${usage.cached_tokens} of the prompt tokens cached)` : '';
+        io.stdout(`Tokens: ${usage.prompt_tokens} prompt, ${usage.completion_tokens} completion${cached}\n${costLine(usage)}\n`);
+      }
       for (const [wave, byStatus] of countByWave(table, waves)) {
         const inWave = Object.values(byStatus).reduce((a, b) => a + b, 0);
         const done = byStatus.completed + byStatus.skipped + byStatus.failed;

@@ -1,4 +1,5 @@
-import type { RunSummary } from '../engine/events.js';
+import type { BatchProgressEvent, RunSummary } from '../engine/events.js';
+import { errorLine } from '../engine/error-line.js';
 import { formatDuration } from '../knowledge/context-report.js';
 
 /** A task that failed in this run, as the end-of-run summary lists it. */
@@ -25,7 +26,7 @@ export function endOfRunText(summary: RunSummary, failures: readonly FailedTask[
 
 function failureList(failures: readonly FailedTask[]): string {
   if (failures.length === 0) return '';
-  const listed = failures.slice(0, kMaxListedFailures).map(({ id, error }) => `  ${id}: ${oneLine(error, 200)}\n`);
+  const listed = failures.slice(0, kMaxListedFailures).map(({ id, error }) => `  ${id}: ${errorLine(error)}\n`);
   const more = failures.length > kMaxListedFailures ? `  … and ${failures.length - kMaxListedFailures} more\n` : '';
   return `Failed in this run (${failures.length}):\n${listed.join('')}${more}`;
 }
@@ -41,4 +42,9 @@ export function summaryLine(summary: RunSummary): string {
   const head = summary.total === 0 ? 'Nothing to run: every task is finished' : `${ranText(summary)} in ${formatDuration(summary.durationMs)}`;
   const tally = `completed ${counts.completed}, failed ${counts.failed}, skipped ${counts.skipped}, pending ${counts.pending}`;
   return `${head} (session: ${tally})${summary.reason === '' ? '' : `\n${summary.reason}`}`;
+}
+
+/** A batch's progress as the run shows it (`--batch`). */
+export function batchProgressLine(event: BatchProgressEvent): string {
+  return `[BATCH] ${event.batch} ${event.status}: ${event.completed} of ${event.total} answered, ${event.failed} failed\n`;
 }

@@ -40,6 +40,14 @@ export interface TaskDoneEvent extends AttemptDetail {
   durationMs: number;
 }
 
+export interface BatchProgressEvent {
+  batch: string;
+  status: string;
+  completed: number;
+  failed: number;
+  total: number;
+}
+
 export interface WaveDoneEvent {
   wave: number;
   completed: number;
@@ -83,6 +91,8 @@ export interface RunEvents {
   warning: [string];
   /** With --backend bullmq: the number of worker processes listening to the session's queue, when it changes. */
   'workers:connected': [number];
+  /** A poll of a batch (`--batch`) found it changed: its status and request counts. */
+  'batch:progress': [BatchProgressEvent];
 }
 
 export class RunEmitter extends EventEmitter<RunEvents> {}

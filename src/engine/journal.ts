@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { isKnownColumn } from '../csv/columns.js';
 import { emptyRow, type TaskRow } from '../core/task.js';
 import { WaveError } from '../errors.js';
+import { openBatches, type BatchJournalEntry, type OpenBatch } from '../backend/openai-batch/batch-record.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
 import type { AttemptLine } from '../schema/attempt.js';
 import { AppendOnlyFile } from './append-only-file.js';
@@ -58,6 +59,8 @@ export class Journal {
   /** attempts.ndjson, when the journal keeps it; it is never emptied by a checkpoint. */
   readonly #attempts: AppendOnlyFile | undefined;
   #attemptLines: string[] = [];
+  /** The entries of batches created and not ended: tasks.csv cannot hold them, so a checkpoint writes them again. */
+  readonly #openBatches = new Map<string, string>();
 
   /**
    * @param onError told when a write fails. @default throw (from flush, checkpoint and close)
@@ -81,9 +84,18 @@ export class Journal {
       });
   }
 
-  append(entry: JournalEntry): void {
-    this.#buffer.push(`${JSON.stringify(entry)}\n`);
+  /** Also the entries of OpenAI batches (`--batch`): an open one outlives checkpoints, as only the journal knows it. */
+  append(entry: JournalEntry | BatchJournalEntry): void {
+    const line = `${JSON.stringify(entry)}\n`;
+    if (entry.type === 'batch') this.#openBatches.set(entry.batch, line);
+    if (entry.type === 'batch-end') this.#openBatches.delete(entry.batch);
+    this.#buffer.push(line);
     this.#scheduleFlush();
+  }
+
+  /** Keeps the open batches of an earlier run's journal through this run's checkpoints (call before the first). */
+  carry(batches: readonly OpenBatch[]): void {
+    for (const batch of batches) this.#openBatches.set(batch.batch, `${JSON.stringify(batch)}\n`);
   }
 
   /**
@@ -135,6 +147,8 @@ export class Journal {
     this.#buffer = [];
     try {
       this.#file.truncate();
+      // Open batches are no task state: only the journal knows them.
+      if (this.#openBatches.size > 0) this.#file.write([...this.#openBatches.values()].join(''));
     } catch (error) {
       this.#onError(new WaveError('IO', `Cannot empty the journal: ${(error as Error).message}`, { cause: error }));
     }
@@ -149,15 +163,24 @@ export class Journal {
   }
 }
 
-/** The entries of a session's journal; a torn last line (a crash mid-write) is dropped. */
+/** The task entries of a session's journal (its batch entries left out); a torn last line (a crash mid-write) is dropped. */
 export function readJournal(sessionDir: string): JournalEntry[] {
+  return readJournalLines(sessionDir).filter((entry): entry is JournalEntry => entry.type !== 'batch' && entry.type !== 'batch-end');
+}
+
+/** The OpenAI batches (`--batch`) a session's journal names as created and not ended. */
+export function readOpenBatches(sessionDir: string): OpenBatch[] {
+  return openBatches(readJournalLines(sessionDir));
+}
+
+function readJournalLines(sessionDir: string): (JournalEntry | BatchJournalEntry)[] {
   const path = journalPath(sessionDir);
   if (!existsSync(path)) return [];
-  const entries: JournalEntry[] = [];
+  const entries: (JournalEntry | BatchJournalEntry)[] = [];
   for (const line of readFileSync(path, 'utf8').split('\n')) {
     if (line === '') continue;
     try {
-      entries.push(JSON.parse(line) as JournalEntry);
+      entries.push(JSON.parse(line) as JournalEntry | BatchJournalEntry);
     } catch {
       // Only the last line can be torn; anything unparsable is not a record of a result.
     }

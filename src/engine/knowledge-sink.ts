@@ -14,10 +14,13 @@ import {
   type DiscoveryFilePolicy,
 } from '../knowledge/discovery-files.js';
 import { forgetCheckedFolders, sessionPathForWrite } from '../knowledge/session-path.js';
-import { recordUsage } from '../knowledge/usage.js';
+import { recordUsage, type RequestUsage } from '../knowledge/usage.js';
+import type { PriceTable } from '../knowledge/pricing.js';
+import type { UsageLine } from '../knowledge/usage.js';
 import { KnownFiles } from '../knowledge/known-files.js';
 import { buildUpstream, type DependencyState, type UpstreamContext } from '../knowledge/upstream.js';
 import { appendWisdom, kWisdomKinds, type WisdomKind } from '../knowledge/wisdom.js';
+import { UsageWriter } from './usage-writer.js';
 import type { WaveContexts } from '../report/wave-contexts.js';
 
 export interface KnowledgeSinkSetup {
@@ -35,6 +38,10 @@ export interface KnowledgeSinkSetup {
   /** Told each wave file written, so that report.html need not parse it again. */
   waveContexts?: WaveContexts;
   warn: (message: string) => void;
+  /** Prices by model, to put each request's cost in its usage line. @default none */
+  pricing?: PriceTable;
+  /** Told the usage lines of each attempt that came back (the run's budget). */
+  onUsage?: (lines: readonly UsageLine[]) => void;
 }
 
 /**
@@ -48,9 +55,11 @@ export class KnowledgeSink {
   readonly #setup: KnowledgeSinkSetup;
   readonly #board: DiscoveryBoard;
   readonly #known: KnownFiles;
+  readonly #usage: UsageWriter;
 
   constructor(setup: KnowledgeSinkSetup) {
     this.#setup = setup;
+    this.#usage = new UsageWriter(setup);
     // A run writes from the main thread, which outlives runs: what an earlier run checked may be gone.
     forgetCheckedFolders();
     this.#known = new KnownFiles(setup.sessionDir);
@@ -67,6 +76,20 @@ export class KnowledgeSink {
     return writeAttemptFiles(sessionDir, taskId, reply, discoveryFiles, limits, this.#known);
   }
 
+  /**
+   * The tokens of each model request of an attempt that came back, whatever becomes of it
+   * (finished, retried, repaired, timed out): one usage.ndjson line each, but for those a
+   * live report (liveUsage) wrote already.
+   */
+  attemptUsage(taskId: string, attempt: number, reply: AttemptReply): void {
+    this.#usage.reply(taskId, attempt, reply.requests);
+  }
+
+  /** One model request's tokens, told by its worker as the answer arrived: written at once, so that a cancel loses none. */
+  liveUsage(taskId: string, attempt: number, request: RequestUsage): void {
+    this.#usage.live(taskId, attempt, request);
+  }
+
   /** What an attempt sees of its dependencies and the wisdom files, read here on the main thread. */
   upstream(deps: readonly DependencyState[]): UpstreamContext {
     return buildUpstream(this.#setup.sessionDir, deps, this.#known);
@@ -77,7 +100,9 @@ export class KnowledgeSink {
     const { sessionDir, warn } = this.#setup;
     for (const note of reply?.notes ?? []) warn(`${row.id}: ${note}`);
     this.#recordKnowledge(row, reply);
-    if (reply?.usage) recordUsage(sessionDir, row.id, reply.usage);
+    // A model attempt's requests were written as it came back (attemptUsage); a reply that
+    // tells only a sum of its tokens is written here.
+    if (reply?.usage && reply.requests === undefined) recordUsage(sessionDir, row.id, reply.usage);
   }
 
   /** Wave N is about to run (waves) or has started every task (eager): its wave file. */

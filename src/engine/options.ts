@@ -9,6 +9,9 @@ import { kDefaultMaxDiscoveryLineBytes } from '../knowledge/discoveries-board.js
 import type { DiscoveryFilePolicy } from '../knowledge/discovery-files.js';
 import { kOutputModes, type OutputMode } from '../schema/session.js';
 import type { HaltPolicy } from '../core/core-options.js';
+import type { PriceTable } from '../knowledge/pricing.js';
+import { modelOptions, type ModelRunOptions } from './model-options.js';
+import { kBatchRepairModes, kDefaultBatchPollSeconds, kMaxBatchRequests, type BatchRepair } from '../backend/openai-batch/batch-limits.js';
 
 /** The core's halt policy, part of the run options. */
 export type { HaltPolicy };
@@ -24,7 +27,7 @@ export type ExecutorOption =
   | Exclude<ExecutorSpec, { type: 'command' }>;
 
 /** How a run goes. Every field has a default; `normalizeRunOptions` checks them all. */
-export interface RunOptions {
+export interface RunOptions extends ModelRunOptions {
   /** What runs each task. Required unless session.json names an executor. */
   executor?: ExecutorOption;
   /**
@@ -37,7 +40,7 @@ export interface RunOptions {
   output?: OutputMode;
   /**
    * csv-wave tasks running at once.
-   * @default the number of cores
+   * @default the number of cores; with the openai executor, `endpointConcurrency`
    */
   concurrency?: number;
   /**
@@ -128,10 +131,32 @@ export interface RunOptions {
    * @default 65536 (64 KiB)
    */
   maxDiscoveryLineBytes?: number;
+  /**
+   * Send the model tasks through OpenAI's Batch API (the openai executor only): the tasks
+   * a wave hands out (with eager, those ready together) become one batch, answered within
+   * 24 hours at the Batch API's price. session.json: `batch`.
+   * @default false
+   */
+  batch?: boolean;
+  /** Batch mode: a bad answer's repair goes into the next batch, or at once as a synchronous call. session.json: `batch_repair`. @default 'batch' */
+  batchRepair?: BatchRepair;
+  /** Batch mode: a run stopped by a signal cancels its batches (else they run on, and a resume re-attaches). @default false */
+  cancelBatch?: boolean;
+  /** Batch mode: the longest wait, in seconds, between two polls of a batch. @default 60 */
+  batchPollSeconds?: number;
 }
 
-export type NormalizedRunOptions = Required<Omit<RunOptions, 'halt' | 'bom' | 'executor' | 'discoveryFiles' | 'output'>> &
-  Pick<RunOptions, 'halt' | 'bom' | 'discoveryFiles'> & { executor: ExecutorSpec };
+export type NormalizedRunOptions = Required<
+  Omit<
+    RunOptions,
+    'halt' | 'bom' | 'executor' | 'discoveryFiles' | 'output' | 'maxTokens' | 'contextWindow' | 'maxCostUsd' | 'maxTokensTotal' | 'pricing' | 'price'
+  >
+> &
+  Pick<RunOptions, 'halt' | 'bom' | 'discoveryFiles' | 'maxCostUsd' | 'maxTokensTotal'> & {
+    executor: ExecutorSpec;
+    /** Prices by model, the run model's flags merged in. */
+    pricing: PriceTable;
+  };
 
 /** Seconds running tasks get to finish after a stop signal before they are killed. */
 export const kDefaultGraceSeconds = 30;
@@ -186,7 +211,13 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
     );
   }
   const executor = withOutputMode(executorSpec(options.executor), options.output);
-  const concurrency = options.concurrency ?? availableParallelism();
+  const endpointConcurrency = options.endpointConcurrency ?? kDefaults.endpointConcurrency;
+  expect('endpointConcurrency', isPositiveInteger(endpointConcurrency), endpointConcurrency, 'a positive integer');
+  // Model calls wait on the server, not on this machine's cores: as many tasks as requests
+  // may be in flight, else the endpoint limit could never be reached (issue 15).
+  // A batch takes what the scheduler hands out together: a wave is one batch, not one per core.
+  const concurrency =
+    options.concurrency ?? (options.batch ? kMaxBatchRequests : executor.type === 'openai' ? endpointConcurrency : availableParallelism());
   expect('concurrency', isPositiveInteger(concurrency), concurrency, 'a positive integer');
   // Commands and model calls wait on other processes: one thread runs them all, and a
   // smaller process forks faster (5,000 commands ran 10% faster on 1 thread than on 2).
@@ -207,8 +238,6 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
   expect('workerMemoryMb', isPositiveInteger(workerMemoryMb), workerMemoryMb, 'a positive integer');
   const graceSeconds = options.graceSeconds ?? kDefaults.graceSeconds;
   expect('grace', isTimerSeconds(graceSeconds), graceSeconds, kTimerSecondsText);
-  const endpointConcurrency = options.endpointConcurrency ?? kDefaults.endpointConcurrency;
-  expect('endpointConcurrency', isPositiveInteger(endpointConcurrency), endpointConcurrency, 'a positive integer');
   const maxStdoutBytes = options.maxStdoutBytes ?? kDefaults.maxStdoutBytes;
   expect('maxStdoutBytes', isByteCap(maxStdoutBytes), maxStdoutBytes, 'an integer ≥ 1024 (bytes)');
   const maxArtifactsPerTask = options.maxArtifactsPerTask ?? kDefaults.maxArtifactsPerTask;
@@ -217,13 +246,18 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
   expect('maxArtifactBytes', isByteCap(maxArtifactBytes), maxArtifactBytes, 'an integer ≥ 1024 (bytes)');
   const maxDiscoveryLineBytes = options.maxDiscoveryLineBytes ?? kDefaults.maxDiscoveryLineBytes;
   expect('maxDiscoveryLineBytes', isByteCap(maxDiscoveryLineBytes), maxDiscoveryLineBytes, 'an integer ≥ 1024 (bytes)');
+  const batch = checkBatch(options, executor);
   if (options.halt) {
     const value = 'count' in options.halt ? options.halt.count : options.halt.percent;
     const valid = 'count' in options.halt ? isPositiveInteger(value) : value > 0 && value <= 100;
     expect('halt', valid, value, 'fail=N (N ≥ 1) or fail=N% (0 < N ≤ 100)');
   }
+  const model = modelOptions(options, executor);
   return {
-    executor,
+    executor: model.executor,
+    pricing: model.pricing,
+    ...(options.maxCostUsd === undefined ? {} : { maxCostUsd: options.maxCostUsd }),
+    ...(options.maxTokensTotal === undefined ? {} : { maxTokensTotal: options.maxTokensTotal }),
     concurrency,
     threads,
     schedule,
@@ -238,10 +272,34 @@ export function normalizeRunOptions(options: RunOptions): NormalizedRunOptions {
     maxArtifactsPerTask,
     maxArtifactBytes,
     maxDiscoveryLineBytes,
+    ...batch,
     ...(options.halt ? { halt: options.halt } : {}),
     ...(options.bom === undefined ? {} : { bom: options.bom }),
     ...(options.discoveryFiles === undefined ? {} : { discoveryFiles: options.discoveryFiles }),
   };
+}
+
+/** The batch mode's options, checked: they go with the openai executor and with each other. */
+function checkBatch(options: RunOptions, executor: ExecutorSpec): Pick<NormalizedRunOptions, 'batch' | 'batchRepair' | 'cancelBatch' | 'batchPollSeconds'> {
+  const batch = options.batch ?? false;
+  expect('batch', typeof batch === 'boolean', batch, 'true or false');
+  if (batch && executor.type !== 'openai') {
+    throw new WaveError('USAGE', `\`batch\` (--batch) sends model calls through OpenAI's Batch API: it needs --executor openai --model NAME, not a ${executor.type} executor`);
+  }
+  const given = [
+    ['batchRepair', '--batch-repair', options.batchRepair],
+    ['cancelBatch', '--cancel-batch', options.cancelBatch],
+    ['batchPollSeconds', '--batch-poll', options.batchPollSeconds],
+  ] as const;
+  for (const [name, flag, value] of given) {
+    if (value !== undefined && !batch) throw new WaveError('USAGE', `\`${name}\` (${flag}) goes with batch mode: add --batch (or "batch": true in session.json)`);
+  }
+  const batchRepair = options.batchRepair ?? 'batch';
+  expect('batchRepair', (kBatchRepairModes as readonly string[]).includes(batchRepair), batchRepair, '`batch` or `sync`');
+  const cancelBatch = options.cancelBatch ?? false;
+  const batchPollSeconds = options.batchPollSeconds ?? kDefaultBatchPollSeconds;
+  expect('batchPollSeconds', batchPollSeconds > 0 && isTimerSeconds(batchPollSeconds), batchPollSeconds, `a number of seconds above 0, at most ${kMaxTimerSeconds}`);
+  return { batch, batchRepair, cancelBatch, batchPollSeconds };
 }
 
 /** The command executor with its output mode; other executors return objects, so a mode other than auto is a mistake there. */

@@ -10,7 +10,8 @@ import { killLeftoverCommands } from '../backend/local/child-groups.js';
 import { RunEmitter, type RunSummary } from './events.js';
 import { InFlight } from './in-flight.js';
 import { Interrupt } from './interrupt.js';
-import { Journal } from './journal.js';
+import { Journal, readOpenBatches } from './journal.js';
+import { createBackend } from './create-backend.js';
 import { journalRun } from './journal-listener.js';
 import { RunReporter } from '../report/run-reporter.js';
 import type { RunOptions } from './options.js';
@@ -28,6 +29,9 @@ import { skippedForFailure, statusOf } from '../core/skip-cause.js';
 import { Checkpointer } from './checkpointer.js';
 import { WaveError } from '../errors.js';
 import { redisLostReason } from '../backend/bullmq/redis-lost.js';
+import { Budget } from '../knowledge/budget.js';
+import { readUsage } from '../knowledge/usage.js';
+import { LiveUsage } from './live-usage.js';
 
 export interface RunSessionOptions extends RunOptions {
   /**
@@ -75,6 +79,10 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     if (where.type !== 'bullmq' && options.redisTimeoutSeconds !== undefined) {
       throw new WaveError('USAGE', '--redis-timeout goes with the bullmq backend (--backend bullmq, or session.json\'s "backend")');
     }
+    // A batch waits hours at OpenAI for one wave: workers on many machines would hold nothing.
+    if (where.type === 'bullmq' && settings.batch) {
+      throw new WaveError('USAGE', '--batch sends the model tasks through OpenAI\'s Batch API from this machine; it does not go with --backend bullmq (drop one of them)');
+    }
     // Redis away too long stops the run like a failed write: no new task, the running ones back to pending.
     const redisLost = (reason: string) => {
       stop.stop('io', redisLostReason(reason, path));
@@ -102,24 +110,38 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       journal.flush();
       reporter.waveEnd();
     });
+    // Batches an earlier run left open are known only to its journal: kept through this run's checkpoints.
+    const leftOpen = readOpenBatches(session.dir);
+    journal.carry(leftOpen);
     journal.checkpoint();
+    if (leftOpen.length > 0 && !settings.batch) {
+      warn(`${leftOpen.length} batch(es) of an earlier --batch run are still open; this run sends its tasks one by one. Stop it and resume with --batch to take their answers instead`);
+    }
 
     const runIds = new Set(table.rows.filter((row) => statusOf(row) === 'pending').map((row) => row.id));
     const tally = new RunTally(events, runIds.size);
     events.emit('run:start', { session: session.dir, total: runIds.size, waveCount });
-    const backend = remote ?? new LocalBackend({
-      sessionDir: session.dir,
-      threads: settings.threads,
-      tasksPerThread: Math.ceil(settings.concurrency / settings.threads),
-      workerMemoryMb: settings.workerMemoryMb,
-      // One limit per run is one per endpoint: a run talks to one model server.
-      endpointConcurrency: settings.executor.type === 'openai' ? settings.endpointConcurrency : undefined,
-    });
+    const backend =
+      remote ??
+      (settings.batch
+        ? await createBackend(settings, { open: leftOpen, pending: runIds, journal, events, warn })
+        : new LocalBackend({
+            sessionDir: session.dir,
+            threads: settings.threads,
+            tasksPerThread: Math.ceil(settings.concurrency / settings.threads),
+            workerMemoryMb: settings.workerMemoryMb,
+            // One limit per run is one per endpoint: a run talks to one model server.
+            endpointConcurrency: settings.executor.type === 'openai' ? settings.endpointConcurrency : undefined,
+          }));
     const limits = {
       maxStdoutBytes: settings.maxStdoutBytes,
       maxArtifactsPerTask: settings.maxArtifactsPerTask,
       maxArtifactBytes: settings.maxArtifactBytes,
     };
+    // Counted from every run of the session: a resume goes on from what the last one spent.
+    const budget = new Budget(settings, readUsage(session.dir, settings.pricing));
+    const spent = budget.reached();
+    if (spent) stop.stop('halt', budgetStopReason(spent, path));
     const sink = new KnowledgeSink({
       sessionDir: session.dir,
       table,
@@ -129,7 +151,15 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       prevContextCap: settings.prevContextCap,
       waveContexts: reporter.waveContexts,
       warn,
+      pricing: settings.pricing,
+      onUsage: (lines) => {
+        budget.add(lines);
+        const reached = budget.reached();
+        if (reached) stop.stop('halt', budgetStopReason(reached, path));
+      },
     });
+    // Each model request's tokens are written as its answer arrives: a stop that ends its thread loses none.
+    const liveUsage = new LiveUsage(session.dir, (task, attempt, usage) => guarded(() => sink.liveUsage(task, attempt, usage)));
     const pipeline = pipelineFor(session.config.pipeline);
     const runTask = createTaskRunner({
       backend,
@@ -219,6 +249,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
         await backend.cancelAll();
         killLeftoverCommands(session.dir);
       }
+      await liveUsage.close();
     }
     const shown = ended.stopped !== 'edited' && checkpointer.checkpoint();
     // Closed before the reason is told, so that it can say whether the journal holds everything.
@@ -238,7 +269,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     const durationMs = performance.now() - startedAt;
     const finalWaves = new Map(table.rows.map((row) => [row.id, Number(row.wave)]));
     try {
-      writeContextReport(session.dir, { table, waves: finalWaves, durationMs, stopReason: outcome.reason });
+      writeContextReport(session.dir, { table, waves: finalWaves, durationMs, stopReason: outcome.reason, pricing: settings.pricing });
     } catch (error) {
       warn(`context.md was not written: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -249,4 +280,9 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
   } finally {
     lock.release();
   }
+}
+
+/** Why a run stopped at its budget, and how to go on. */
+function budgetStopReason(reached: string, path: string): string {
+  return `Halted: ${reached}; no new tasks were started. Raise the budget and run \`csv-wave resume ${path}\` to go on.`;
 }

@@ -32,6 +32,9 @@ export function withSessionDefaults(options: RunOptions, config: SessionConfig, 
   if (merged.maxDiscoveryLineBytes === undefined && config.max_discovery_line_bytes !== undefined) {
     merged.maxDiscoveryLineBytes = config.max_discovery_line_bytes;
   }
+  if (merged.pricing === undefined && config.pricing !== undefined) merged.pricing = config.pricing;
+  if (merged.batch === undefined && config.batch !== undefined) merged.batch = config.batch;
+  if (merged.batchRepair === undefined && config.batch_repair !== undefined) merged.batchRepair = config.batch_repair;
   return merged;
 }
 

@@ -3,6 +3,7 @@ import { cellOf, type TasksTable } from '../csv/tasks-table.js';
 import type { TaskRow } from '../core/task.js';
 import { kTaskStatuses, type TaskStatus } from '../schema/row.js';
 import { satisfiesDependents, statusOf } from '../core/skip-cause.js';
+import { errorLine } from './error-line.js';
 
 export interface TaskLine {
   /** `[????]` marks a status cell outside the enum: status shows files that would not validate. */
@@ -29,6 +30,8 @@ export function taskLines(table: TasksTable, running: boolean): TaskLine[] {
       role: row.role,
       detail: oneLine(detail).slice(0, kDetailLength),
     });
+    // An error is shown by its whole first line, never cut inside a word.
+    const errorOf = (tag: TaskLine['tag']): TaskLine => ({ tag, id: row.id, role: row.role, detail: errorLine(row.error) });
     if (!hasKnownStatus(row)) return line('[????]', `invalid status: ${row.status}`);
     switch (statusOf(row)) {
       case 'completed':
@@ -36,9 +39,9 @@ export function taskLines(table: TasksTable, running: boolean): TaskLine[] {
       case 'in_progress':
         return running ? line('[RUN]', 'running') : line('[INTR]', 'interrupted: no run holds the lock; resume runs it again');
       case 'failed':
-        return line('[FAIL]', row.error);
+        return errorOf('[FAIL]');
       case 'skipped':
-        return line('[SKIP]', row.error);
+        return errorOf('[SKIP]');
       case 'pending': {
         const blockers = blockersOf(row, byId);
         return blockers.length > 0 ? line('[WAIT]', `blocked by ${blockers.join(', ')}`) : line('[----]', 'ready');

@@ -9,7 +9,7 @@ import type { KnowledgeSink } from './knowledge-sink.js';
 export interface TaskRunnerSetup {
   backend: ExecutionBackend;
   /** Writes each finished attempt's files before its reply goes on. */
-  sink: Pick<KnowledgeSink, 'attemptFiles' | 'upstream'>;
+  sink: Pick<KnowledgeSink, 'attemptFiles' | 'upstream'> & Partial<Pick<KnowledgeSink, 'attemptUsage'>>;
   /** The session's pipeline: its attempt hook wraps every attempt, and workers apply its result rules. */
   pipeline: Pipeline;
   limits: TaskLimits;
@@ -42,7 +42,10 @@ export function createTaskRunner(setup: TaskRunnerSetup): (request: WorkerReques
     }
     // No signal: no single attempt is aborted, a run that stops takes its tasks back and
     // cancels them all at once (ExecutionBackend.cancelAll).
-    return sink.attemptFiles(request.task.id, await backend.submit(attempt));
+    const reply = await backend.submit(attempt);
+    // Every attempt's tokens count, the retried and the refused ones too.
+    sink.attemptUsage?.(request.task.id, request.task.attempt, reply);
+    return sink.attemptFiles(request.task.id, reply);
   };
 
   /** Everything the attempt needs, read here on the main thread: workers do not read the session folder. */

@@ -22,6 +22,7 @@ export async function createExecutor(spec: ExecutorSpec): Promise<Executor> {
         ...(spec.baseUrl === undefined ? {} : { baseUrl: spec.baseUrl }),
         ...(spec.promptsDir === undefined ? {} : { promptsDir: spec.promptsDir }),
         ...(spec.maxTokens === undefined ? {} : { maxTokens: spec.maxTokens }),
+        ...(spec.contextWindow === undefined ? {} : { contextWindow: spec.contextWindow }),
       });
     }
   }

@@ -11,6 +11,7 @@ import type { AttemptReply, FailedAttemptReply, TaskLimits } from './messages.js
 import { describe } from './module.js';
 import { mapStrings, SecretScrubber } from './secret-scrubber.js';
 import type { AttemptOutcome, TaskInput, TokenUsage } from './types.js';
+import type { RequestUsage } from '../knowledge/usage.js';
 
 /** An error message longer than this keeps its beginning and its end (where stderr says what went wrong). */
 export const kMaxErrorChars = 4000;
@@ -41,7 +42,11 @@ export function finishAttempt(
   // Cleaned first: a secret that control characters split is whole once they are gone.
   const clean = (text: string) => scrubber.text(cleanText(text));
   const notes = (outcome.notes ?? []).map(clean);
-  const extras = { ...(outcome.usage ? { usage: outcome.usage } : {}), ...(notes.length > 0 ? { notes } : {}) };
+  const extras = {
+    ...(outcome.usage ? { usage: outcome.usage } : {}),
+    ...(outcome.requests ? { requests: outcome.requests } : {}),
+    ...(notes.length > 0 ? { notes } : {}),
+  };
   if (outcome.kind === 'error') {
     return {
       kind: 'error',
@@ -92,7 +97,7 @@ function finishResult(
   result: TaskResult,
   limits: TaskLimits,
   executorNotes: string[],
-  extras: { usage?: TokenUsage; notes?: string[] },
+  extras: { usage?: TokenUsage; requests?: RequestUsage[]; notes?: string[] },
   pipeline: PipelineName,
 ): AttemptReply {
   if (result.id !== undefined && result.id !== task.id) {
@@ -139,6 +144,7 @@ function finishResult(
     supervision_verdict: result.supervision_verdict,
     supervision_score: result.supervision_score,
     ...(extras.usage ? { usage: extras.usage } : {}),
+    ...(extras.requests ? { requests: extras.requests } : {}),
     ...(written.notes.length > 0 ? { notes: written.notes } : {}),
     ...(extras.notes ? { attemptNotes: extras.notes } : {}),
   };

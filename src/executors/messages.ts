@@ -18,6 +18,7 @@ import type { DiscoveryFileInput } from '../knowledge/discovery-files.js';
 import type { PromptContext } from '../knowledge/prompt-context.js';
 import type { DependencyState } from '../knowledge/upstream.js';
 import type { ErrorClass, TaskInput, TokenUsage } from './types.js';
+import type { RequestUsage } from '../knowledge/usage.js';
 
 /** Which executor runs the task, and how it is set up. */
 export type ExecutorSpec =
@@ -26,7 +27,7 @@ export type ExecutorSpec =
   /** `path`: a relative one is relative to the session folder (runSession resolves it). */
   | { type: 'module'; path: string }
   /** The API key is not here: workers read OPENAI_API_KEY from their environment, so it is never cloned or journaled. */
-  | { type: 'openai'; model: string; baseUrl?: string; promptsDir?: string; maxTokens?: number };
+  | { type: 'openai'; model: string; baseUrl?: string; promptsDir?: string; maxTokens?: number; contextWindow?: number };
 
 /**
  * Caps on what one task may produce, from RunOptions / session.json. Each cap a task hits
@@ -104,6 +105,8 @@ export interface FinishedReply extends CoreFinishedReply {
   supervision_verdict: TaskResult['supervision_verdict'];
   supervision_score: TaskResult['supervision_score'];
   usage?: TokenUsage;
+  /** The tokens of each model request of the attempt (usage.ndjson's lines). */
+  requests?: RequestUsage[];
   /**
    * Caps the task hit (its stdout, artifacts, findings, prev_context were cut or dropped),
    * one sentence each; the engine reports each as a warning.
@@ -118,6 +121,7 @@ export interface FailedAttemptReply {
   error: string;
   retryAfterMs?: number;
   usage?: TokenUsage;
+  requests?: RequestUsage[];
   /** Caps the attempt hit, as in FinishedReply. */
   notes?: string[];
 }

@@ -1,6 +1,7 @@
 /** Everything a task receives: on stdin for commands, as the first argument for modules (schema/task-input.ts). */
 export type { TaskInput } from '../schema/task-input.js';
 import type { PromptContext } from '../knowledge/prompt-context.js';
+import type { RequestUsage } from '../knowledge/usage.js';
 import type { TaskInput } from '../schema/task-input.js';
 
 /**
@@ -39,12 +40,13 @@ export interface TokenUsage {
 /**
  * What one attempt produced: a raw result (validated by the caller), or a classified
  * failure. `notes` say which caps the output hit (stdout cut, …): they end the findings
- * and are reported as warnings.
+ * and are reported as warnings. A model call's `requests` are its requests' tokens, one
+ * each (usage.ndjson's lines); `usage` is their sum, for the attempts log.
  */
 export type AttemptOutcome = (
   | { kind: 'result'; result: unknown }
   | { kind: 'error'; errorClass: ErrorClass; error: string; retryAfterMs?: number }
-) & { usage?: TokenUsage; notes?: string[] };
+) & { usage?: TokenUsage; requests?: RequestUsage[]; notes?: string[] };
 
 export interface ExecutorRunOptions {
   signal: AbortSignal;
@@ -54,6 +56,12 @@ export interface ExecutorRunOptions {
   maxStdoutBytes?: number;
   /** What a model prompt shows of the session (the openai executor needs it; others ignore it). */
   prompt?: PromptContext;
+  /**
+   * Told each model request's tokens as soon as the server's answer arrives, before the
+   * attempt ends: an attempt cancelled later (its thread ended) still gets them counted.
+   * The reply's `requests` list them all again; the engine writes each once.
+   */
+  reportUsage?: (request: RequestUsage) => void;
 }
 
 /** The one small interface every executor implements (tinypool `runtime/` style). */

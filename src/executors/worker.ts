@@ -12,6 +12,7 @@ import { workerErrorReply } from './worker-error.js';
 import type { AttemptReply, AttemptRequest, ExecutorSpec } from './messages.js';
 import { describe } from './module.js';
 import { scrubSecrets } from './secret-scrubber.js';
+import { postUsage } from './usage-channel.js';
 import type { Executor } from './types.js';
 
 /** Aborting is the pool's job (it ends the thread); inside, nothing aborts an executor. */
@@ -106,6 +107,8 @@ export default async function runAttempt(request: PoolRequest): Promise<AttemptR
     timeoutMs: request.timeoutMs,
     ...(limits.maxStdoutBytes === undefined ? {} : { maxStdoutBytes: limits.maxStdoutBytes }),
     ...(request.prompt === undefined ? {} : { prompt: request.prompt }),
+    // Each answer's tokens reach the engine at once: a run that stops ends this thread, and the reply with it.
+    reportUsage: (usage) => postUsage({ session: task.session, task: task.id, attempt: task.attempt, usage }),
   });
   return { ...withInputNotes(finishAttempt(task, outcome, limits, request.pipeline), task.prev_context), thread: threadId };
 }

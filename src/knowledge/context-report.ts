@@ -3,6 +3,8 @@ import { writeFileAtomic } from '../csv/atomic-write.js';
 import type { TasksTable } from '../csv/tasks-table.js';
 import { readDiscoveries } from './discoveries-board.js';
 import { readUsage } from './usage.js';
+import { costLine } from './cost-text.js';
+import { formatUsd, type PriceTable } from './pricing.js';
 import { sessionPathForWrite } from './session-path.js';
 
 export interface ContextReportInput {
@@ -11,6 +13,8 @@ export interface ContextReportInput {
   durationMs: number;
   /** Why the run stopped early, if it did. */
   stopReason: string;
+  /** Prices by model, for usage lines written without a cost. @default none */
+  pricing?: PriceTable;
 }
 
 const kMaxDetailedTasks = 1000;
@@ -18,7 +22,7 @@ const kStatuses = ['completed', 'failed', 'skipped', 'in_progress', 'pending'] a
 
 /** Writes `context.md`, the human report of a run: summary, waves, tasks, discoveries, time. */
 export function writeContextReport(sessionDir: string, input: ContextReportInput): void {
-  const { table, waves } = input;
+  const { table, waves, pricing } = input;
   const statusOf = (status: string) => (status === '' ? 'pending' : status);
   const lines: string[] = ['# Run report', '', `Written ${new Date().toISOString()}; the run took ${formatDuration(input.durationMs)}.`, ''];
   if (input.stopReason !== '') lines.push(`**Stopped early.** ${input.stopReason}`, '');
@@ -60,11 +64,14 @@ export function writeContextReport(sessionDir: string, input: ContextReportInput
     lines.push('');
   }
 
-  const usage = readUsage(sessionDir);
+  const usage = readUsage(sessionDir, pricing);
   if (usage) {
-    lines.push('## Tokens', '', `${usage.prompt_tokens} prompt and ${usage.completion_tokens} completion tokens in all.`, '');
-    lines.push('| task | prompt | completion |', '|---|---|---|');
-    for (const [task, spent] of usage.byTask) lines.push(`| ${task} | ${spent.prompt_tokens} | ${spent.completion_tokens} |`);
+    lines.push('## Tokens and cost', '', `${usage.prompt_tokens} prompt and ${usage.completion_tokens} completion tokens in all, in ${usage.requests} request(s).`, '', costLine(usage), '');
+    lines.push('| task | requests | prompt | cached | completion | cost |', '|---|---|---|---|---|---|');
+    for (const [task, spent] of usage.byTask) {
+      const cost = spent.unpriced > 0 && spent.cost_usd === 0 ? 'unknown' : formatUsd(spent.cost_usd);
+      lines.push(`| ${task} | ${spent.requests} | ${spent.prompt_tokens} | ${spent.cached_tokens} | ${spent.completion_tokens} | ${cost} |`);
+    }
     lines.push('');
   }
 

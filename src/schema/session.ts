@@ -73,6 +73,28 @@ export const sessionConfigSchema = z
       })
       .strict()
       .optional(),
+    /**
+     * Prices by model name, in US dollars per million tokens: `input`, `output`, optional
+     * `cached_input` (prompt tokens served from the server's cache; `input` when absent) and
+     * `batch_discount` (the fraction the Batch API takes off, 0.5 for half price).
+     */
+    pricing: z
+      .record(
+        z.string().min(1),
+        z
+          .object({
+            input: z.number().min(0),
+            output: z.number().min(0),
+            cached_input: z.number().min(0).optional(),
+            batch_discount: z.number().min(0).max(1).optional(),
+          })
+          .strict(),
+      )
+      .optional(),
+    /** Send the model tasks through OpenAI's Batch API (the openai executor only; default false). */
+    batch: z.boolean().optional(),
+    /** Batch mode: a bad answer's repair goes into the next batch or at once, synchronously (default batch). */
+    batch_repair: z.enum(['batch', 'sync']).optional(),
   })
   .strict();
 

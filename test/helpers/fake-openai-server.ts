@@ -43,7 +43,25 @@ export type FakeBehaviour =
   /** A valid result after `slowMs` (never, with `'never'`); a client that gives up first just goes away. */
   | 'slow'
   /** The socket is destroyed without an answer: a network error. */
-  | 'hang-up';
+  | 'hang-up'
+  /** `{}` every time: what a grammar without `required` let a small model answer. */
+  | 'empty-object'
+  /** `{}`, then the role's result once the request carries a repair. */
+  | 'empty-then-valid'
+  /** Only an error, every time. */
+  | 'only-error'
+  /** `status: failed` with an error and no findings, every time. */
+  | 'failed-no-findings'
+  /** The role's result without gc_signal and severity_summary, every time. */
+  | 'no-signal'
+  /** The role's result with an evaluation score of 14 out of 10, every time. */
+  | 'score-out-of-range'
+  /** The role's result with `supervision_verdict: "block"` and a score, whatever the role. */
+  | 'block'
+  /** Prose with usage, then a repair request that never gets an answer (only a timeout ends it). */
+  | 'invalid-then-slow'
+  /** The first time a task is seen: prose, then HTTP 500 to the repair; every later request of it: a valid result. */
+  | 'repair-fails-once';
 
 export interface RecordedRequest {
   method: string;
@@ -81,18 +99,39 @@ export interface FakeOpenAiServerOptions {
   slowMs?: number | 'never';
   /** Tokens reported per answer. @default {prompt_tokens: 120, completion_tokens: 30} */
   usage?: { prompt_tokens: number; completion_tokens: number };
+  /** Prompt tokens reported as served from the cache (`prompt_tokens_details.cached_tokens`). @default none */
+  cachedTokens?: number;
+  /**
+   * A context window in tokens, a token being `charsPerToken` characters of the messages:
+   * prompt_tokens is then counted from the messages, and a request over the window gets
+   * HTTP 400 in the words of `contextStyle`'s server (llama.cpp's, with n_ctx and
+   * n_prompt_tokens, or OpenAI's). @default none: every prompt fits, usage is `usage`
+   */
+  contextTokens?: number;
+  /** @default 4 */
+  charsPerToken?: number;
+  /** Counts a message's tokens instead of `charsPerToken`, so that some text tokenizes denser than other. @default none */
+  countTokens?: (text: string) => number;
+  /** @default 'llama' */
+  contextStyle?: 'llama' | 'openai';
+  /** Request fields the server refuses with HTTP 400 naming them (as OpenAI refuses max_tokens for reasoning models). @default none */
+  refuseParams?: string[];
 }
 
 const kBehaviours = new Set<FakeBehaviour>([
   'ok', 'fenced', 'no-usage', 'rate-limit', 'rate-limit-ms', 'rate-limit-date', 'quota', 'server-error', 'unavailable',
   'bad-request', 'unauthorized', 'invalid-then-valid', 'schema-then-valid', 'no-signal-then-valid', 'loose-severity', 'always-invalid',
   'refusal', 'slow', 'hang-up',
+  'empty-object', 'empty-then-valid', 'only-error', 'failed-no-findings', 'no-signal', 'score-out-of-range', 'block',
+  'invalid-then-slow', 'repair-fails-once',
 ]);
 
 /** A scripted OpenAI-compatible chat endpoint on 127.0.0.1 and a random port. */
 export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {}): Promise<FakeOpenAiServer> {
   const slowMs = options.slowMs ?? 10_000;
-  const usage = options.usage ?? { prompt_tokens: 120, completion_tokens: 30 };
+  const fixedUsage = options.usage ?? { prompt_tokens: 120, completion_tokens: 30 };
+  const charsPerToken = options.charsPerToken ?? 4;
+  const seenTasks = new Set<string>();
   const requests: RecordedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
   let answers = 0;
@@ -124,6 +163,38 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
     const behaviour = chooseBehaviour(req.headers, messages);
     const role = /^Role: *(\S+)/m.exec(prompt)?.[1] ?? '';
     const id = /^Task: *(\S+)/m.exec(prompt)?.[1] ?? 'TASK-001';
+    const refused = (options.refuseParams ?? []).find((name) => Object.hasOwn(body, name));
+    if (refused !== undefined) {
+      const message = `Unsupported parameter: '${refused}' is not supported with this model.`;
+      return sendJson(res, 400, { error: { message, type: 'invalid_request_error', param: refused, code: 'unsupported_parameter' } });
+    }
+    const promptTokens = options.countTokens
+      ? messages.reduce((sum, message) => sum + options.countTokens!(message.content), 0)
+      : Math.ceil(messages.reduce((sum, message) => sum + message.content.length, 0) / charsPerToken);
+    if (options.contextTokens !== undefined && promptTokens > options.contextTokens) {
+      return options.contextStyle === 'openai'
+        ? sendJson(res, 400, {
+            error: {
+              message: `This model's maximum context length is ${options.contextTokens} tokens. However, your messages resulted in ${promptTokens} tokens. Please reduce the length of the messages.`,
+              type: 'invalid_request_error',
+              param: 'messages',
+              code: 'context_length_exceeded',
+            },
+          })
+        : sendJson(res, 400, {
+            error: {
+              code: 400,
+              message: 'the request exceeds the available context size, try increasing it',
+              type: 'exceed_context_size_error',
+              n_prompt_tokens: promptTokens,
+              n_ctx: options.contextTokens,
+            },
+          });
+    }
+    const usage = {
+      ...(options.contextTokens === undefined ? fixedUsage : { ...fixedUsage, prompt_tokens: promptTokens }),
+      ...(options.cachedTokens === undefined ? {} : { prompt_tokens_details: { cached_tokens: options.cachedTokens } }),
+    };
     const answer = (content: string | null, extra: { refusal?: string; withUsage?: boolean } = {}) =>
       sendJson(res, 200, completion(content, body.model ?? 'fake', ++answers, extra.withUsage === false ? undefined : usage, extra.refusal));
     const good = () => JSON.stringify(roleResult(role, id));
@@ -186,6 +257,37 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
       case 'hang-up':
         req.socket.destroy();
         return;
+      case 'empty-object':
+        return answer('{}');
+      case 'empty-then-valid':
+        return answer(isRepair ? good() : '{}');
+      case 'only-error':
+        return answer(JSON.stringify({ error: 'I could not do this task' }));
+      case 'failed-no-findings':
+        return answer(JSON.stringify({ status: 'failed', error: 'I could not do this task' }));
+      case 'no-signal': {
+        const { gc_signal: _signal, severity_summary: _summary, ...rest } = roleResult(role, id);
+        return answer(JSON.stringify(rest));
+      }
+      case 'score-out-of-range': {
+        const result = roleResult(role, id) as { discoveries?: { data: { scores?: Record<string, number> } }[] };
+        for (const discovery of result.discoveries ?? []) if (discovery.data.scores) discovery.data.scores.feasibility = 14;
+        return answer(JSON.stringify(result));
+      }
+      case 'block':
+        return answer(JSON.stringify({ ...roleResult(role, id), supervision_verdict: 'block', supervision_score: 0.1 }));
+      case 'invalid-then-slow':
+        // The repair is held until the client goes away.
+        if (!isRepair) answer('Sure! Here are my ideas: 1. a gateway');
+        return;
+      case 'repair-fails-once': {
+        if (seenTasks.has(id) && !isRepair) return answer(good());
+        if (!isRepair) {
+          seenTasks.add(id);
+          return answer('Sure! Here are my ideas: 1. a gateway');
+        }
+        return sendJson(res, 500, { error: { message: 'The server had an error while processing your request', type: 'server_error' } });
+      }
     }
   }
 
@@ -260,7 +362,12 @@ export function roleResult(role: string, id: string): Record<string, unknown> {
       return {
         ...base,
         findings: 'HA gateway ranks first (6.6): pursue.',
-        discoveries: [{ type: 'evaluation', data: { proposal_title: 'HA gateway', weighted_score: 6.6, rank: 1, recommendation: 'pursue' } }],
+        discoveries: [
+          {
+            type: 'evaluation',
+            data: { proposal_title: 'HA gateway', scores: { feasibility: 8, innovation: 5, impact: 7, cost: 6 }, weighted_score: 6.6, rank: 1, recommendation: 'pursue' },
+          },
+        ],
         decisions: ['Pursue HA gateway: best feasibility'],
       };
     case 'explorer':
@@ -269,6 +376,8 @@ export function roleResult(role: string, id: string): Record<string, unknown> {
       return { ...base, findings: '1 insight.', discoveries: [{ type: 'insight', data: { title: 'Lock-in', perspective: 'cost', evidence: 'Pricing', confidence: 'medium' } }] };
     case 'discussant':
       return { ...base, findings: 'Confirmed 1 point.', discoveries: [{ type: 'discussion_point', data: { title: 'Lock-in', kind: 'confirmed', detail: 'Agreed' } }] };
+    case 'supervisor':
+      return { ...base, findings: 'Checked the work upstream: fit to build on.', supervision_verdict: 'pass', supervision_score: 0.9 };
     default:
       return { ...base, findings: `Did the ${role || 'generic'} task.` };
   }
@@ -278,7 +387,7 @@ function completion(
   content: string | null,
   model: string,
   n: number,
-  usage: { prompt_tokens: number; completion_tokens: number } | undefined,
+  usage: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens: number } } | undefined,
   refusal: string | undefined,
 ): Record<string, unknown> {
   return {

@@ -265,8 +265,14 @@ export class BullmqBackend implements ExecutionBackend {
     if (this.#closed) return;
     const removal = this.#queue.drain().catch(() => undefined);
     this.#removals.add(removal);
-    await removal;
+    // A Redis that is away is not waited for: a Ctrl-C must end the run (the jobs stay, see close).
+    await this.#whileAnswering(removal);
     this.#removals.delete(removal);
+  }
+
+  /** Whether Redis answers now: what the coordinator does at a stop waits for Redis only then. */
+  get answering(): boolean {
+    return this.#presence.answering;
   }
 
   /**

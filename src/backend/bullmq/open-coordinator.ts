@@ -83,7 +83,7 @@ class Coordinator implements ExecutionBackend {
   /** The backend removes the jobs no worker took; then the workers end the ones they run. */
   cancelAll(): Promise<void> {
     const cancel = this.#backend.cancelAll().then(async () => {
-      if (!(await publishCancel(this.#url, this.#sessionId))) {
+      if (!this.#backend.answering || !(await publishCancel(this.#url, this.#sessionId))) {
         this.#tell('bullmq: the workers could not be told to end their jobs (Redis cannot be reached); they run to their end');
       }
     });
@@ -97,6 +97,7 @@ class Coordinator implements ExecutionBackend {
     await this.#backend.close();
     this.#presence.watch?.stop();
     this.#presence.queueRate.stop();
-    await this.#presence.registration.stop();
+    // Leaving the set of running sessions waits for Redis only while it answers (a worker forgets a silent session anyway).
+    await this.#presence.registration.stop(this.#backend.answering);
   }
 }

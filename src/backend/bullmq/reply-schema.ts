@@ -9,6 +9,21 @@ import { kArtifactNamePattern, taskResultSchema } from '../../schema/result.js';
 const kErrorClasses = ['rate-limited', 'transient', 'timeout', 'invalid-output', 'task-failure', 'worker-crash', 'io'] as const;
 
 const usageSchema = z.object({ prompt_tokens: z.number().int().min(0), completion_tokens: z.number().int().min(0) }).strict();
+/** knowledge/usage.ts RequestUsage: one model request's tokens (usage.ndjson's lines). */
+const requestsSchema = z.array(
+  z
+    .object({
+      request: z.number().int().min(1),
+      kind: z.enum(['first', 'repair']),
+      model: z.string(),
+      prompt_tokens: z.number().int().min(0),
+      completion_tokens: z.number().int().min(0),
+      cached_tokens: z.number().int().min(0),
+      reported: z.boolean(),
+      batch: z.boolean().optional(),
+    })
+    .strict(),
+);
 const verdictSchema = z.enum(['pass', 'warn', 'block']);
 const notesSchema = z.array(z.string());
 
@@ -22,6 +37,7 @@ const failedSchema = z
     error: z.string(),
     retryAfterMs: z.number().min(0).optional(),
     usage: usageSchema.optional(),
+    requests: requestsSchema.optional(),
     notes: notesSchema.optional(),
     thread: threadSchema,
   })
@@ -60,6 +76,7 @@ const finishedSchema = z
     artifacts: z.array(z.object({ name: z.string().regex(kArtifactNamePattern), content: z.string() }).strict()),
     discovery: discoveryRecordSchema,
     usage: usageSchema.optional(),
+    requests: requestsSchema.optional(),
     notes: notesSchema.optional(),
     attemptNotes: notesSchema.optional(),
     thread: threadSchema,

@@ -49,10 +49,13 @@ export class SessionRegistration {
     await this.#client.zadd(kSessionsKey, Date.now(), this.#sessionId);
   }
 
-  /** Leaves the set (the run is over); a Redis that is away is not waited for. */
-  async stop(): Promise<void> {
+  /**
+   * Leaves the set (the run is over). With `answering` false (Redis is away) the removal is
+   * not tried: workers forget the session kForgetMs after its last beat.
+   */
+  async stop(answering: boolean): Promise<void> {
     clearInterval(this.#timer);
-    await this.#client.zrem(kSessionsKey, this.#sessionId).catch(() => undefined);
+    if (answering) await this.#client.zrem(kSessionsKey, this.#sessionId).catch(() => undefined);
     this.#client.disconnect();
   }
 }

@@ -40,9 +40,15 @@ function pruneSchema(value: unknown): unknown {
 
 /**
  * Parses a reply's content and checks it against the result schema. A role's own rules
- * (role-check.ts) come after, on a result that passed.
+ * (role-check.ts) and the model-answer contract (contract.ts) come after, on a result that passed.
  */
 export function readAnswer(content: string, finishReason: string | undefined): Answer {
+  const parsed = parseAnswer(content, finishReason);
+  return parsed.ok ? checkResultSchema(parsed.value) : parsed;
+}
+
+/** A reply's content as a JSON object (a whole-answer code fence taken off), or the problem. */
+export function parseAnswer(content: string, finishReason: string | undefined): { ok: true; value: Record<string, unknown> } | { ok: false; problem: string } {
   const cutOff = finishReason === 'length' ? ' (the answer was cut off at the token limit: write less, and put long text in artifacts)' : '';
   const text = stripCodeFence(content.trim());
   if (text === '') return { ok: false, problem: `the answer was empty${cutOff}` };
@@ -55,6 +61,11 @@ export function readAnswer(content: string, finishReason: string | undefined): A
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     return { ok: false, problem: 'the answer is JSON but not an object' };
   }
+  return { ok: true, value: value as Record<string, unknown> };
+}
+
+/** A JSON object checked against the result schema, its defaults filled in. */
+export function checkResultSchema(value: Record<string, unknown>): Answer {
   const parsed = taskResultSchema.safeParse(value);
   if (!parsed.success) {
     const details = parsed.error.issues

@@ -23,6 +23,7 @@ Answer with exactly one JSON object and nothing else: no prose around it, no cod
 - "wisdom": optional object with lists "learnings", "decisions", "conventions", "issues": lessons later tasks should know.
 - "verification": optional, "self-validated".
 - "gc_signal" and "severity_summary": only when your role instructions ask for them.
+- "supervision_verdict" and "supervision_score": only when your role instructions make your task a checkpoint.
 No other fields.`;
 
 /**

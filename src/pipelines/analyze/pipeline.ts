@@ -10,6 +10,9 @@ export const analyzePipeline = {
   handlers: new Map([['discussant', new DiscussionGate()]]),
   // No role of this pipeline has a result rule.
   normaliseResult: (_role, result) => ({ ok: true, result }),
+  answerFields: new Map(),
+  // Its gate is the discussion gate, answered by a person; no prompt asks a model for a verdict.
+  checkpointRoles: new Set<string>(),
   aroundAttempt: reuseExplorations,
   /** The rows `init` lays out. */
   decompose: analyzeTasks,

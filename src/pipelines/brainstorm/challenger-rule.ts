@@ -1,6 +1,19 @@
 import type { TaskResult } from '../../schema/result.js';
-import type { Normalised, ResultCheck } from '../pipeline.js';
+import type { Normalised, ResultCheck, RoleAnswerFields } from '../pipeline.js';
 import { kSeverityLevels, readSeverity, signalFromSeverity } from './severity.js';
+
+/**
+ * What a model's challenger answer must give: the counts in their exact form and the signal
+ * from its enum. A constrained server is held to them by the grammar; a free one by the rule
+ * below, which also takes counts written loosely.
+ */
+export const kChallengerAnswerFields: RoleAnswerFields = {
+  properties: {
+    severity_summary: { type: 'string', pattern: `^${kSeverityLevels.map((level) => `${level}:[0-9]+`).join(' ')}$` },
+    gc_signal: { type: 'string', enum: ['REVISION_NEEDED', 'CONVERGED'] },
+  },
+  required: ['severity_summary', 'gc_signal'],
+};
 
 /**
  * The challenger's severity rule (DESIGN.md section 6): the GC check reads the challenger's

@@ -17,6 +17,10 @@ export const genericPipeline = {
   roles: null,
   handlers: new Map<string, InteractiveHandler>(),
   normaliseResult: (role, result, check) => (check === 'derive' ? challengerRule(role, result, check) : { ok: true, result }),
+  answerFields: new Map(),
+  // A `supervisor` task (the seed's CHECKPOINT tasks; prompts/generic/supervisor.md) judges
+  // the work upstream of it, and its `block` stops what comes after.
+  checkpointRoles: new Set(['supervisor']),
   aroundAttempt: reuseExplorations,
   /** The starter rows `init` lays out. */
   decompose: genericStarterTasks,

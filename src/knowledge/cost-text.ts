@@ -1,0 +1,32 @@
+import { formatUsd } from './pricing.js';
+import type { UsageSum } from './usage.js';
+
+/** A task's or a session's spending in a few words: `270 tokens, $0.00012` (`cost unknown` without a price). */
+export function spendText(sum: UsageSum): string {
+  const tokens = `${sum.prompt_tokens + sum.completion_tokens} tokens`;
+  if (sum.unpriced > 0 && sum.cost_usd === 0) return `${tokens}, cost unknown`;
+  const unpriced = sum.unpriced > 0 ? ` + ${sum.unpriced} request(s) without a price` : '';
+  return `${tokens}, ${formatUsd(sum.cost_usd)}${unpriced}`;
+}
+
+/** The session's cost line (status, context.md): the total, and what is not in it. */
+export function costLine(totals: UsageSum): string {
+  const requests = `${totals.requests} request(s)`;
+  if (totals.unpriced === totals.requests && totals.cost_usd === 0) {
+    return `Cost: unknown (${requests}; no price for their model: set "pricing" in session.json or pass --price-input and --price-output)`;
+  }
+  const unpriced = totals.unpriced > 0 ? `; ${totals.unpriced} of them without a price, not counted` : '';
+  return `Cost: ${formatUsd(totals.cost_usd)} (${requests}${unpriced})`;
+}
+
+/** What status --json and report data give of a task's or the session's spending. */
+export function spendJson(sum: UsageSum): { prompt: number; completion: number; cached: number; requests: number; cost_usd: number; unpriced_requests: number } {
+  return {
+    prompt: sum.prompt_tokens,
+    completion: sum.completion_tokens,
+    cached: sum.cached_tokens,
+    requests: sum.requests,
+    cost_usd: sum.cost_usd,
+    unpriced_requests: sum.unpriced,
+  };
+}

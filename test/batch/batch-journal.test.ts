@@ -1,0 +1,60 @@
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { Journal, readJournal, readOpenBatches, recoverRows } from '../../src/engine/journal.js';
+import { emptyRow } from '../../src/core/task.js';
+
+function sessionDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'csv-wave-batch-journal-'));
+  mkdirSync(join(dir, '.csv-wave'));
+  return dir;
+}
+
+const batch = { type: 'batch' as const, batch: 'batch_1', input_file: 'file_1', requests: [{ custom_id: 'A/a1/r1', task: 'A', request: 1 }] };
+
+describe('batches in the journal', () => {
+  test('an open batch outlives checkpoints (tasks.csv cannot hold it); its end removes it', () => {
+    const dir = sessionDir();
+    const journal = new Journal(dir);
+    journal.append({ type: 'start', id: 'A', attempt: 1 });
+    journal.append(batch);
+    journal.flush();
+    journal.checkpoint();
+    expect(readJournal(dir)).toEqual([]);
+    expect(readOpenBatches(dir)).toEqual([batch]);
+    journal.checkpoint();
+    expect(readOpenBatches(dir)).toEqual([batch]);
+    journal.append({ type: 'batch-end', batch: 'batch_1' });
+    journal.flush();
+    expect(readOpenBatches(dir)).toEqual([]);
+    journal.checkpoint();
+    expect(readOpenBatches(dir)).toEqual([]);
+    journal.close();
+  });
+
+  test("an earlier run's open batches are carried through the next run's first checkpoint", () => {
+    const dir = sessionDir();
+    const first = new Journal(dir);
+    first.append(batch);
+    first.close();
+    const second = new Journal(dir);
+    second.carry(readOpenBatches(dir));
+    second.checkpoint();
+    expect(readOpenBatches(dir)).toEqual([batch]);
+    second.close();
+  });
+
+  test('batch entries change no task when the journal is replayed', () => {
+    const dir = sessionDir();
+    const journal = new Journal(dir);
+    journal.append({ type: 'start', id: 'A', attempt: 1 });
+    journal.append(batch);
+    journal.close();
+    const row = { ...emptyRow(), id: 'A', status: 'pending' };
+    const rows = [row];
+    expect(recoverRows(rows, dir)).toEqual({ recovered: 1, interrupted: 1 });
+    expect(rows).toHaveLength(1);
+    expect(row.status).toBe('pending');
+  });
+});

@@ -1,0 +1,59 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { readRows } from '../helpers/generic-session.js';
+import { loadTestModel, startModelServer, type ModelServer } from '../helpers/model-server/index.js';
+import { expectEndedByTheRules, serverTokensByTask, usageByTask } from '../helpers/model-server/session-checks.js';
+import { spawnCli, waitFor } from '../helpers/spawn-cli.js';
+
+const model = await loadTestModel();
+
+let server: ModelServer | undefined;
+
+afterEach(async () => {
+  server?.release();
+  await server?.close();
+  server = undefined;
+});
+
+describe.skipIf(model === undefined)('Ctrl-C during a session against a real model', () => {
+  test('aborts the requests in flight at the server, exits 130 with their tasks pending, and resume finishes the session', async () => {
+    // The first two requests are answered; later ones are held, so that some are surely in flight at the Ctrl-C.
+    server = await startModelServer({ model: model!, sequences: 2, defaultMaxTokens: 64, holdAfter: 2 });
+    const dir = join(mkdtempSync(join(tmpdir(), 'csv-wave-model-')), 'session');
+    const init = await runCli('init', dir, '--template', 'analyze', '--topic', 'Moving our CI to ARM', '--executor', 'openai', '--model', 'stories260K', '--base-url', server.url);
+    expect(init.code, init.stderr).toBe(0);
+
+    const run = spawnCli('run', dir, '--auto', '--concurrency', '4', '--endpoint-concurrency', '4', '--grace', '0');
+    await server.log.until((log) => log.answered().length >= 2 && log.running().length >= 1);
+    // The Ctrl-C comes once the run has taken in both answers: each task answered is done
+    // (a line on stdout) or has sent its repair, which the server holds.
+    const takenIn = (task: string | undefined) =>
+      new RegExp(`^\\[(DONE|FAIL)\\] ${task} `, 'm').test(run.stdoutSoFar()) || server!.log.running().some((record) => record.task === task);
+    await waitFor(() => server!.log.answered().every((record) => takenIn(record.task)), 'the run to take in the first two answers', 120_000);
+    run.child.kill('SIGINT');
+    const ended = await run.exited;
+    expect(ended.code, ended.stderr).toBe(130);
+
+    await server.log.until((log) => log.running().length === 0);
+    const aborted = server.log.aborted();
+    expect(aborted.length).toBeGreaterThanOrEqual(1);
+    expect(server.log.records.every((record) => record.status !== undefined || record.aborted !== undefined)).toBe(true);
+    const rows = readRows(dir);
+    for (const record of aborted) {
+      const row = rows.get(record.task!)!;
+      // An answered repair may have come before: the task is pending unless another request of it finished it.
+      if (!server.log.answered().some((other) => other.task === record.task && other.n > record.n)) expect(row.status, record.task).toBe('pending');
+    }
+    expect([...rows.values()].filter((row) => row.status === 'pending').length).toBeGreaterThanOrEqual(1);
+    // Tokens counted are those the server reported; aborted requests reported none.
+    expect(usageByTask(dir)).toEqual(serverTokensByTask(server.log));
+
+    server.release();
+    const resumed = await runCli('resume', dir, '--auto');
+    expect([0, 1], resumed.stderr).toContain(resumed.code);
+    expectEndedByTheRules(dir, server.log, resumed.code);
+  });
+});
