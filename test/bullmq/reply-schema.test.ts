@@ -17,8 +17,8 @@ describe('a reply from a remote worker', () => {
     });
     expect(readJobReply(sent(reply))).toEqual(JSON.parse(sent(reply)));
     // Each model request's tokens (usage.ndjson's lines) cross Redis in the reply, a failed attempt's too.
-    const request = { request: 1, kind: 'first', model: 'm', prompt_tokens: 3, completion_tokens: 4, cached_tokens: 0, reported: true };
-    const withRequests = finishedAttempt({ findings: 'done', requests: [request, { ...request, request: 2, kind: 'repair' }] });
+    const request = { request: 1, kind: 'first' as const, model: 'm', prompt_tokens: 3, completion_tokens: 4, cached_tokens: 0, reported: true };
+    const withRequests = finishedAttempt({ findings: 'done', requests: [request, { ...request, request: 2, kind: 'repair' as const }] });
     expect(readJobReply(sent(withRequests))).toEqual(JSON.parse(sent(withRequests)));
     const timedOut = { kind: 'error', errorClass: 'timeout', error: 'late', requests: [{ ...request, reported: false, batch: true }] };
     expect(readJobReply(sent(timedOut))).toEqual(timedOut);
