@@ -49,8 +49,13 @@ export function registerWorker(program: Command, io: CliIo, done: (code: number)
         ...(flags.workdir === undefined ? {} : { workdir: flags.workdir }),
         log: (line) => io.stdout(`${line}\n`),
       });
-      if (io === processIo) await untilStopped(worker, io);
+      const stopped = io === processIo ? await untilStopped(worker, io) : 'closed';
       done(ExitCode.Ok);
+      // Stopped at once, with Redis perhaps gone: BullMQ's close of the dropped connections
+      // never ends, and its stalled-job and lock-renewal timers stay armed until it does, so
+      // the process would live on with nothing left to do. Its jobs are left to other workers
+      // and its commands are killed; stdout and stderr are pipes or files (written at once).
+      if (stopped === 'at-once') setImmediate(() => process.exit(ExitCode.Ok));
     });
 }
 
@@ -60,10 +65,10 @@ export function registerWorker(program: Command, io: CliIo, done: (code: number)
  * kills their commands and leaves the jobs to BullMQ (another worker takes them over),
  * without waiting for Redis.
  */
-function untilStopped(worker: BullmqWorker, io: CliIo): Promise<void> {
+function untilStopped(worker: BullmqWorker, io: CliIo): Promise<'closed' | 'at-once'> {
   return new Promise((resolve, reject) => {
     let signals = 0;
-    const stopNow = () => worker.stopNow().then(finish, reject);
+    const stopNow = () => worker.stopNow().then(() => finish('at-once'), reject);
     const handler = (signal: NodeJS.Signals) => {
       signals++;
       if (signals > 1) {
@@ -79,16 +84,16 @@ function untilStopped(worker: BullmqWorker, io: CliIo): Promise<void> {
           return;
         }
         io.stderr(`${signal}: taking no more jobs; the running ones finish first (again to leave them to other workers)\n`);
-        worker.close().then(finish, reject);
+        worker.close().then(() => finish('closed'), reject);
       });
     };
     let finished = false;
-    const finish = () => {
+    const finish = (how: 'closed' | 'at-once') => {
       if (finished) return;
       finished = true;
       process.off('SIGINT', handler);
       process.off('SIGTERM', handler);
-      resolve();
+      resolve(how);
     };
     process.on('SIGINT', handler);
     process.on('SIGTERM', handler);
