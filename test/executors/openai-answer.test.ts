@@ -1,6 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { quoteAnswer, readAnswer, taskResultFormat, type Answer } from '../../src/executors/openai/answer.js';
-import { taskResultSchema } from '../../src/schema/result.js';
+import { quoteAnswer, readAnswer, type Answer } from '../../src/executors/openai/answer.js';
 
 const kValid = '{"status":"completed","findings":"Three ideas"}';
 
@@ -81,24 +80,6 @@ describe('readAnswer: the result schema', () => {
 
   test('a role rule is not applied here: a challenger answer without counts is still a valid result', () => {
     expect(result(readAnswer('{"status":"completed","findings":"ok"}', 'stop')).severity_summary).toBeUndefined();
-  });
-});
-
-describe('taskResultFormat', () => {
-  test('is the result schema as JSON Schema, without the keywords some servers reject', () => {
-    const format = taskResultFormat();
-    expect(format.type).toBe('json_schema');
-    expect(format.json_schema.name).toBe('task_result');
-    expect(format.json_schema.strict).toBe(false);
-    const text = JSON.stringify(format.json_schema.schema);
-    expect(text).not.toContain('$schema');
-    expect(text).not.toContain('propertyNames');
-    const properties = (format.json_schema.schema as { properties: Record<string, unknown> }).properties;
-    expect(Object.keys(properties).sort()).toEqual(Object.keys(taskResultSchema.shape).sort());
-  });
-
-  test('is built once', () => {
-    expect(taskResultFormat()).toBe(taskResultFormat());
   });
 });
 

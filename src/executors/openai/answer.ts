@@ -1,42 +1,11 @@
-import type OpenAI from 'openai';
-import { z } from 'zod';
 import { taskResultSchema, type TaskResult } from '../../schema/result.js';
 import { describe } from '../module.js';
 
 /** A reply's content read as a result, or the problem worded for the repair request. */
 export type Answer = { ok: true; result: TaskResult } | { ok: false; problem: string };
 
-type ResponseFormat = OpenAI.ResponseFormatJSONSchema;
-
 /** Characters of a bad answer quoted in the error of an attempt that stays invalid. */
 const kBadAnswerQuote = 200;
-
-let responseFormat: ResponseFormat | undefined;
-
-/** The result's JSON Schema as the request's response_format (built once). */
-export function taskResultFormat(): ResponseFormat {
-  responseFormat ??= {
-    type: 'json_schema',
-    json_schema: {
-      name: 'task_result',
-      strict: false,
-      schema: pruneSchema(z.toJSONSchema(taskResultSchema, { io: 'input', unrepresentable: 'any' })) as Record<string, unknown>,
-    },
-  };
-  return responseFormat;
-}
-
-/** Drops keywords some OpenAI-compatible servers reject or cannot turn into a grammar. */
-function pruneSchema(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(pruneSchema);
-  if (value === null || typeof value !== 'object') return value;
-  const pruned: Record<string, unknown> = {};
-  for (const [key, inner] of Object.entries(value)) {
-    if (key === '$schema' || key === 'propertyNames') continue;
-    pruned[key] = pruneSchema(inner);
-  }
-  return pruned;
-}
 
 /**
  * Parses a reply's content and checks it against the result schema. A role's own rules
