@@ -1,6 +1,7 @@
 import type OpenAI from 'openai';
 import type { MaxTokensField } from '../../executors/openai/answer-turn.js';
 import { answerFormat } from '../../executors/openai/contract.js';
+import { statusErrorClass } from '../../executors/openai/errors.js';
 import type { AttemptOutcome, ErrorClass } from '../../executors/types.js';
 import type { ChatBody, ChatCompletion } from './batch-api.js';
 
@@ -87,12 +88,10 @@ export function lineAnswer(line: OutputLine): LineAnswer {
   return { kind: 'error', errorClass: lineErrorClass(status, code), error: `The batch answered this request with an error${code ? ` (${code})` : ''}: ${message}` };
 }
 
-/** As a synchronous call's (executors/openai/errors.ts): 429, 5xx, 408, 409 and an expired request are retried; other 4xx fail the task. */
+/** As a synchronous call's (statusErrorClass); an expired or cancelled request, or one without a status, is retried. */
 function lineErrorClass(status: number | undefined, code: string | undefined): ErrorClass {
-  if (code === 'batch_expired' || code === 'batch_cancelled') return 'transient';
-  if (status === 429) return code === 'insufficient_quota' ? 'task-failure' : 'rate-limited';
-  if (status === undefined || status >= 500 || status === 408 || status === 409) return 'transient';
-  return 'task-failure';
+  if (code === 'batch_expired' || code === 'batch_cancelled' || status === undefined) return 'transient';
+  return statusErrorClass(status, code);
 }
 
 // Answers are judged, repaired and failed exactly as the openai executor does it.

@@ -1,6 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import { describe } from '../module.js';
-import type { AttemptOutcome } from '../types.js';
+import type { AttemptOutcome, ErrorClass } from '../types.js';
 
 /** Why the executor itself ended a call, if it did: its own timer, or the run's abort signal. */
 export type StoppedBy = 'timeout' | 'abort' | undefined;
@@ -35,7 +35,8 @@ export function classifyCallError(error: unknown, call: CallFailure): Extract<At
   if (error instanceof APIError && typeof error.status === 'number') {
     const status = error.status;
     const message = serverMessage(error);
-    if (status === 429 && error.code !== 'insufficient_quota') {
+    const errorClass = statusErrorClass(status, error.code);
+    if (errorClass === 'rate-limited') {
       const retryAfterMs = parseRetryAfter(error.headers);
       return {
         kind: 'error',
@@ -44,13 +45,24 @@ export function classifyCallError(error: unknown, call: CallFailure): Extract<At
         ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
       };
     }
-    // 408 and 409 are the two 4xx answers that say "try again" (the SDK retries them too).
-    if (status >= 500 || status === 408 || status === 409) {
+    if (errorClass === 'transient') {
       return { kind: 'error', errorClass: 'transient', error: `The model server failed (HTTP ${status}): ${message}` };
     }
     return { kind: 'error', errorClass: 'task-failure', error: `The model server refused the request (HTTP ${status}): ${message}` };
   }
   return { kind: 'error', errorClass: 'task-failure', error: `The model call failed: ${describe(error)}` };
+}
+
+/**
+ * The class of a model server's HTTP error, for a synchronous call and a batched request
+ * alike: 429 is rate-limited unless the quota is gone; 5xx, 408 and 409 (the two 4xx
+ * answers that say "try again", which the SDK retries too) are transient; any other 4xx
+ * fails the task.
+ */
+export function statusErrorClass(status: number, code: string | null | undefined): ErrorClass {
+  if (status === 429) return code === 'insufficient_quota' ? 'task-failure' : 'rate-limited';
+  if (status >= 500 || status === 408 || status === 409) return 'transient';
+  return 'task-failure';
 }
 
 /**
