@@ -33,6 +33,7 @@ describe('a reply from a remote worker', () => {
     ['an artifact name that leaves its folder', sent(finishedAttempt({ artifacts: [{ name: '../../etc/x', content: '' }] })), /artifacts\.0\.name/],
     ['a field no reply has', sent({ ...finishedAttempt(), command: 'rm -rf /' }), /unrecognized|command/i],
     ['a request count that is not a count', sent(finishedAttempt({ requests: [{ request: 0 }] as never })), /requests\.0/],
+    ['JSON nested deeper than a worker lets through', sent(finishedAttempt({ discoveries: [{ type: 'idea', data: { a: 'DEEP' } }] })).replace('"DEEP"', `${'{"a":'.repeat(200_000)}1${'}'.repeat(200_000)}`), /deeper than 128 levels/],
     ['an error class csv-wave does not know', sent({ kind: 'error', errorClass: 'retry-forever', error: '' }), /errorClass/],
     ['a discovery record without its task', sent(finishedAttempt({ discovery: {} as never })), /discovery/],
   ])('fails its task as invalid output when it holds %s', (_what, text, why) => {

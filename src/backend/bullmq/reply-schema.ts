@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { cleanText } from '../../executors/clean-text.js';
 import type { AttemptReply } from '../../executors/messages.js';
+import { kMaxJsonDepth, nestsDeeperThan, tooDeepText } from '../../executors/json-depth.js';
 import { describe } from '../../executors/module.js';
 import { scrubSecrets } from '../../executors/secret-scrubber.js';
 import { discoveryInputSchema } from '../../schema/discovery.js';
@@ -83,6 +84,9 @@ const finishedSchema = z
   })
   .strict();
 
+/** Levels of a reply around a result's own (reply, discoveries, a discovery, its data). */
+const kReplyLevels = 4;
+
 /** An AttemptReply as JSON carries it. */
 export const attemptReplySchema = z.discriminatedUnion('kind', [finishedSchema, failedSchema]);
 
@@ -94,6 +98,10 @@ export const attemptReplySchema = z.discriminatedUnion('kind', [finishedSchema, 
  * would send the same reply).
  */
 export function readJobReply(value: unknown): AttemptReply {
+  // A worker's own checks refuse results deeper than kMaxJsonDepth; a reply that nests deeper
+  // (the reply's own few levels allowed) did not come from them, and would overflow the
+  // stack of whatever walks it here (the schema, the discovery writer).
+  if (typeof value === 'string' && nestsDeeperThan(value, kMaxJsonDepth + kReplyLevels)) return invalid(tooDeepText());
   let parsed: unknown;
   try {
     parsed = typeof value === 'string' ? JSON.parse(value) : value;
