@@ -1,6 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, hostname, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { availableParallelism, hostname } from 'node:os';
 import type { Job } from 'bullmq';
 import { cleanText } from '../../executors/clean-text.js';
 import type { AttemptReply } from '../../executors/messages.js';
@@ -11,6 +9,7 @@ import { LocalBackend } from '../local/local-backend.js';
 import { CancelListener } from './cancel-channel.js';
 import { checkRedisReachable } from './connection.js';
 import type { AttemptJobData } from './job-data.js';
+import { JobFolders } from './job-folders.js';
 import { queueNameOf } from './names.js';
 import { maskRedisUrl } from './redis-url.js';
 import { SessionDirectory } from './session-registry.js';
@@ -28,7 +27,7 @@ export interface BullmqWorkerOptions {
    * two of these. @default 30000 (BullMQ's)
    */
   stalledIntervalMs?: number;
-  /** The folder command tasks run in. @default a fresh temporary folder per job */
+  /** The folder command tasks run in. @default a folder of each job's own (job-folders.ts) */
   workdir?: string;
   /** A line per job, and what the worker does. */
   log: (line: string) => void;
@@ -62,6 +61,8 @@ interface RunningJob {
 export class BullmqWorker {
   readonly #options: BullmqWorkerOptions;
   readonly #backend: LocalBackend;
+  /** The jobs' working folders; none with `--workdir`. */
+  readonly #folders: JobFolders | undefined;
   /** The BullMQ worker of each session served, by session id. */
   readonly #sessions = new Map<string, SessionWorker>();
   /** The jobs running now, by job id. */
@@ -77,8 +78,9 @@ export class BullmqWorker {
   private constructor(options: BullmqWorkerOptions) {
     this.#options = options;
     const threads = Math.min(options.concurrency, availableParallelism());
+    this.#folders = options.workdir === undefined ? JobFolders.open() : undefined;
     this.#backend = new LocalBackend({
-      sessionDir: options.workdir ?? tmpdir(),
+      sessionDir: this.#folders?.parent ?? options.workdir ?? '',
       threads,
       tasksPerThread: Math.ceil(options.concurrency / threads),
       workerMemoryMb: kWorkerMemoryMb,
@@ -142,7 +144,9 @@ export class BullmqWorker {
   async #run(sessionId: string, job: Job<AttemptJobData, string>): Promise<string> {
     const started = performance.now();
     const request = job.data.request;
-    const dir = this.#options.workdir ?? mkdtempSync(join(tmpdir(), 'csv-wave-job-'));
+    // A command may leave a process behind in its folder: its folder is never handed out again.
+    const reusable = request.executor.type !== 'command';
+    const dir = this.#folders?.take(reusable) ?? this.#options.workdir ?? '';
     const id = job.id ?? '?';
     const running: RunningJob = { sessionId, dir, taskId: request.task.id, attempt: request.task.attempt, controller: new AbortController() };
     this.#running.set(id, running);
@@ -157,7 +161,7 @@ export class BullmqWorker {
       throw new Error(kCancelledMessage);
     } finally {
       this.#running.delete(id);
-      if (this.#options.workdir === undefined) rmSync(dir, { recursive: true, force: true });
+      this.#folders?.giveBack(dir, reusable);
     }
     if (reply.kind === 'error' && reply.errorClass === 'rate-limited' && reply.retryAfterMs !== undefined && reply.retryAfterMs > 0) {
       // Every worker of the session waits, not only this one: the limit is the endpoint's, for all.
@@ -204,6 +208,7 @@ export class BullmqWorker {
     await Promise.all([...this.#sessions.values()].map((session) => session.close()));
     this.#cancels?.stop();
     await this.#backend.close();
+    this.#folders?.remove();
   }
 
   /**
@@ -221,6 +226,7 @@ export class BullmqWorker {
     for (const session of this.#sessions.values()) session.drop();
     this.#cancels?.stop();
     await this.#backend.close();
+    this.#folders?.remove();
   }
 
   #stopTaking(): void {
