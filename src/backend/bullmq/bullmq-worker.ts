@@ -85,6 +85,8 @@ export class BullmqWorker {
       tasksPerThread: Math.ceil(options.concurrency / threads),
       workerMemoryMb: kWorkerMemoryMb,
       endpointConcurrency: undefined,
+      // A worker killed with kill -9 leaves no command running: its job runs again on another worker.
+      endCommandsIfOrphaned: true,
     });
     if (options.sessionId === undefined) {
       this.#directory = new SessionDirectory(options.url);

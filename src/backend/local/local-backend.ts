@@ -10,6 +10,8 @@ export interface LocalBackendOptions extends WorkerPoolOptions {
   sessionDir: string;
   /** Model requests in flight at once (one limit per run is one per endpoint); undefined when the executor calls none. */
   endpointConcurrency: number | undefined;
+  /** As LaunchersOptions: set by `csv-wave worker`. @default false */
+  endCommandsIfOrphaned?: boolean;
 }
 
 /**
@@ -27,7 +29,7 @@ export class LocalBackend implements ExecutionBackend {
   readonly #options: WorkerPoolOptions;
   /** Started on the first attempt that needs it: a run of commands never needs the pool. */
   #pool: WorkerPool | undefined;
-  readonly #launchers = new Launchers();
+  readonly #launchers: Launchers;
   readonly #endpoint: LimitFunction | undefined;
   /** Submits not answered yet, and how to reject each. */
   readonly #out = new Set<(error: Error) => void>();
@@ -36,6 +38,7 @@ export class LocalBackend implements ExecutionBackend {
   constructor(options: LocalBackendOptions) {
     this.#sessionDir = options.sessionDir;
     this.#options = options;
+    this.#launchers = new Launchers({ endCommandsIfOrphaned: options.endCommandsIfOrphaned === true });
     this.#endpoint = options.endpointConcurrency === undefined ? undefined : pLimit(options.endpointConcurrency);
   }
 
