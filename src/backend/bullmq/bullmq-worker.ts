@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { availableParallelism, hostname } from 'node:os';
 import type { Job } from 'bullmq';
 import { cleanText } from '../../executors/clean-text.js';
@@ -45,7 +46,11 @@ interface RunningJob {
   dir: string;
   taskId: string;
   attempt: number;
-  /** Aborted when the job is cancelled (Ctrl-C on its coordinator) or the worker stops at once. */
+  /**
+   * Aborted when the job is cancelled (Ctrl-C on its coordinator) or the worker stops at
+   * once: the one of its session's jobs running then (an AbortController per job costs a
+   * no-op job a tenth of its CPU, and a cancel ends all of them anyway).
+   */
   controller: AbortController;
   /** Set by stopNow: the job is left to BullMQ, neither completed nor failed. */
   released?: boolean;
@@ -67,6 +72,8 @@ export class BullmqWorker {
   readonly #sessions = new Map<string, SessionWorker>();
   /** The jobs running now, by job id. */
   readonly #running = new Map<string, RunningJob>();
+  /** The abort controller of each session's jobs, replaced once aborted. */
+  readonly #aborts = new Map<string, AbortController>();
   /** Subscribed once the worker exists: a cancel may come at any moment after. */
   #cancels: CancelListener | undefined;
   readonly #directory: SessionDirectory | undefined;
@@ -150,7 +157,7 @@ export class BullmqWorker {
     const reusable = request.executor.type !== 'command';
     const dir = this.#folders?.take(reusable) ?? this.#options.workdir ?? '';
     const id = job.id ?? '?';
-    const running: RunningJob = { sessionId, dir, taskId: request.task.id, attempt: request.task.attempt, controller: new AbortController() };
+    const running: RunningJob = { sessionId, dir, taskId: request.task.id, attempt: request.task.attempt, controller: this.#abortOf(sessionId) };
     this.#running.set(id, running);
     let reply: AttemptReply;
     try {
@@ -173,6 +180,18 @@ export class BullmqWorker {
     const outcome = reply.kind === 'finished' ? reply.status : `${reply.errorClass}: ${reply.error.split('\n', 1)[0]}`;
     this.#options.log(`[JOB] ${id} ${outcome} (${Math.round(performance.now() - started)} ms)`);
     return replyText(reply);
+  }
+
+  /** The controller that aborts the session's running jobs; a fresh one once it was used. */
+  #abortOf(sessionId: string): AbortController {
+    let controller = this.#aborts.get(sessionId);
+    if (controller === undefined || controller.signal.aborted) {
+      controller = new AbortController();
+      // Each running job of the session listens to it (LocalBackend.submit).
+      setMaxListeners(this.#options.concurrency + 10, controller.signal);
+      this.#aborts.set(sessionId, controller);
+    }
+    return controller;
   }
 
   /** Ends the session's running jobs and their commands (its coordinator was stopped). */
