@@ -50,13 +50,19 @@ export function registerWorker(program: Command, io: CliIo, done: (code: number)
         ...(flags.workdir === undefined ? {} : { workdir: flags.workdir }),
         log: lines.log,
       });
+      let stopped: 'closed' | 'at-once' = 'closed';
       if (io === processIo) {
         // A worker ended by an error (or process.exit) still writes the lines of its last jobs.
         process.once('exit', lines.flush);
-        await untilStopped(worker, io);
+        stopped = await untilStopped(worker, io);
       }
       lines.flush();
       done(ExitCode.Ok);
+      // Stopped at once, with Redis perhaps gone: BullMQ's close of the dropped connections
+      // never ends, and its stalled-job and lock-renewal timers stay armed until it does, so
+      // the process would live on with nothing left to do. Its jobs are left to other workers
+      // and its commands are killed; stdout and stderr are pipes or files (written at once).
+      if (stopped === 'at-once') setImmediate(() => process.exit(ExitCode.Ok));
     });
 }
 
@@ -94,10 +100,10 @@ function batchedLines(write: (text: string) => void): { log: (line: string) => v
  * kills their commands and leaves the jobs to BullMQ (another worker takes them over),
  * without waiting for Redis.
  */
-function untilStopped(worker: BullmqWorker, io: CliIo): Promise<void> {
+function untilStopped(worker: BullmqWorker, io: CliIo): Promise<'closed' | 'at-once'> {
   return new Promise((resolve, reject) => {
     let signals = 0;
-    const stopNow = () => worker.stopNow().then(finish, reject);
+    const stopNow = () => worker.stopNow().then(() => finish('at-once'), reject);
     const handler = (signal: NodeJS.Signals) => {
       signals++;
       if (signals > 1) {
@@ -113,16 +119,16 @@ function untilStopped(worker: BullmqWorker, io: CliIo): Promise<void> {
           return;
         }
         io.stderr(`${signal}: taking no more jobs; the running ones finish first (again to leave them to other workers)\n`);
-        worker.close().then(finish, reject);
+        worker.close().then(() => finish('closed'), reject);
       });
     };
     let finished = false;
-    const finish = () => {
+    const finish = (how: 'closed' | 'at-once') => {
       if (finished) return;
       finished = true;
       process.off('SIGINT', handler);
       process.off('SIGTERM', handler);
-      resolve();
+      resolve(how);
     };
     process.on('SIGINT', handler);
     process.on('SIGTERM', handler);

@@ -55,6 +55,18 @@ describe('--redis-timeout flag', () => {
   });
 });
 
+describe('--batch with --backend bullmq', () => {
+  it('is refused before any task runs (exit 2, naming both flags)', async () => {
+    const dir = genericSession([{ id: 'A', description: 'a', role: 'worker' }]);
+    const run = await runCli('run', dir, '--executor', 'openai', '--model', 'm', '--base-url', 'http://127.0.0.1:1/v1', '--batch',
+      '--backend', 'bullmq', '--redis', 'redis://127.0.0.1:1');
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toContain('--batch');
+    expect(run.stderr).toContain('--backend bullmq');
+    expect(readRows(dir).get('A')?.status).toBe('');
+  });
+});
+
 describe.runIf(kRunRedisTests)('the coordinator when Redis goes away', () => {
   let redis: RedisServer;
   const spawned: SpawnedCli[] = [];

@@ -16,6 +16,12 @@ describe('a reply from a remote worker', () => {
       thread: 2,
     });
     expect(readJobReply(sent(reply))).toEqual(JSON.parse(sent(reply)));
+    // Each model request's tokens (usage.ndjson's lines) cross Redis in the reply, a failed attempt's too.
+    const request = { request: 1, kind: 'first' as const, model: 'm', prompt_tokens: 3, completion_tokens: 4, cached_tokens: 0, reported: true };
+    const withRequests = finishedAttempt({ findings: 'done', requests: [request, { ...request, request: 2, kind: 'repair' as const }] });
+    expect(readJobReply(sent(withRequests))).toEqual(JSON.parse(sent(withRequests)));
+    const timedOut = { kind: 'error', errorClass: 'timeout', error: 'late', requests: [{ ...request, reported: false, batch: true }] };
+    expect(readJobReply(sent(timedOut))).toEqual(timedOut);
     const failed = { kind: 'error', errorClass: 'rate-limited', error: '429', retryAfterMs: 2000 };
     expect(readJobReply(sent(failed))).toEqual(failed);
   });
@@ -26,6 +32,7 @@ describe('a reply from a remote worker', () => {
     ['findings that are not text', sent(finishedAttempt({ findings: 42 as unknown as string })), /findings/],
     ['an artifact name that leaves its folder', sent(finishedAttempt({ artifacts: [{ name: '../../etc/x', content: '' }] })), /artifacts\.0\.name/],
     ['a field no reply has', sent({ ...finishedAttempt(), command: 'rm -rf /' }), /unrecognized|command/i],
+    ['a request count that is not a count', sent(finishedAttempt({ requests: [{ request: 0 }] as never })), /requests\.0/],
     ['an error class csv-wave does not know', sent({ kind: 'error', errorClass: 'retry-forever', error: '' }), /errorClass/],
     ['a discovery record without its task', sent(finishedAttempt({ discovery: {} as never })), /discovery/],
   ])('fails its task as invalid output when it holds %s', (_what, text, why) => {

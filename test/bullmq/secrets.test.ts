@@ -88,6 +88,10 @@ describe.runIf(kRunRedisTests)('--backend bullmq and secrets', () => {
     expect(server.requests.length).toBeGreaterThan(0);
     for (const request of server.requests) expect(request.headers.authorization).toBe(`Bearer ${kApiKey}`);
     expect(readRows(dir).get('SYNTH-001')?.status).toBe('completed');
+    // Each request's tokens came back in its worker's reply: usage.ndjson has a line per request the server answered.
+    const usage = readFileSync(join(dir, 'usage.ndjson'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { prompt_tokens: number });
+    expect(usage).toHaveLength(server.requests.length);
+    expect(usage.every((line) => line.prompt_tokens === 120)).toBe(true);
     // Redis after the run: the event stream holds every reply; no value holds the key.
     const after = await dumpAll(redis.url);
     expect(after.size).toBeGreaterThan(0);
