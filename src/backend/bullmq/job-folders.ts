@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -91,7 +91,9 @@ function sweepDeadParents(): void {
     if (!Number.isInteger(pid) || pid <= 0 || isAlive(pid)) continue;
     const path = join(tmpdir(), name);
     try {
-      if (statSync(path).uid !== process.getuid?.()) continue;
+      // lstat: a symlink planted under that name is not followed, only left alone.
+      const stat = lstatSync(path);
+      if (!stat.isDirectory() || stat.uid !== process.getuid?.()) continue;
       rmSync(path, { recursive: true, force: true });
     } catch {
       // Another worker swept it first, or it is not ours to remove.
