@@ -105,6 +105,9 @@ export class BullmqWorker {
   static async start(options: BullmqWorkerOptions): Promise<BullmqWorker> {
     await checkRedisReachable(options.url);
     const worker = new BullmqWorker(options);
+    // A thread started (and its entry loaded) while the worker connects: the first jobs of
+    // every run otherwise waited for it, a fixed cost that weighed most with many workers.
+    worker.#backend.warm();
     // Listening before the first job is taken: no cancel of a job it runs is missed.
     worker.#cancels = await CancelListener.start(options.url, (sessionId) => worker.#cancelSession(sessionId));
     if (options.sessionId === undefined) await worker.#serveRunning();

@@ -77,6 +77,15 @@ export class LocalBackend implements ExecutionBackend {
     });
   }
 
+  /**
+   * Starts the worker pool now rather than on the first module or model attempt: a
+   * `csv-wave worker` does it before it takes jobs, so that the first jobs of a run do not
+   * wait for a thread to start.
+   */
+  warm(): void {
+    this.#pool ??= new WorkerPool(this.#options);
+  }
+
   async cancelAll(): Promise<void> {
     for (const cancel of [...this.#out]) cancel(abortError());
     await killChildProcessGroups(this.#sessionDir, 10, undefined, this.#launchers.parents());
