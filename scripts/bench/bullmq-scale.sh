@@ -7,6 +7,8 @@
 # The coordinator keeps BACKLOG times the workers' concurrency in flight, so that a worker
 # that finishes a job finds the next one waiting in Redis instead of waiting for the
 # coordinator to add it (1 keeps exactly the workers' concurrency in flight).
+# The speed-up is given twice: of the wall time (the coordinator's node start-up included,
+# about a second that no worker count shortens) and of the run's own durationMs (--json).
 # Usage: scripts/bench/bullmq-scale.sh [rounds=5] [tasks=2000] [wait_ms=200] [backlog=2]
 # WORKER_ARGS passes more flags to the workers (e.g. "--workdir /tmp/x").
 set -euo pipefail
@@ -33,7 +35,7 @@ session() { # $1: folder, $2: session id
   echo '{"pipeline":"generic"}' > "$1/session.json"
   echo "$2" > "$1/.csv-wave/session-id"
 }
-declare -A WALL
+declare -A WALL RUN
 for round in $(seq 1 "$ROUNDS"); do
   for workers in 1 2 4; do
     id="r$round-w$workers"; dir="$WORK/$id"; session "$dir" "$id"
@@ -48,12 +50,15 @@ for round in $(seq 1 "$ROUNDS"); do
     kill -TERM "${pids[@]}"; wait "${pids[@]}" 2>/dev/null || true
     grep -Eq "\"completed\": *$TASKS\b" "$dir.out" || { echo "run $id did not complete every task"; tail -c 600 "$dir.out"; exit 1; }
     WALL[$round,$workers]=$(cut -d' ' -f1 "$dir.time")
-    echo "round $round, $workers worker(s): wall user sys peakKB = $(cat "$dir.time")"
+    RUN[$round,$workers]=$(grep -Eo '"durationMs": *[0-9.]+' "$dir.out" | grep -Eo '[0-9.]+$')
+    echo "round $round, $workers worker(s): wall user sys peakKB = $(cat "$dir.time"), durationMs ${RUN[$round,$workers]}"
   done
 done
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 for workers in 2 4; do
   ratios=$(for round in $(seq 1 "$ROUNDS"); do echo "${WALL[$round,1]} / ${WALL[$round,$workers]}" | bc -l; done | sort -g)
-  median=$(echo "$ratios" | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
-  printf '%d workers: median speed-up over 1 worker %.2fx (per round: %s)\n' "$workers" "$median" "$(echo $ratios | tr '\n' ' ')"
+  runs=$(for round in $(seq 1 "$ROUNDS"); do echo "${RUN[$round,1]} / ${RUN[$round,$workers]}" | bc -l; done | sort -g)
+  printf '%d workers: median speed-up over 1 worker %.2fx of the wall time (per round: %s), %.2fx of durationMs\n' \
+    "$workers" "$(echo "$ratios" | median)" "$(echo $ratios | tr '\n' ' ')" "$(echo "$runs" | median)"
 done
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,6 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, hostname, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { setMaxListeners } from 'node:events';
+import { availableParallelism, hostname } from 'node:os';
 import type { Job } from 'bullmq';
 import { cleanText } from '../../executors/clean-text.js';
 import type { AttemptReply } from '../../executors/messages.js';
@@ -11,6 +10,7 @@ import { LocalBackend } from '../local/local-backend.js';
 import { CancelListener } from './cancel-channel.js';
 import { checkRedisReachable } from './connection.js';
 import type { AttemptJobData } from './job-data.js';
+import { JobFolders } from './job-folders.js';
 import { queueNameOf } from './names.js';
 import { maskRedisUrl } from './redis-url.js';
 import { SessionDirectory } from './session-registry.js';
@@ -28,7 +28,7 @@ export interface BullmqWorkerOptions {
    * two of these. @default 30000 (BullMQ's)
    */
   stalledIntervalMs?: number;
-  /** The folder command tasks run in. @default a fresh temporary folder per job */
+  /** The folder command tasks run in. @default a folder of each job's own (job-folders.ts) */
   workdir?: string;
   /** A line per job, and what the worker does. */
   log: (line: string) => void;
@@ -46,7 +46,11 @@ interface RunningJob {
   dir: string;
   taskId: string;
   attempt: number;
-  /** Aborted when the job is cancelled (Ctrl-C on its coordinator) or the worker stops at once. */
+  /**
+   * Aborted when the job is cancelled (Ctrl-C on its coordinator) or the worker stops at
+   * once: the one of its session's jobs running then (an AbortController per job costs a
+   * no-op job a tenth of its CPU, and a cancel ends all of them anyway).
+   */
   controller: AbortController;
   /** Set by stopNow: the job is left to BullMQ, neither completed nor failed. */
   released?: boolean;
@@ -62,10 +66,14 @@ interface RunningJob {
 export class BullmqWorker {
   readonly #options: BullmqWorkerOptions;
   readonly #backend: LocalBackend;
+  /** The jobs' working folders; none with `--workdir`. */
+  readonly #folders: JobFolders | undefined;
   /** The BullMQ worker of each session served, by session id. */
   readonly #sessions = new Map<string, SessionWorker>();
   /** The jobs running now, by job id. */
   readonly #running = new Map<string, RunningJob>();
+  /** The abort controller of each session's jobs, replaced once aborted. */
+  readonly #aborts = new Map<string, AbortController>();
   /** Subscribed once the worker exists: a cancel may come at any moment after. */
   #cancels: CancelListener | undefined;
   readonly #directory: SessionDirectory | undefined;
@@ -77,12 +85,15 @@ export class BullmqWorker {
   private constructor(options: BullmqWorkerOptions) {
     this.#options = options;
     const threads = Math.min(options.concurrency, availableParallelism());
+    this.#folders = options.workdir === undefined ? JobFolders.open() : undefined;
     this.#backend = new LocalBackend({
-      sessionDir: options.workdir ?? tmpdir(),
+      sessionDir: this.#folders?.parent ?? options.workdir ?? '',
       threads,
       tasksPerThread: Math.ceil(options.concurrency / threads),
       workerMemoryMb: kWorkerMemoryMb,
       endpointConcurrency: undefined,
+      // A worker killed with kill -9 leaves no command running: its job runs again on another worker.
+      endCommandsIfOrphaned: true,
     });
     if (options.sessionId === undefined) {
       this.#directory = new SessionDirectory(options.url);
@@ -94,6 +105,9 @@ export class BullmqWorker {
   static async start(options: BullmqWorkerOptions): Promise<BullmqWorker> {
     await checkRedisReachable(options.url);
     const worker = new BullmqWorker(options);
+    // A thread started (and its entry loaded) while the worker connects: the first jobs of
+    // every run otherwise waited for it, a fixed cost that weighed most with many workers.
+    worker.#backend.warm();
     // Listening before the first job is taken: no cancel of a job it runs is missed.
     worker.#cancels = await CancelListener.start(options.url, (sessionId) => worker.#cancelSession(sessionId));
     if (options.sessionId === undefined) await worker.#serveRunning();
@@ -142,9 +156,11 @@ export class BullmqWorker {
   async #run(sessionId: string, job: Job<AttemptJobData, string>): Promise<string> {
     const started = performance.now();
     const request = job.data.request;
-    const dir = this.#options.workdir ?? mkdtempSync(join(tmpdir(), 'csv-wave-job-'));
+    // A command may leave a process behind in its folder: its folder is never handed out again.
+    const reusable = request.executor.type !== 'command';
+    const dir = this.#folders?.take(reusable) ?? this.#options.workdir ?? '';
     const id = job.id ?? '?';
-    const running: RunningJob = { sessionId, dir, taskId: request.task.id, attempt: request.task.attempt, controller: new AbortController() };
+    const running: RunningJob = { sessionId, dir, taskId: request.task.id, attempt: request.task.attempt, controller: this.#abortOf(sessionId) };
     this.#running.set(id, running);
     let reply: AttemptReply;
     try {
@@ -157,7 +173,7 @@ export class BullmqWorker {
       throw new Error(kCancelledMessage);
     } finally {
       this.#running.delete(id);
-      if (this.#options.workdir === undefined) rmSync(dir, { recursive: true, force: true });
+      this.#folders?.giveBack(dir, reusable);
     }
     if (reply.kind === 'error' && reply.errorClass === 'rate-limited' && reply.retryAfterMs !== undefined && reply.retryAfterMs > 0) {
       // Every worker of the session waits, not only this one: the limit is the endpoint's, for all.
@@ -167,6 +183,18 @@ export class BullmqWorker {
     const outcome = reply.kind === 'finished' ? reply.status : `${reply.errorClass}: ${reply.error.split('\n', 1)[0]}`;
     this.#options.log(`[JOB] ${id} ${outcome} (${Math.round(performance.now() - started)} ms)`);
     return replyText(reply);
+  }
+
+  /** The controller that aborts the session's running jobs; a fresh one once it was used. */
+  #abortOf(sessionId: string): AbortController {
+    let controller = this.#aborts.get(sessionId);
+    if (controller === undefined || controller.signal.aborted) {
+      controller = new AbortController();
+      // Each running job of the session listens to it (LocalBackend.submit).
+      setMaxListeners(this.#options.concurrency + 10, controller.signal);
+      this.#aborts.set(sessionId, controller);
+    }
+    return controller;
   }
 
   /** Ends the session's running jobs and their commands (its coordinator was stopped). */
@@ -204,6 +232,7 @@ export class BullmqWorker {
     await Promise.all([...this.#sessions.values()].map((session) => session.close()));
     this.#cancels?.stop();
     await this.#backend.close();
+    this.#folders?.remove();
   }
 
   /**
@@ -221,6 +250,7 @@ export class BullmqWorker {
     for (const session of this.#sessions.values()) session.drop();
     this.#cancels?.stop();
     await this.#backend.close();
+    this.#folders?.remove();
   }
 
   #stopTaking(): void {

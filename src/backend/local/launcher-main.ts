@@ -14,9 +14,15 @@
  * finish and answer, then the process exits: the commands are never left without their
  * parent while they run (the backend finds them as its launcher's children), and what
  * the engine's death left running is ended by the next run, as it always was.
+ *
+ * With `--end-commands-if-orphaned` (a `csv-wave worker`'s launcher: no next run comes to
+ * end what a dead worker left, and BullMQ gives its jobs to another worker meanwhile), a
+ * launcher whose parent died (its stdin ended and it was reparented) kills the process
+ * groups of its running commands at once and exits.
  */
 import { replyText } from '../../executors/worker.js';
 import type { AttemptRequest } from '../../executors/messages.js';
+import { kEndIfOrphaned, watchForOrphaning } from './launcher-orphan.js';
 import { LineSplitter } from './line-splitter.js';
 
 // process.env reads every variable through C++ each time it is spread, which the command
@@ -26,8 +32,11 @@ process.env = { ...process.env };
 // included: the engine decides what a stop does to the running commands (it lets them
 // finish within a grace), so this process lives on until its stdin ends.
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => {});
+/** The attempts sent and not answered yet, by tag. */
+const running = new Map<string, AttemptRequest>();
+const orphaning = process.argv.includes(kEndIfOrphaned) ? watchForOrphaning(running) : undefined;
 // The engine is gone and so is the reader of the replies: nothing more can be answered.
-process.stdout.on('error', () => process.exit(1));
+process.stdout.on('error', () => (orphaning ? void orphaning.endCommands() : process.exit(1)));
 
 const splitter = new LineSplitter((line) => {
   const space = line.indexOf(' ');
@@ -39,6 +48,11 @@ const splitter = new LineSplitter((line) => {
     // The engine wrote it with JSON.stringify: a line that does not parse is a broken pipe.
     process.exit(1);
   }
-  void replyText(request).then((text) => process.stdout.write(`${tag} ${text}\n`));
+  running.set(tag, request);
+  void replyText(request).then((text) => {
+    running.delete(tag);
+    process.stdout.write(`${tag} ${text}\n`);
+  });
 });
 process.stdin.on('data', (chunk: Buffer) => splitter.push(chunk));
+process.stdin.on('end', () => orphaning?.watch());

@@ -34,9 +34,12 @@ export class Launcher {
   #dead = false;
   readonly #exited: Promise<void>;
 
-  /** `file`: the launcher's entry; another one only in tests of this end of the pipes. */
-  constructor(file = launcherFile()) {
-    this.#child = spawn(process.execPath, [...process.execArgv, file], { stdio: ['pipe', 'pipe', 'pipe'] });
+  /**
+   * `file`: the launcher's entry; another one only in tests of this end of the pipes.
+   * `args`: its arguments (launcher-orphan.ts `kEndIfOrphaned`).
+   */
+  constructor(file = launcherFile(), args: readonly string[] = []) {
+    this.#child = spawn(process.execPath, [...process.execArgv, file, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     const splitter = new LineSplitter((line) => this.#onLine(line));
     this.#child.stdout.on('data', (chunk: Buffer) => splitter.push(chunk));
     this.#child.stderr.setEncoding('utf8');

@@ -1,5 +1,15 @@
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
 import { Launcher } from './launcher.js';
+import { kEndIfOrphaned } from './launcher-orphan.js';
+
+export interface LaunchersOptions {
+  /**
+   * A launcher whose parent died kills its running commands and exits (launcher-orphan.ts),
+   * instead of letting them run to their end: for a `csv-wave worker`, whose jobs another
+   * worker runs again. @default false (a local run's next start ends what a dead run left)
+   */
+  endCommandsIfOrphaned?: boolean;
+}
 
 /**
  * The launcher processes of one backend: a shared one that runs every command attempt,
@@ -12,6 +22,11 @@ export class Launchers {
   #shared: Launcher | undefined;
   /** Every launcher that may still have children: the shared ones, alive or exiting, and the isolated ones. */
   readonly #live = new Set<Launcher>();
+  readonly #args: string[];
+
+  constructor(options: LaunchersOptions = {}) {
+    this.#args = options.endCommandsIfOrphaned === true ? [kEndIfOrphaned] : [];
+  }
 
   run(request: AttemptRequest): Promise<AttemptReply> {
     if (request.isolated) {
@@ -42,7 +57,7 @@ export class Launchers {
   }
 
   #start(): Launcher {
-    const launcher = new Launcher();
+    const launcher = new Launcher(undefined, this.#args);
     this.#live.add(launcher);
     void launcher.exited.then(() => this.#live.delete(launcher));
     return launcher;

@@ -10,6 +10,8 @@ export interface LocalBackendOptions extends WorkerPoolOptions {
   sessionDir: string;
   /** Model requests in flight at once (one limit per run is one per endpoint); undefined when the executor calls none. */
   endpointConcurrency: number | undefined;
+  /** As LaunchersOptions: set by `csv-wave worker`. @default false */
+  endCommandsIfOrphaned?: boolean;
 }
 
 /**
@@ -27,7 +29,7 @@ export class LocalBackend implements ExecutionBackend {
   readonly #options: WorkerPoolOptions;
   /** Started on the first attempt that needs it: a run of commands never needs the pool. */
   #pool: WorkerPool | undefined;
-  readonly #launchers = new Launchers();
+  readonly #launchers: Launchers;
   readonly #endpoint: LimitFunction | undefined;
   /** Submits not answered yet, and how to reject each. */
   readonly #out = new Set<(error: Error) => void>();
@@ -36,6 +38,7 @@ export class LocalBackend implements ExecutionBackend {
   constructor(options: LocalBackendOptions) {
     this.#sessionDir = options.sessionDir;
     this.#options = options;
+    this.#launchers = new Launchers({ endCommandsIfOrphaned: options.endCommandsIfOrphaned === true });
     this.#endpoint = options.endpointConcurrency === undefined ? undefined : pLimit(options.endpointConcurrency);
   }
 
@@ -72,6 +75,15 @@ export class LocalBackend implements ExecutionBackend {
         },
       );
     });
+  }
+
+  /**
+   * Starts the worker pool now rather than on the first module or model attempt: a
+   * `csv-wave worker` does it before it takes jobs, so that the first jobs of a run do not
+   * wait for a thread to start.
+   */
+  warm(): void {
+    this.#pool ??= new WorkerPool(this.#options);
   }
 
   async cancelAll(): Promise<void> {
