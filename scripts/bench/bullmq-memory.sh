@@ -6,10 +6,11 @@
 # the coordinator's peak RSS (/usr/bin/time %M), its CPU times, how long queueing took,
 # and Redis's used memory at that moment. Goal (issue 13): under 1 GB.
 # Usage: scripts/bench/bullmq-memory.sh [tasks=100000]
+# BIN=/abs/path/to/other/dist/cli/bin.js measures another build's coordinator (A/B: alternate the two).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 TASKS=${1:-100000}
-BIN=$PWD/dist/cli/bin.js
+BIN=${BIN:-$PWD/dist/cli/bin.js}
 WORK=$(mktemp -d /tmp/bullmq-memory-XXXXXX)
 PORT=$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
 URL=redis://127.0.0.1:$PORT

@@ -6,7 +6,8 @@
  */
 export class InFlight {
   readonly #tellTakenBack: (ids: string[]) => void;
-  readonly #out = new Map<string, { takeBack: () => void }>();
+  /** By task id, a token of the run of it that is out: a task taken back and started again is another run. */
+  readonly #out = new Map<string, object>();
   #tookBack = 0;
 
   /** @param tookBack told the ids of the tasks just taken back (Scheduler.takeBack) */
@@ -21,28 +22,23 @@ export class InFlight {
 
   /** Passes on what `work` resolves with, unless `keep` says no: then the task is taken back. */
   track<T>(id: string, work: Promise<T>, keep: (value: T) => boolean): Promise<T> {
+    // A token and two callbacks per task, no more: 100,000 tasks may be out at once.
+    const token = {};
+    this.#out.set(id, token);
     return new Promise<T>((resolve, reject) => {
-      const entry = {
-        takeBack: () => {
-          this.#out.delete(id);
-          this.#tookBack++;
-        },
-      };
-      this.#out.set(id, entry);
-      const isOut = () => this.#out.get(id) === entry;
       work.then(
         (value) => {
-          if (!isOut()) return;
-          if (!keep(value)) {
-            entry.takeBack();
-            this.#tellTakenBack([id]);
+          if (this.#out.get(id) !== token) return;
+          this.#out.delete(id);
+          if (keep(value)) {
+            resolve(value);
             return;
           }
-          this.#out.delete(id);
-          resolve(value);
+          this.#tookBack++;
+          this.#tellTakenBack([id]);
         },
         (error: unknown) => {
-          if (!isOut()) return;
+          if (this.#out.get(id) !== token) return;
           this.#out.delete(id);
           reject(error);
         },
@@ -53,7 +49,8 @@ export class InFlight {
   /** Takes back every task that is out; returns their ids. */
   takeBackAll(): string[] {
     const ids = [...this.#out.keys()];
-    for (const entry of [...this.#out.values()]) entry.takeBack();
+    this.#out.clear();
+    this.#tookBack += ids.length;
     if (ids.length > 0) this.#tellTakenBack(ids);
     return ids;
   }

@@ -142,15 +142,13 @@ export class Scheduler {
     if (attempt === 1) this.#startedAt.set(row.id, performance.now());
     this.#events.emit('task:start', { id: row.id, wave, attempt });
     const request = this.#request(row, wave, attempt, isolated);
-    const run: Promise<HandlerResult> = interactive
-      ? this.#runner.runInteractive(request)
-      : this.#runner.runTask(request).then((reply) => ({ reply }));
-    run
-      .catch((error: unknown): HandlerResult => ({
-        // An interactive handler that threw: its message is task output like any other.
-        reply: { kind: 'error', errorClass: 'task-failure', error: scrubSecrets(cleanText(describe(error))) },
-      }))
-      .then(({ reply, changes }) => this.#perform(this.#core.settled(row.id, reply, changes)));
+    const settle = ({ reply, changes }: HandlerResult) => this.#perform(this.#core.settled(row.id, reply, changes));
+    // An interactive handler that threw: its message is task output like any other.
+    const threw = (error: unknown) =>
+      settle({ reply: { kind: 'error', errorClass: 'task-failure', error: scrubSecrets(cleanText(describe(error))) } });
+    // One `then` per attempt, not a chain of three: 100,000 attempts may wait at once.
+    if (interactive) void this.#runner.runInteractive(request).then(settle, threw);
+    else void this.#runner.runTask(request).then((reply) => settle({ reply }), threw);
   }
 
   #request(row: TaskRow, wave: number, attempt: number, isolated: boolean): WorkerRequest {

@@ -31,21 +31,26 @@ export interface TaskRunnerSetup {
 export function createTaskRunner(setup: TaskRunnerSetup): (request: WorkerRequest) => Promise<WorkerReply> {
   const { backend, sink, pipeline, limits, warn } = setup;
 
-  const execute = async (request: WorkerRequest): Promise<WorkerReply> => {
+  // Not an async function: its suspended frame would hold the WorkerRequest and the
+  // AttemptRequest until the reply comes; with 100,000 attempts queued on a remote backend
+  // that is their rows twice over. The continuation keeps only the task's id and attempt.
+  const execute = (request: WorkerRequest): Promise<WorkerReply> => {
     let attempt: AttemptRequest;
     try {
       attempt = attemptRequest(request);
     } catch (error) {
       // A context that cannot be read is a worker error, as it was when workers read it:
       // the scheduler's rules for that class (one retry, on a thread of its own) are kept.
-      return workerErrorReply(error);
+      return Promise.resolve(workerErrorReply(error));
     }
+    const { id, attempt: number } = request.task;
     // No signal: no single attempt is aborted, a run that stops takes its tasks back and
     // cancels them all at once (ExecutionBackend.cancelAll).
-    const reply = await backend.submit(attempt);
-    // Every attempt's tokens count, the retried and the refused ones too.
-    sink.attemptUsage?.(request.task.id, request.task.attempt, reply);
-    return sink.attemptFiles(request.task.id, reply);
+    return backend.submit(attempt).then((reply) => {
+      // Every attempt's tokens count, the retried and the refused ones too.
+      sink.attemptUsage?.(id, number, reply);
+      return sink.attemptFiles(id, reply);
+    });
   };
 
   /** Everything the attempt needs, read here on the main thread: workers do not read the session folder. */

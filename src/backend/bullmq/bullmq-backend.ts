@@ -5,7 +5,7 @@ import { abortError, type ExecutionBackend } from '../execution-backend.js';
 import { bullmqConnection, checkRedisReachable } from './connection.js';
 import { JobAdds } from './job-adds.js';
 import type { AttemptJobData } from './job-data.js';
-import { lookUpJobs, type JobState } from './job-lookup.js';
+import { KeysInTurn, lookUpJobs, type JobState } from './job-lookup.js';
 import { lostJobReply, unaddedJobReply, vanishedJobReply } from './job-replies.js';
 import { jobIdOf, queueNameOf } from './names.js';
 import { RedisPresence } from './redis-presence.js';
@@ -84,8 +84,8 @@ export class BullmqBackend implements ExecutionBackend {
   readonly #adds: JobAdds;
   readonly #lookup: NodeJS.Timeout;
   #lookingUp = false;
-  /** Where the next look-up starts among the awaited jobs (they are looked at in turn). */
-  #lookupFrom = 0;
+  /** The awaited jobs in turn, kLookupBatch a look. */
+  readonly #inTurn = new KeysInTurn(this.#waiting, kLookupBatch);
   /** Removals of cancelled jobs under way. */
   readonly #removals = new Set<Promise<void>>();
   #closed = false;
@@ -150,14 +150,20 @@ export class BullmqBackend implements ExecutionBackend {
    */
   #await(id: string, signal: AbortSignal | undefined): Promise<AttemptReply> {
     return new Promise<AttemptReply>((resolve, reject) => {
+      // The run's submits carry no signal (engine/task-runner.ts): the promise's own
+      // resolvers are kept, no closures of ours, a few hundred bytes less per queued attempt.
+      if (!signal) {
+        this.#waiting.set(id, { resolve, reject });
+        return;
+      }
       const onAbort = () => {
         this.#waiting.delete(id);
         this.#added.delete(id);
-        reject(abortError(signal?.reason));
+        reject(abortError(signal.reason));
         this.#removeWaiting(id);
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const done = () => signal?.removeEventListener('abort', onAbort);
+      signal.addEventListener('abort', onAbort, { once: true });
+      const done = () => signal.removeEventListener('abort', onAbort);
       this.#waiting.set(id, {
         resolve: (reply) => {
           done();
@@ -182,7 +188,7 @@ export class BullmqBackend implements ExecutionBackend {
     if (this.#lookingUp || this.#waiting.size === 0 || !this.#presence.answering) return;
     this.#lookingUp = true;
     try {
-      const ids = this.#nextToLookUp();
+      const ids = this.#inTurn.next();
       const states = await lookUpJobs(this.#redis, (id) => this.#queue.toKey(id), ids);
       for (const [id, state] of states) this.#found(id, state);
     } catch {
@@ -190,15 +196,6 @@ export class BullmqBackend implements ExecutionBackend {
     } finally {
       this.#lookingUp = false;
     }
-  }
-
-  /** The awaited jobs to look at now: kLookupBatch of them, going on from where the last look stopped. */
-  #nextToLookUp(): string[] {
-    const all = [...this.#waiting.keys()];
-    if (this.#lookupFrom >= all.length) this.#lookupFrom = 0;
-    const ids = all.slice(this.#lookupFrom, this.#lookupFrom + kLookupBatch);
-    this.#lookupFrom += ids.length;
-    return ids;
   }
 
   #found(id: string, state: JobState): void {

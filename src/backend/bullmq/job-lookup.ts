@@ -51,3 +51,37 @@ function storedValue(text: string | null): unknown {
     return text;
   }
 }
+
+/**
+ * The keys of a map in turn, `batch` at a time, going on from where the last batch stopped
+ * and round again from the oldest at the end. A live iterator of the map, not a copy of its
+ * keys: 100,000 awaited jobs looked at each second were 800 KB of garbage a second.
+ */
+export class KeysInTurn {
+  readonly #map: Map<string, unknown>;
+  readonly #batch: number;
+  #cursor: Iterator<string>;
+
+  constructor(map: Map<string, unknown>, batch: number) {
+    this.#map = map;
+    this.#batch = batch;
+    this.#cursor = map.keys();
+  }
+
+  /** The next keys: no key twice in one batch (at most the map's size of them). */
+  next(): string[] {
+    const keys: string[] = [];
+    let restarted = false;
+    while (keys.length < this.#batch && keys.length < this.#map.size) {
+      const next = this.#cursor.next();
+      if (!next.done) {
+        keys.push(next.value);
+        continue;
+      }
+      if (restarted) break;
+      restarted = true;
+      this.#cursor = this.#map.keys();
+    }
+    return keys;
+  }
+}

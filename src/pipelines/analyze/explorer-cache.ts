@@ -23,10 +23,15 @@ export function reuseExplorations(context: AttemptHookContext): AroundAttempt {
     return finish(request, { findings: cached.findings });
   };
 
-  return async (request, run) => {
+  // Not async itself: a task that is no explorer gets the attempt's own promise, not two
+  // more wrapped around it (100,000 attempts may wait at once).
+  return (request, run) => {
     const { role, angle } = request.task.row;
     const key = role === 'explorer' && angle ? angleKey(angle) : '';
-    if (key === '') return run(request);
+    return key === '' ? run(request) : explore(request, run, key, angle!);
+  };
+
+  async function explore(request: WorkerRequest, run: (request: WorkerRequest) => Promise<WorkerReply>, key: string, angle: string): Promise<WorkerReply> {
     const earlier = exploring.get(key);
     if (earlier) await earlier;
     const reused = reuse(request);
@@ -34,7 +39,7 @@ export function reuseExplorations(context: AttemptHookContext): AroundAttempt {
     const explored = run(request).then((reply): WorkerReply => {
       if (reply.kind !== 'finished' || reply.status !== 'completed') return reply;
       try {
-        explorations.store(angle!, request.task.id, reply.findings);
+        explorations.store(angle, request.task.id, reply.findings);
       } catch (error) {
         // A cache the session folder cannot take (a full disk) stops the run like any write
         // that fails; the task is not to blame and stays pending (error class io).
@@ -49,5 +54,5 @@ export function reuseExplorations(context: AttemptHookContext): AroundAttempt {
       if (exploring.get(key) === settled) exploring.delete(key);
     });
     return explored;
-  };
+  }
 }
