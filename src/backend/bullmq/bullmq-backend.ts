@@ -250,8 +250,8 @@ export class BullmqBackend implements ExecutionBackend {
   /**
    * Every submit rejects with an AbortError, and the session's jobs that no worker took
    * are removed from the queue: all at once (BullMQ's drain, one script), as the run stops
-   * and the queue is the session's own. Jobs a worker runs go on there (not ended yet: see
-   * docs/bullmq-progress.md); their replies are dropped.
+   * and the queue is the session's own. Jobs a worker runs go on until the coordinator's
+   * cancel message ends them (open-coordinator.ts); their replies are dropped.
    */
   async cancelAll(): Promise<void> {
     for (const [id, waiting] of [...this.#waiting]) {
