@@ -44,7 +44,7 @@ for round in $(seq 1 "$ROUNDS"); do
       node "$BIN" worker --redis "$URL" --session-id "$id" --concurrency $PER_WORKER ${WORKER_ARGS:-} > "$dir.w$w.log" 2>&1 &
       pids+=($!)
     done
-    for w in $(seq 1 "$workers"); do until grep -q 'taking jobs' "$dir.w$w.log"; do sleep 0.1; done; done
+    for w in $(seq 1 "$workers"); do until grep -qs 'taking jobs' "$dir.w$w.log"; do sleep 0.1; done; done
     /usr/bin/time -f "%e %U %S %M" -o "$dir.time" node "$BIN" run "$dir" --module "$WORK/wait.mjs" \
       --concurrency $((PER_WORKER * workers * BACKLOG)) --backend bullmq --redis "$URL" --json > "$dir.out" 2>&1
     kill -TERM "${pids[@]}"; wait "${pids[@]}" 2>/dev/null || true

@@ -42,7 +42,7 @@ bullmq_run() { # $1: session id, $2: the coordinator's bin.js; the workers are t
     node "${NODE_PROF[@]}" "$BIN" worker --redis "$URL" --session-id "$id" --concurrency "$PER_WORKER" ${WORKER_ARGS:-} > "$dir.w$w.log" 2>&1 &
     pids+=($!)
   done
-  for w in $(seq 1 "$WORKERS"); do until grep -q 'taking jobs' "$dir.w$w.log"; do sleep 0.1; done; done
+  for w in $(seq 1 "$WORKERS"); do until grep -qs 'taking jobs' "$dir.w$w.log"; do sleep 0.1; done; done
   /usr/bin/time -f "%e %U %S %M" -o "$dir.time" node "${NODE_PROF[@]}" "$2" run "$dir" --module "$WORK/noop.mjs" \
     --concurrency "$IN_FLIGHT" --backend bullmq --redis "$URL" --json > "$dir.out" 2>&1 || { cat "$dir.out"; exit 1; }
   kill -TERM "${pids[@]}"; wait "${pids[@]}" 2>/dev/null || true
