@@ -1,6 +1,6 @@
 import { WaveError } from '../errors.js';
 import type { SessionConfig } from '../schema/session.js';
-import { parseRate, type RateLimit } from './bullmq/rate-limit.js';
+import { parseRate, type RateLimit } from './bullmq/rate.js';
 import { redisUrlFrom } from './bullmq/redis-url.js';
 
 /**

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import type { BackendChoice } from '../backend/backend-choice.js';
 import { WaveError } from '../errors.js';
-import { parseRate } from '../backend/bullmq/rate-limit.js';
+import { parseRate } from '../backend/bullmq/rate.js';
 import { redisUrlFrom } from '../backend/bullmq/redis-url.js';
 
 export interface BackendFlags {

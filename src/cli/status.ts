@@ -16,7 +16,6 @@ import { ExitCode, printJson, type CliIo } from './io.js';
 import { addPipelineFlag, sessionOverrides } from './pipeline-flag.js';
 import type { PipelineName, SessionConfig } from '../schema/session.js';
 import { redisUrlFrom } from '../backend/bullmq/redis-url.js';
-import { runningWorkersOf } from '../backend/bullmq/worker-presence.js';
 
 interface StatusFlags {
   redis?: string;
@@ -136,7 +135,10 @@ async function workersOfRunningTasks(
 ): Promise<Map<string, string>> {
   try {
     const url = redisUrlFrom(flag ?? (backend?.type === 'bullmq' ? backend.url : undefined));
-    return url === undefined ? new Map() : await runningWorkersOf(sessionDir, url);
+    if (url === undefined) return new Map();
+    // Loaded only here: BullMQ and ioredis are most of a start-up.
+    const { runningWorkersOf } = await import('../backend/bullmq/worker-presence.js');
+    return await runningWorkersOf(sessionDir, url);
   } catch (error) {
     io.stderr(`status: which worker runs each task is not shown: ${(error as Error).message}\n`);
     return new Map();

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { BullmqWorker } from '../backend/bullmq/bullmq-worker.js';
+import type { BullmqWorker } from '../backend/bullmq/bullmq-worker.js';
 import { kSessionIdPattern } from '../backend/bullmq/names.js';
 import { redisUrlFrom } from '../backend/bullmq/redis-url.js';
 import { WaveError } from '../errors.js';
@@ -42,6 +42,8 @@ export function registerWorker(program: Command, io: CliIo, done: (code: number)
       }
       const stalled = positive('stalled-interval', flags.stalledInterval, false);
       const lines = batchedLines((text) => io.stdout(text));
+      // Loaded here, not with every command: BullMQ and ioredis are most of a start-up.
+      const { BullmqWorker } = await import('../backend/bullmq/bullmq-worker.js');
       const worker = await BullmqWorker.start({
         url,
         ...(flags.sessionId === undefined ? {} : { sessionId: flags.sessionId }),

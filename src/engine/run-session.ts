@@ -24,7 +24,6 @@ import { createTaskRunner } from './task-runner.js';
 import { KnowledgeSink } from './knowledge-sink.js';
 import { LocalBackend } from '../backend/local/local-backend.js';
 import { backendFromConfig, configuredRate, type BackendChoice } from '../backend/backend-choice.js';
-import { openCoordinator } from '../backend/bullmq/open-coordinator.js';
 import { skippedForFailure, statusOf } from '../core/skip-cause.js';
 import { Checkpointer } from './checkpointer.js';
 import { WaveError } from '../errors.js';
@@ -88,9 +87,10 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       stop.stop('io', redisLostReason(reason, path));
       inFlight.takeBackAll();
     };
+    // BullMQ and ioredis are loaded only by a run that uses them: they are most of a start-up.
     const remote =
       where.type === 'bullmq'
-        ? await openCoordinator(
+        ? await (await import('../backend/bullmq/open-coordinator.js')).openCoordinator(
             session.dir,
             where.url,
             warn,

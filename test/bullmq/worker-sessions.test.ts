@@ -23,7 +23,9 @@ describe.runIf(kRunRedisTests)('csv-wave worker without --session-id', () => {
         const run = await runCli('run', dir, '--cmd', 'echo done-{id}', '--backend', 'bullmq', '--redis', redis.url);
         expect(run.code, run.stderr).toBe(0);
         for (const id of ['A', 'B', 'C']) expect(readRows(dir).get(id)).toMatchObject({ status: 'completed', findings: `done-${id}` });
-        expect(worker.stdoutSoFar()).toMatch(new RegExp(`\\[JOB\\] ${sessionId}\\.A\\.a1 completed`));
+        // A worker writes its [JOB] lines together, up to 50 ms after the job.
+        const line = new RegExp(`\\[JOB\\] ${sessionId}\\.A\\.a1 completed`);
+        await waitFor(() => line.test(worker.stdoutSoFar()), `the worker's line for ${sessionId}.A`, 60_000);
         // Its coordinator left: the worker stops listening to its queue.
         await waitFor(() => worker.stdoutSoFar().includes(`csv-wave-${sessionId} has no coordinator any more`), 'the worker to let the session go', 60_000);
       }
