@@ -1,12 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { lines, readyWorker, sessionWithId } from '../helpers/bullmq-session.js';
+import { describe, expect, it } from 'vitest';
+import { lines, readyWorker, redisForEachTest, sessionWithId } from '../helpers/bullmq-session.js';
 import { readRows } from '../helpers/generic-session.js';
-import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
-import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
+import { kRunRedisTests } from '../helpers/redis-server.js';
+import { spawnCli, waitFor } from '../helpers/spawn-cli.js';
 
 /** The private parent folder of the worker with this pid (job-folders.ts). */
 function parentsOf(pid: number): string[] {
@@ -21,41 +21,29 @@ function parentsOf(pid: number): string[] {
  * gone after it, and the worker's folder is gone once it stops.
  */
 describe.runIf(kRunRedisTests)('csv-wave worker: the jobs\' working folders', () => {
-  let redis: RedisServer;
-  let marks: string;
-  const started: SpawnedCli[] = [];
-  beforeEach(async () => {
-    redis = await startRedis();
-    marks = mkdtempSync(join(tmpdir(), 'csv-wave-marks-'));
-  });
-  afterEach(async () => {
-    writeFileSync(join(marks, 'release'), '');
-    for (const spawned of started) spawned.child.kill('SIGKILL');
-    started.length = 0;
-    await redis?.dispose();
-  });
+  const each = redisForEachTest();
 
   it('two concurrent command jobs run in two folders of the worker\'s own, each gone after its job, the worker\'s gone after SIGTERM', { timeout: 300_000 }, async () => {
     const dir = sessionWithId('folders-cmd', [
       { id: 'A', description: 'a', role: 'worker' },
       { id: 'B', description: 'b', role: 'worker' },
     ]);
-    const worker = await readyWorker(redis.url, '--session-id', 'folders-cmd', '--concurrency', '2');
-    started.push(worker);
+    const worker = await readyWorker(each.redis.url, '--session-id', 'folders-cmd', '--concurrency', '2');
+    each.started.push(worker);
     const pid = worker.child.pid!;
     expect(parentsOf(pid)).toHaveLength(1);
     const parent = parentsOf(pid)[0]!;
-    const command = `pwd >> ${marks}/dirs; while [ ! -e ${marks}/release ]; do sleep 0.05; done; echo done-{id}`;
-    const coordinator = spawnCli('run', dir, '--cmd', command, '--backend', 'bullmq', '--redis', redis.url);
-    started.push(coordinator);
-    await waitFor(() => lines(join(marks, 'dirs')).length === 2, 'both commands running', 60_000);
-    const folders = lines(join(marks, 'dirs'));
+    const command = `pwd >> ${each.marks}/dirs; while [ ! -e ${each.marks}/release ]; do sleep 0.05; done; echo done-{id}`;
+    const coordinator = spawnCli('run', dir, '--cmd', command, '--backend', 'bullmq', '--redis', each.redis.url);
+    each.started.push(coordinator);
+    await waitFor(() => lines(join(each.marks, 'dirs')).length === 2, 'both commands running', 60_000);
+    const folders = lines(join(each.marks, 'dirs'));
     expect(new Set(folders).size).toBe(2);
     for (const folder of folders) {
       expect(dirname(folder)).toBe(parent);
       expect(existsSync(folder)).toBe(true);
     }
-    writeFileSync(join(marks, 'release'), '');
+    writeFileSync(join(each.marks, 'release'), '');
     const ran = await coordinator.exited;
     expect(ran.code, ran.stderr).toBe(0);
     expect(readRows(dir).get('B')).toMatchObject({ status: 'completed', findings: 'done-B' });
@@ -69,14 +57,14 @@ describe.runIf(kRunRedisTests)('csv-wave worker: the jobs\' working folders', ()
 
   it('module jobs: each starts in an empty folder no running job holds; a folder a job wrote in is not handed out again', { timeout: 300_000 }, async () => {
     // Waits at its start for `<marks>/go-<id>`, so that the test decides which jobs run together.
-    const module = join(marks, 'folder.mjs');
+    const module = join(each.marks, 'folder.mjs');
     writeFileSync(
       module,
       `import { appendFileSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 export default async function (task, ctx) {
   const empty = readdirSync(ctx.session).length === 0;
-  appendFileSync(${JSON.stringify(join(marks, 'starts'))}, task.id + ' ' + ctx.session + '\\n');
-  while (!existsSync(${JSON.stringify(marks)} + '/go-' + task.id)) await new Promise((resolve) => setTimeout(resolve, 20));
+  appendFileSync(${JSON.stringify(join(each.marks, 'starts'))}, task.id + ' ' + ctx.session + '\\n');
+  while (!existsSync(${JSON.stringify(each.marks)} + '/go-' + task.id)) await new Promise((resolve) => setTimeout(resolve, 20));
   if (task.row.description === 'writes') writeFileSync(ctx.session + '/left-behind', 'x');
   return { findings: (empty ? 'empty ' : 'NOT EMPTY ') + ctx.session };
 }
@@ -84,18 +72,18 @@ export default async function (task, ctx) {
     );
     const rows = ['A', 'B', 'C', 'D', 'E', 'F'].map((id, index) => ({ id, description: index % 2 === 0 ? 'writes' : 'reads', role: 'worker' }));
     const dir = sessionWithId('folders-module', rows);
-    const worker = await readyWorker(redis.url, '--session-id', 'folders-module', '--concurrency', '2');
-    started.push(worker);
-    const coordinator = spawnCli('run', dir, '--module', module, '--backend', 'bullmq', '--redis', redis.url);
-    started.push(coordinator);
-    const startsOf = () => lines(join(marks, 'starts')).map((line) => line.split(' ') as [string, string]);
+    const worker = await readyWorker(each.redis.url, '--session-id', 'folders-module', '--concurrency', '2');
+    each.started.push(worker);
+    const coordinator = spawnCli('run', dir, '--module', module, '--backend', 'bullmq', '--redis', each.redis.url);
+    each.started.push(coordinator);
+    const startsOf = () => lines(join(each.marks, 'starts')).map((line) => line.split(' ') as [string, string]);
     const written: string[] = [];
     // Two jobs run at a time: each pair is let go together once both started.
     for (let pair = 0; pair < 3; pair++) {
       await waitFor(() => startsOf().length === 2 * (pair + 1), `jobs ${2 * pair + 1} and ${2 * pair + 2} running`, 60_000);
       const [first, second] = startsOf().slice(2 * pair);
       expect(first![1]).not.toBe(second![1]);
-      for (const [id] of [first!, second!]) writeFileSync(join(marks, `go-${id}`), '');
+      for (const [id] of [first!, second!]) writeFileSync(join(each.marks, `go-${id}`), '');
       for (const [id, folder] of [first!, second!]) if (rows.find((row) => row.id === id)?.description === 'writes') written.push(folder);
     }
     const ran = await coordinator.exited;
@@ -118,8 +106,8 @@ export default async function (task, ctx) {
     const alive = join(tmpdir(), `csv-wave-worker-${process.pid}-aB3dE9`);
     for (const folder of [dead, alive]) mkdirSync(join(folder, '0'), { recursive: true });
     try {
-      const worker = await readyWorker(redis.url, '--session-id', 'folders-sweep');
-      started.push(worker);
+      const worker = await readyWorker(each.redis.url, '--session-id', 'folders-sweep');
+      each.started.push(worker);
       expect(existsSync(dead)).toBe(false);
       expect(existsSync(alive)).toBe(true);
     } finally {

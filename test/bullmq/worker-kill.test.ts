@@ -1,10 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { lines, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
+import { describe, expect, it } from 'vitest';
+import { lines, redisForEachTest, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
 import { readRows } from '../helpers/generic-session.js';
-import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { kRunRedisTests } from '../helpers/redis-server.js';
 import { isRunning, spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
 /** A worker with a short stalled-job check, ready to take jobs. */
@@ -20,43 +19,31 @@ async function readyWorker(url: string, sessionId: string): Promise<SpawnedCli> 
  * on another worker.
  */
 describe.runIf(kRunRedisTests)('csv-wave worker killed with kill -9', () => {
-  let redis: RedisServer;
-  let marks: string;
-  const started: SpawnedCli[] = [];
-  beforeEach(async () => {
-    redis = await startRedis();
-    marks = mkdtempSync(join(tmpdir(), 'csv-wave-marks-'));
-  });
-  afterEach(async () => {
-    writeFileSync(join(marks, 'release'), '');
-    for (const spawned of started) spawned.child.kill('SIGKILL');
-    started.length = 0;
-    await redis?.dispose();
-  });
+  const each = redisForEachTest();
 
   it('its running command is killed without waiting for its end, and the task finishes once on another worker', { timeout: 600_000 }, async () => {
     const dir = sessionWithId('orphan-test', [{ id: 'A', description: 'waits for release', role: 'worker' }]);
-    const first = await readyWorker(redis.url, 'orphan-test');
-    started.push(first);
-    const coordinator = spawnCli('run', dir, '--cmd', waitingCommand(marks), '--backend', 'bullmq', '--redis', redis.url);
-    started.push(coordinator);
-    await waitFor(() => lines(join(marks, 'A.pids')).length === 1, 'the command running on the first worker', 60_000);
-    const pid = Number(lines(join(marks, 'A.pids'))[0]);
+    const first = await readyWorker(each.redis.url, 'orphan-test');
+    each.started.push(first);
+    const coordinator = spawnCli('run', dir, '--cmd', waitingCommand(each.marks), '--backend', 'bullmq', '--redis', each.redis.url);
+    each.started.push(coordinator);
+    await waitFor(() => lines(join(each.marks, 'A.pids')).length === 1, 'the command running on the first worker', 60_000);
+    const pid = Number(lines(join(each.marks, 'A.pids'))[0]);
     expect(isRunning(pid)).toBe(true);
     first.child.kill('SIGKILL');
     await first.exited;
     // The command waits for a release that has not come: only a kill ends it.
     await waitFor(() => !isRunning(pid), 'the dead worker\'s command to be killed', 60_000);
-    const second = await readyWorker(redis.url, 'orphan-test');
-    started.push(second);
-    await waitFor(() => lines(join(marks, 'A.pids')).length === 2, 'the task started again on the second worker', 120_000);
-    writeFileSync(join(marks, 'release'), '');
+    const second = await readyWorker(each.redis.url, 'orphan-test');
+    each.started.push(second);
+    await waitFor(() => lines(join(each.marks, 'A.pids')).length === 2, 'the task started again on the second worker', 120_000);
+    writeFileSync(join(each.marks, 'release'), '');
     const ran = await coordinator.exited;
     expect(ran.code, ran.stderr).toBe(0);
     second.child.kill('SIGTERM');
     const secondOut = await second.exited;
     expect(secondOut.stdout).toMatch(/\[JOB\] orphan-test\.A\.a1 completed/);
-    expect(lines(join(marks, 'A.pids'))).toHaveLength(2);
+    expect(lines(join(each.marks, 'A.pids'))).toHaveLength(2);
     expect(readRows(dir).get('A')).toMatchObject({ status: 'completed', findings: 'done-A' });
     const attempts = lines(join(dir, 'attempts.ndjson')).map((line) => JSON.parse(line) as { task: string; outcome: string });
     expect(attempts.filter((attempt) => attempt.task === 'A')).toEqual([expect.objectContaining({ outcome: 'completed' })]);

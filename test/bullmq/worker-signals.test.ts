@@ -1,9 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { lines, readyWorker, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
-import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { describe, expect, it } from 'vitest';
+import { lines, readyWorker, redisForEachTest, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
+import { kRunRedisTests } from '../helpers/redis-server.js';
 import { isRunning, spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
 /**
@@ -11,37 +9,25 @@ import { isRunning, spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-
  * end it, with the commands of its jobs, without waiting for a Redis that may never return.
  */
 describe.runIf(kRunRedisTests)('csv-wave worker: signals', () => {
-  let redis: RedisServer;
-  let marks: string;
-  const started: SpawnedCli[] = [];
-  beforeEach(async () => {
-    redis = await startRedis();
-    marks = mkdtempSync(join(tmpdir(), 'csv-wave-marks-'));
-  });
-  afterEach(async () => {
-    writeFileSync(join(marks, 'release'), '');
-    for (const spawned of started) spawned.child.kill('SIGKILL');
-    started.length = 0;
-    await redis?.dispose();
-  });
+  const each = redisForEachTest();
 
   /** A worker running task A's command, whose coordinator is then killed and Redis stopped. */
   async function workerRunningA(sessionId: string): Promise<{ worker: SpawnedCli; pid: number }> {
     const dir = sessionWithId(sessionId, [{ id: 'A', description: 'waits', role: 'worker' }]);
-    const worker = await readyWorker(redis.url, '--session-id', sessionId);
-    started.push(worker);
-    const coordinator = spawnCli('run', dir, '--cmd', waitingCommand(marks), '--backend', 'bullmq', '--redis', redis.url);
-    started.push(coordinator);
-    await waitFor(() => lines(join(marks, 'A.pids')).length === 1, 'the command running on the worker', 60_000);
+    const worker = await readyWorker(each.redis.url, '--session-id', sessionId);
+    each.started.push(worker);
+    const coordinator = spawnCli('run', dir, '--cmd', waitingCommand(each.marks), '--backend', 'bullmq', '--redis', each.redis.url);
+    each.started.push(coordinator);
+    await waitFor(() => lines(join(each.marks, 'A.pids')).length === 1, 'the command running on the worker', 60_000);
     coordinator.child.kill('SIGKILL');
     await coordinator.exited;
-    return { worker, pid: Number(lines(join(marks, 'A.pids'))[0]) };
+    return { worker, pid: Number(lines(join(each.marks, 'A.pids'))[0]) };
   }
 
   it('Redis gone: the first SIGTERM kills the running command and the worker exits', { timeout: 300_000 }, async () => {
     const { worker, pid } = await workerRunningA('gone-first');
     expect(isRunning(pid)).toBe(true);
-    await redis.stop();
+    await each.redis.stop();
     worker.child.kill('SIGTERM');
     const ended = await worker.exited;
     expect(ended.signal, ended.stderr).toBeNull();
@@ -53,7 +39,7 @@ describe.runIf(kRunRedisTests)('csv-wave worker: signals', () => {
     const { worker, pid } = await workerRunningA('gone-second');
     worker.child.kill('SIGTERM');
     await waitFor(() => worker.stderrSoFar().includes('the running ones finish first'), 'the first signal taken', 60_000);
-    await redis.stop();
+    await each.redis.stop();
     expect(isRunning(pid)).toBe(true);
     worker.child.kill('SIGTERM');
     const ended = await worker.exited;

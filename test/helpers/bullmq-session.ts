@@ -1,6 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
 import { genericSession, type RowInput } from './generic-session.js';
+import { startRedis, type RedisServer } from './redis-server.js';
 import { spawnCli, waitFor, type SpawnedCli } from './spawn-cli.js';
 
 /** Lines of a file that may not exist yet. */
@@ -33,4 +36,34 @@ export async function readyWorker(url: string, ...args: string[]): Promise<Spawn
   const worker = spawnCli('worker', '--redis', url, ...args);
   await waitFor(() => worker.stdoutSoFar().includes('taking jobs'), 'a ready worker', 60_000);
   return worker;
+}
+
+/** What each test of a block gets from redisForEachTest. */
+export interface EachTestRedis {
+  /** A redis-server of the test's own. */
+  redis: RedisServer;
+  /** A fresh folder for waitingCommand's marks; its `release` is written after the test. */
+  marks: string;
+  /** Processes the test started: killed after it. */
+  started: SpawnedCli[];
+}
+
+/**
+ * For a describe block whose tests each need a Redis of their own: starts it and a marks
+ * folder before each test; after it, releases the waiting commands, kills every process the
+ * test put in `started`, and stops Redis. Read the fields inside the tests (set per test).
+ */
+export function redisForEachTest(): EachTestRedis {
+  const each = { started: [] as SpawnedCli[] } as EachTestRedis;
+  beforeEach(async () => {
+    each.redis = await startRedis();
+    each.marks = mkdtempSync(join(tmpdir(), 'csv-wave-marks-'));
+  });
+  afterEach(async () => {
+    writeFileSync(join(each.marks, 'release'), '');
+    for (const spawned of each.started) spawned.child.kill('SIGKILL');
+    each.started.length = 0;
+    await each.redis?.dispose();
+  });
+  return each;
 }
