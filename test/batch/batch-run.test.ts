@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
+import { usageLinesOf } from '../helpers/usage-lines.js';
 import type { BatchEnding } from '../helpers/model-server/batches.js';
 import { kFirstUsage, kRepairUsage, startBatchServer, type BatchTestServer } from './batch-server.js';
 
@@ -27,13 +28,6 @@ function batchRun(dir: string, ...flags: string[]) {
   return runCli('run', dir, '--executor', 'openai', '--model', 'm', '--base-url', server!.baseUrl, '--batch', '--batch-poll', '0.05', ...flags);
 }
 
-function usageLines(dir: string): { task: string; request: number; kind: string; prompt_tokens: number; completion_tokens: number; batch?: unknown }[] {
-  return readFileSync(join(dir, 'usage.ndjson'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as { task: string; request: number; kind: string; prompt_tokens: number; completion_tokens: number });
-}
-
 describe('--batch: the tasks of a wave go to the Batch API as one batch', () => {
   test('a wave is one batch, a bad answer is repaired in the next batch, every answer merged with its tokens', async () => {
     server = await startBatchServer();
@@ -54,7 +48,7 @@ describe('--batch: the tasks of a wave go to the Batch API as one batch', () => 
     expect(run.stdout).toMatch(/\[BATCH\] batch_\d+ completed: 2 of 2 answered, 0 failed/);
 
     // One line per request (issue 15), each answered through the Batch API marked so.
-    const usage = usageLines(dir);
+    const usage = usageLinesOf(dir);
     expect(usage.map((line) => line.task).sort()).toEqual(['A', 'B', 'B', 'C']);
     expect(usage.find((line) => line.task === 'A')).toMatchObject({ ...kFirstUsage, request: 1, kind: 'first', batch: true });
     expect(usage.filter((line) => line.task === 'B')).toMatchObject([
@@ -72,7 +66,7 @@ describe('--batch: the tasks of a wave go to the Batch API as one batch', () => 
     expect(server.chats).toHaveLength(1);
     expect(JSON.stringify(server.chats[0])).toContain('Your answer could not be used');
     expect(readRows(dir).get('B')).toMatchObject({ status: 'completed', findings: 'Answered B after a repair' });
-    const b = usageLines(dir).filter((line) => line.task === 'B');
+    const b = usageLinesOf(dir).filter((line) => line.task === 'B');
     expect(b).toMatchObject([
       { ...kFirstUsage, kind: 'first', batch: true },
       { ...kRepairUsage, kind: 'repair' },

@@ -8,6 +8,7 @@ import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-op
 import { readRows } from '../helpers/generic-session.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { spawnCliWith, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
+import { usageLinesOf } from '../helpers/usage-lines.js';
 
 /** A key no file, job or Redis value could hold by chance. */
 const kApiKey = 'sk-bullmq-DO-NOT-STORE-5d1e7a93c2b4f806';
@@ -89,7 +90,7 @@ describe.runIf(kRunRedisTests)('--backend bullmq and secrets', () => {
     for (const request of server.requests) expect(request.headers.authorization).toBe(`Bearer ${kApiKey}`);
     expect(readRows(dir).get('SYNTH-001')?.status).toBe('completed');
     // Each request's tokens came back in its worker's reply: usage.ndjson has a line per request the server answered.
-    const usage = readFileSync(join(dir, 'usage.ndjson'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { prompt_tokens: number });
+    const usage = usageLinesOf(dir);
     expect(usage).toHaveLength(server.requests.length);
     expect(usage.every((line) => line.prompt_tokens === 120)).toBe(true);
     // Redis after the run: the event stream holds every reply; no value holds the key.

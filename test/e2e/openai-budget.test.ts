@@ -4,6 +4,8 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-openai-server.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
+import { usageLinesOf } from '../helpers/usage-lines.js';
+import type { UsageLine } from '../../src/knowledge/usage.js';
 
 let server: FakeOpenAiServer;
 
@@ -14,25 +16,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await server.close();
 });
-
-interface Line {
-  task: string;
-  attempt: number;
-  request: number;
-  kind: string;
-  model: string;
-  prompt_tokens: number;
-  completion_tokens: number;
-  reported: boolean;
-  cost_usd?: number;
-}
-
-function usageLines(dir: string): Line[] {
-  return readFileSync(join(dir, 'usage.ndjson'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as Line);
-}
 
 const model = () => ['--executor', 'openai', '--model', 'm', '--base-url', server.baseUrl];
 const tasks = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `T-${i + 1}`, description: `Task ${i + 1}`, role: 'writer' }));
@@ -46,8 +29,8 @@ describe('every request in usage.ndjson, priced', () => {
     ]);
     const run = await runCli('run', dir, ...model(), '--retry-delay', '0', '--price-input', '1', '--price-output', '2');
     expect(run.code, run.stderr).toBe(0);
-    const lines = usageLines(dir);
-    const key = (line: Line) => `${line.task} ${line.attempt}/${line.request} ${line.kind}`;
+    const lines = usageLinesOf(dir);
+    const key = (line: UsageLine) => `${line.task} ${line.attempt}/${line.request} ${line.kind}`;
     expect(lines.map(key).sort()).toEqual(['PLAIN 1/1 first', 'REPAIRED 1/1 first', 'REPAIRED 1/2 repair', 'RETRIED 1/1 first', 'RETRIED 2/1 first']);
     // The repair that got HTTP 500 cost nothing the server told of: no line.
     for (const line of lines) expect(line).toMatchObject({ model: 'm', prompt_tokens: 120, completion_tokens: 30, reported: true });
@@ -96,7 +79,7 @@ describe('budgets stop the run like --halt, and a resume goes on counting', () =
     const more = await runCli('resume', dir, ...model(), '--max-tokens-total', '100000');
     expect(more.code, more.stderr).toBe(0);
     expect(server.requests).toHaveLength(6);
-    expect(usageLines(dir)).toHaveLength(6);
+    expect(usageLinesOf(dir)).toHaveLength(6);
   });
 
   test("--max-cost with session.json's pricing: stops once the session's cost reaches it", async () => {

@@ -1,10 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-openai-server.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
 import { spawnCli, waitFor } from '../helpers/spawn-cli.js';
+import { usageLinesOf } from '../helpers/usage-lines.js';
+import type { UsageLine } from '../../src/knowledge/usage.js';
 
 let server: FakeOpenAiServer;
 
@@ -16,27 +16,7 @@ afterEach(async () => {
   await server.close();
 });
 
-interface Line {
-  ts: string;
-  task: string;
-  attempt: number;
-  request: number;
-  kind: string;
-  prompt_tokens: number;
-  completion_tokens: number;
-  reported: boolean;
-}
-
-function usageLines(dir: string): Line[] {
-  const path = join(dir, 'usage.ndjson');
-  if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as Line);
-}
-
-const key = (line: Line) => `${line.task} ${line.attempt}/${line.request} ${line.kind}${line.reported ? '' : ' unreported'}`;
+const key = (line: UsageLine) => `${line.task} ${line.attempt}/${line.request} ${line.kind}${line.reported ? '' : ' unreported'}`;
 const model = () => ['--executor', 'openai', '--model', 'm', '--base-url', server.baseUrl];
 /** Requests the server answered: the fake answers every first request of these tasks and holds every repair. */
 const answered = () => server.requests.filter((request) => !(request.body.messages ?? []).some((message) => message.role === 'assistant')).length;
@@ -58,15 +38,15 @@ describe('the tokens of an attempt cancelled by Ctrl-C', () => {
     expect(readRows(dir).get('HELD')!.status).toBe('pending');
 
     // The cancelled attempt's answered request is counted once, and PLAIN's (told twice: live and in its reply) once.
-    expect(usageLines(dir).map(key).sort()).toEqual(['HELD 1/1 first', 'PLAIN 1/1 first']);
-    for (const line of usageLines(dir)) expect(line).toMatchObject({ prompt_tokens: 120, completion_tokens: 30 });
+    expect(usageLinesOf(dir).map(key).sort()).toEqual(['HELD 1/1 first', 'PLAIN 1/1 first']);
+    for (const line of usageLinesOf(dir)) expect(line).toMatchObject({ prompt_tokens: 120, completion_tokens: 30 });
     const status = await runCli('status', dir, '--json');
     expect((JSON.parse(status.stdout) as { usage: { requests: number } }).usage.requests).toBe(answered());
 
     // The resumed attempt of HELD is held again: its own timeout ends it, unreported, and it fails.
     const resumed = await runCli('resume', dir, ...model(), '--timeout', '1', '--retries', '0');
     expect(resumed.code, resumed.stderr).toBe(1);
-    const lines = usageLines(dir);
+    const lines = usageLinesOf(dir);
     expect(lines.map(key).sort()).toEqual(['HELD 1/1 first', 'HELD 1/1 first', 'HELD 1/2 repair unreported', 'PLAIN 1/1 first']);
     // Each request the server answered is one reported line: none lost, none written twice.
     expect(lines.filter((line) => line.reported).length).toBe(answered());

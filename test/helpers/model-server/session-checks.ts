@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { readRows } from '../generic-session.js';
+import { usageLinesOf } from '../usage-lines.js';
 import type { ModelServerLog } from './server-log.js';
 
 export interface Tokens {
@@ -32,7 +33,7 @@ function add(sums: Map<string, Tokens>, task: string, tokens: Tokens): void {
 /** usage.ndjson's tokens, summed per task. */
 export function usageByTask(dir: string): Record<string, Tokens> {
   const sums = new Map<string, Tokens>();
-  for (const line of ndjson<Tokens & { task: string }>(join(dir, 'usage.ndjson'))) add(sums, line.task, line);
+  for (const line of usageLinesOf(dir)) add(sums, line.task, line);
   return Object.fromEntries(sums);
 }
 
