@@ -1,37 +1,24 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { lines, readyWorker as readyWorkerWith, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
-/** Lines of a file that may not exist yet. */
-function lines(path: string): string[] {
-  return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter((line) => line !== '') : [];
-}
-
 /** Tasks A and B, A first (priority), with a known session id, so that workers can start before the run. */
 function twoTaskSession(sessionId: string): string {
-  const dir = genericSession([
+  return sessionWithId(sessionId, [
     { id: 'A', description: 'first', role: 'worker', priority: 'P0' },
     { id: 'B', description: 'second', role: 'worker' },
   ]);
-  mkdirSync(join(dir, '.csv-wave'), { recursive: true });
-  writeFileSync(join(dir, '.csv-wave', 'session-id'), `${sessionId}\n`);
-  return dir;
 }
 
-/** Notes each start of a task in `<marks>/<id>.runs`, then waits for `<marks>/release`. */
-function waitingCommand(marks: string): string {
-  return `echo ran >> ${marks}/{id}.runs; while [ ! -e ${marks}/release ]; do sleep 0.05; done; echo done-{id}`;
-}
-
-async function readyWorker(url: string, sessionId: string): Promise<SpawnedCli> {
-  const worker = spawnCli('worker', '--redis', url, '--session-id', sessionId, '--stalled-interval', '2');
-  await waitFor(() => worker.stdoutSoFar().includes('taking jobs'), 'a ready worker', 60_000);
-  return worker;
+/** A worker with a short stalled-job check, ready to take jobs. */
+function readyWorker(url: string, sessionId: string): Promise<SpawnedCli> {
+  return readyWorkerWith(url, '--session-id', sessionId, '--stalled-interval', '2');
 }
 
 describe('--redis-timeout flag', () => {
@@ -89,7 +76,7 @@ describe.runIf(kRunRedisTests)('the coordinator when Redis goes away', () => {
     const args = ['--cmd', waitingCommand(marks), '--concurrency', '1', '--backend', 'bullmq', '--redis', redis.url];
     const coordinator = spawnCli('run', dir, ...args, '--redis-timeout', '3');
     spawned.push(coordinator);
-    await waitFor(() => lines(join(marks, 'A.runs')).length === 1, 'task A started on the worker', 120_000);
+    await waitFor(() => lines(join(marks, 'A.pids')).length === 1, 'task A started on the worker', 120_000);
     await redis.stop();
     const ended = await coordinator.exited;
     expect(ended.code, ended.stderr).toBe(1);
@@ -101,7 +88,7 @@ describe.runIf(kRunRedisTests)('the coordinator when Redis goes away', () => {
     expect(rows.get('A')?.status).toBe('pending');
     // B never started: its status cell is as it was (empty: pending).
     expect(rows.get('B')?.status).toBe('');
-    expect(lines(join(marks, 'B.runs'))).toEqual([]);
+    expect(lines(join(marks, 'B.pids'))).toEqual([]);
 
     // Redis back (without its data: the test server keeps none); resume runs both.
     await redis.restart();
@@ -120,7 +107,7 @@ describe.runIf(kRunRedisTests)('the coordinator when Redis goes away', () => {
     workers.push(await readyWorker(redis.url, 'ctrl-c-away'));
     const coordinator = spawnCli('run', dir, '--cmd', waitingCommand(marks), '--concurrency', '1', '--grace', '0', '--backend', 'bullmq', '--redis', redis.url);
     spawned.push(coordinator);
-    await waitFor(() => lines(join(marks, 'A.runs')).length === 1, 'task A started on the worker', 120_000);
+    await waitFor(() => lines(join(marks, 'A.pids')).length === 1, 'task A started on the worker', 120_000);
     await redis.stop();
     // The default --redis-timeout (60 s) has not run out: only the signal ends this run.
     coordinator.child.kill('SIGINT');

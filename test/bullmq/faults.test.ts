@@ -1,39 +1,22 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lines, readyWorker as readyWorkerWith, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
-/** Lines of a file that may not exist yet. */
-function lines(path: string): string[] {
-  return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter((line) => line !== '') : [];
-}
-
 /** A one-task session whose id is set, so that workers can be started before its run. */
 function oneTaskSession(sessionId: string): string {
-  const dir = genericSession([{ id: 'A', description: 'waits for release', role: 'worker' }]);
-  mkdirSync(join(dir, '.csv-wave'), { recursive: true });
-  writeFileSync(join(dir, '.csv-wave', 'session-id'), `${sessionId}\n`);
-  return dir;
-}
-
-/**
- * A command that notes each start of the task in `<marks>/A.runs` and then waits for
- * `<marks>/release`, so that a test acts while the job is known to be running.
- */
-function waitingCommand(marks: string): string {
-  return `echo ran >> ${marks}/{id}.runs; while [ ! -e ${marks}/release ]; do sleep 0.05; done; echo done-{id}`;
+  return sessionWithId(sessionId, [{ id: 'A', description: 'waits for release', role: 'worker' }]);
 }
 
 /** A worker with a short stalled-job check, ready to take jobs. */
-async function readyWorker(url: string, sessionId: string): Promise<SpawnedCli> {
-  const worker = spawnCli('worker', '--redis', url, '--session-id', sessionId, '--stalled-interval', '2');
-  await waitFor(() => worker.stdoutSoFar().includes('taking jobs'), 'a ready worker', 60_000);
-  return worker;
+function readyWorker(url: string, sessionId: string): Promise<SpawnedCli> {
+  return readyWorkerWith(url, '--session-id', sessionId, '--stalled-interval', '2');
 }
 
 /** The attempts of task A the run recorded. */
@@ -83,11 +66,11 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
     const coordinator = spawnCli('run', dir, '--cmd', waitingCommand(marks), '--backend', 'bullmq', '--redis', redis.url);
     let second: SpawnedCli | undefined;
     try {
-      await waitFor(() => lines(join(marks, 'A.runs')).length === 1, 'the task started on the first worker', 60_000);
+      await waitFor(() => lines(join(marks, 'A.pids')).length === 1, 'the task started on the first worker', 60_000);
       first.child.kill('SIGKILL');
       await first.exited;
       second = await readyWorker(redis.url, 'kill-test');
-      await waitFor(() => lines(join(marks, 'A.runs')).length === 2, 'the task started again on the second worker', 120_000);
+      await waitFor(() => lines(join(marks, 'A.pids')).length === 2, 'the task started again on the second worker', 120_000);
       writeFileSync(join(marks, 'release'), '');
       const ran = await coordinator.exited;
       expect(ran.code, ran.stderr).toBe(0);
@@ -98,7 +81,7 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
     }
     const secondOut = await second!.exited;
     expect(secondOut.stdout).toMatch(/\[JOB\] kill-test\.A\.a1 completed/);
-    expect(lines(join(marks, 'A.runs'))).toHaveLength(2);
+    expect(lines(join(marks, 'A.pids'))).toHaveLength(2);
     expect(readRows(dir).get('A')).toMatchObject({ status: 'completed', findings: 'done-A' });
     expect(attemptsOfA(dir)).toEqual([expect.objectContaining({ outcome: 'completed' })]);
   });
@@ -110,11 +93,11 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
     const coordinator = spawnCli('run', dir, '--cmd', waitingCommand(marks), '--backend', 'bullmq', '--redis', redis.url);
     let second: SpawnedCli | undefined;
     try {
-      await waitFor(() => lines(join(marks, 'A.runs')).length === 1, 'the task started on the first worker', 60_000);
+      await waitFor(() => lines(join(marks, 'A.pids')).length === 1, 'the task started on the first worker', 60_000);
       // Stopped, the first worker renews no lock: the job stalls and goes to the second one.
       first.child.kill('SIGSTOP');
       second = await readyWorker(redis.url, 'stall-test');
-      await waitFor(() => lines(join(marks, 'A.runs')).length === 2, 'the task started again on the second worker', 120_000);
+      await waitFor(() => lines(join(marks, 'A.pids')).length === 2, 'the task started again on the second worker', 120_000);
       first.child.kill('SIGCONT');
       writeFileSync(join(marks, 'release'), '');
       // Both workers reply for the one attempt.
@@ -133,7 +116,7 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
       second?.child.kill('SIGTERM');
     }
     await Promise.all([first.exited, second!.exited]);
-    expect(lines(join(marks, 'A.runs'))).toHaveLength(2);
+    expect(lines(join(marks, 'A.pids'))).toHaveLength(2);
     expect(readRows(dir).get('A')).toMatchObject({ status: 'completed', findings: 'done-A' });
     expect(attemptsOfA(dir)).toEqual([expect.objectContaining({ outcome: 'completed' })]);
   });
@@ -145,7 +128,7 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
     const args = ['--cmd', waitingCommand(marks), '--backend', 'bullmq', '--redis', redis.url];
     try {
       const killed = spawnCli('run', dir, ...args);
-      await waitFor(() => lines(join(marks, 'A.runs')).length === 1, 'the task started on the worker', 60_000);
+      await waitFor(() => lines(join(marks, 'A.pids')).length === 1, 'the task started on the worker', 60_000);
       killed.child.kill('SIGKILL');
       await killed.exited;
       const resumed = spawnCli('resume', dir, ...args);
@@ -160,7 +143,7 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
     }
     const out = await worker.exited;
     expect(out.stdout.split('\n').filter((line) => line.startsWith('[JOB] '))).toEqual([expect.stringMatching(/^\[JOB\] resume-test\.A\.a1 completed/)]);
-    expect(lines(join(marks, 'A.runs'))).toHaveLength(1);
+    expect(lines(join(marks, 'A.pids'))).toHaveLength(1);
     expect(readRows(dir).get('A')).toMatchObject({ status: 'completed', findings: 'done-A' });
     expect(attemptsOfA(dir)).toEqual([expect.objectContaining({ outcome: 'completed' })]);
   });
@@ -171,7 +154,7 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
     const worker = await readyWorker(redis.url, 'restart-test');
     const coordinator = spawnCli('run', dir, '--cmd', waitingCommand(marks), '--backend', 'bullmq', '--redis', redis.url);
     try {
-      await waitFor(() => lines(join(marks, 'A.runs')).length === 1, 'the task started on the worker', 60_000);
+      await waitFor(() => lines(join(marks, 'A.pids')).length === 1, 'the task started on the worker', 60_000);
       // The test server keeps nothing on disk: the job of attempt 1 is gone with it.
       await redis.restart();
       writeFileSync(join(marks, 'release'), '');
