@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readyWorker, sessionWithId } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
@@ -17,11 +18,14 @@ describe.runIf(kRunRedisTests)('csv-wave worker without --session-id', () => {
   it('serves every running session, those started after it too, and lets a finished one go', { timeout: 600_000 }, async () => {
     // Started before any session runs: it finds them as their coordinators start.
     const worker = await readyWorker(redis.url, '--concurrency', '2');
+    const registry = new Redis(redis.url);
     try {
       for (const sessionId of ['first-session', 'second-session']) {
         const dir = sessionWithId(sessionId, ['A', 'B', 'C'].map((id) => ({ id, description: id, role: 'worker' })));
         const run = await runCli('run', dir, '--cmd', 'echo done-{id}', '--backend', 'bullmq', '--redis', redis.url);
         expect(run.code, run.stderr).toBe(0);
+        // Its coordinator left the set of running sessions as it closed (not only by ceasing to beat).
+        expect(await registry.zscore('csv-wave:sessions', sessionId)).toBeNull();
         for (const id of ['A', 'B', 'C']) expect(readRows(dir).get(id)).toMatchObject({ status: 'completed', findings: `done-${id}` });
         // A worker writes its [JOB] lines together, up to 50 ms after the job.
         const line = new RegExp(`\\[JOB\\] ${sessionId}\\.A\\.a1 completed`);
@@ -30,6 +34,7 @@ describe.runIf(kRunRedisTests)('csv-wave worker without --session-id', () => {
         await waitFor(() => worker.stdoutSoFar().includes(`csv-wave-${sessionId} has no coordinator any more`), 'the worker to let the session go', 60_000);
       }
     } finally {
+      registry.disconnect();
       worker.child.kill('SIGTERM');
     }
     const ended = await worker.exited;

@@ -95,10 +95,12 @@ class Coordinator implements ExecutionBackend {
 
   async close(): Promise<void> {
     await Promise.allSettled(this.#cancels);
+    // Asked before the backend closes: its close ends the watch that knows whether Redis answers.
+    const answering = this.#backend.answering;
     await this.#backend.close();
     this.#presence.watch?.stop();
     this.#presence.queueRate.stop();
     // Leaving the set of running sessions waits for Redis only while it answers (a worker forgets a silent session anyway).
-    await this.#presence.registration.stop(this.#backend.answering);
+    await this.#presence.registration.stop(answering);
   }
 }
