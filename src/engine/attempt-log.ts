@@ -1,68 +1,71 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { AttemptEnd } from '../schema/attempt.js';
-import type { AttemptDetail, RunEmitter } from './events.js';
+import type { AttemptDetail, TaskDoneEvent, TaskRetryEvent, TaskStartEvent } from './events.js';
 import type { Journal } from './journal.js';
 
 /** An error kept in attempts.ndjson is cut here: the whole one is in tasks.csv and the discovery file. */
 const kMaxErrorChars = 2000;
 
 /**
- * Writes one attempts.ndjson line per finished attempt, from the run's events, through
- * the journal (same group commit). The start of an attempt is the time of its task:start.
+ * The lines of attempts.ndjson, one per finished attempt, written through the journal (same
+ * group commit). Told each attempt's start, retry and finish by the outcome sink, before the
+ * run's event of each: the start of an attempt is the time it was told.
  */
-export function recordAttempts(events: RunEmitter, journal: Journal): void {
-  const run = randomUUID();
-  const host = hostname();
-  const started = new Map<string, number>();
+export class AttemptLog {
+  readonly #journal: Journal;
+  readonly #run = randomUUID();
+  readonly #host = hostname();
+  /** When each running task's current attempt started, and its wave. */
+  readonly #started = new Map<string, number>();
+  readonly #waves = new Map<string, number>();
   // Attempts of a busy run end (and start) many to a millisecond: each time is formatted once.
-  const startText = isoText();
-  const endText = isoText();
-  const line = (
-    id: string,
-    attempt: number,
-    wave: number,
-    outcome: AttemptEnd,
-    errorClass: string,
-    error: string,
-    detail: AttemptDetail,
-  ): void => {
+  readonly #startText = isoText();
+  readonly #endText = isoText();
+
+  constructor(journal: Journal) {
+    this.#journal = journal;
+  }
+
+  started(event: TaskStartEvent): void {
+    this.#started.set(event.id, Date.now());
+    this.#waves.set(event.id, event.wave);
+  }
+
+  retried(event: TaskRetryEvent): void {
+    this.#line(event.id, event.attempt, this.#waves.get(event.id) ?? 0, 'retried', event.errorClass, event.error, event);
+  }
+
+  finished(event: TaskDoneEvent): void {
+    this.#waves.delete(event.id);
+    // A task skipped without running made no attempt.
+    if (event.status === 'skipped' && !this.#started.has(event.id)) return;
+    const outcome: AttemptEnd = event.status === 'completed' ? 'completed' : 'failed';
+    this.#line(event.id, event.attempts, event.wave, outcome, event.errorClass ?? '', event.status === 'completed' ? '' : event.error, event);
+  }
+
+  #line(id: string, attempt: number, wave: number, outcome: AttemptEnd, errorClass: string, error: string, detail: AttemptDetail): void {
     const end = Date.now();
-    const start = started.get(id) ?? end;
-    started.delete(id);
-    journal.appendAttempt({
-      run,
+    const start = this.#started.get(id) ?? end;
+    this.#started.delete(id);
+    this.#journal.appendAttempt({
+      run: this.#run,
       task: id,
       attempt,
       wave,
-      start: startText(start),
-      end: endText(end),
+      start: this.#startText(start),
+      end: this.#endText(end),
       duration_ms: end - start,
       outcome,
       error_class: errorClass,
       error: error.slice(0, kMaxErrorChars),
       thread: detail.thread ?? null,
-      host,
+      host: this.#host,
       pid: process.pid,
       prompt_tokens: detail.usage?.prompt_tokens ?? 0,
       completion_tokens: detail.usage?.completion_tokens ?? 0,
     });
-  };
-  const waves = new Map<string, number>();
-  events.on('task:start', (event) => {
-    started.set(event.id, Date.now());
-    waves.set(event.id, event.wave);
-  });
-  events.on('task:retry', (event) =>
-    line(event.id, event.attempt, waves.get(event.id) ?? 0, 'retried', event.errorClass, event.error, event),
-  );
-  events.on('task:done', (event) => {
-    waves.delete(event.id);
-    // A task skipped without running made no attempt.
-    if (event.status === 'skipped' && !started.has(event.id)) return;
-    const outcome: AttemptEnd = event.status === 'completed' ? 'completed' : 'failed';
-    line(event.id, event.attempts, event.wave, outcome, event.errorClass ?? '', event.status === 'completed' ? '' : event.error, event);
-  });
+  }
 }
 
 /** `new Date(ms).toISOString()`, remembering the last time it was asked for. */

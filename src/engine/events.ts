@@ -3,6 +3,7 @@ import type { TaskRow } from '../core/task.js';
 import type { TaskStatus } from '../schema/row.js';
 import type { ErrorClass, TokenUsage } from '../executors/types.js';
 import type { StopReason } from '../core/stop-reason.js';
+import { emitToEach, listenerFailureText, type ListenerFailure } from './safe-emit.js';
 
 /** What the attempts log needs of an attempt beyond its outcome. */
 export interface AttemptDetail {
@@ -40,6 +41,13 @@ export interface TaskDoneEvent extends AttemptDetail {
   durationMs: number;
 }
 
+/** Tasks an interactive task appended, and pending ones it rewired. */
+export interface TasksChangedEvent {
+  added: TaskRow[];
+  updated: { id: string; deps?: string; context_from?: string }[];
+  waveCount: number;
+}
+
 export interface BatchProgressEvent {
   batch: string;
   status: string;
@@ -74,7 +82,11 @@ export interface RunSummary {
   exitCode: number;
 }
 
-/** The engine's typed events (bullmq WorkerListener style); the CLI, the journal and tests listen. */
+/**
+ * The engine's typed events (bullmq WorkerListener style); the CLI and tests listen. Each
+ * is emitted after the engine recorded the change it tells (the journal, attempts.ndjson,
+ * the knowledge files: outcome-sink.ts), so no listener can lose or delay a result.
+ */
 export interface RunEvents {
   'run:start': [{ session: string; total: number; waveCount: number }];
   'task:start': [TaskStartEvent];
@@ -82,12 +94,10 @@ export interface RunEvents {
   'task:done': [TaskDoneEvent];
   'wave:start': [{ wave: number; tasks: number }];
   'wave:done': [WaveDoneEvent];
-  /** An interactive task appended tasks or rewired pending ones (the journal records it). */
-  'tasks:changed': [
-    { added: TaskRow[]; updated: { id: string; deps?: string; context_from?: string }[]; waveCount: number },
-  ];
+  /** An interactive task appended tasks or rewired pending ones (journaled before it is told). */
+  'tasks:changed': [TasksChangedEvent];
   'run:done': [RunSummary];
-  /** Something a person should know that does not stop the run. */
+  /** Something a person should know that does not stop the run; also a listener of another event that threw. */
   warning: [string];
   /** With --backend bullmq: the number of worker processes listening to the session's queue, when it changes. */
   'workers:connected': [number];
@@ -95,4 +105,33 @@ export interface RunEvents {
   'batch:progress': [BatchProgressEvent];
 }
 
-export class RunEmitter extends EventEmitter<RunEvents> {}
+/**
+ * The run's events. A listener that throws, or whose promise rejects, is no failure of the
+ * run: the other listeners still hear the event, and the error becomes a `warning`. A
+ * listener of `warning` that throws is printed to stderr, once per emitter, and never
+ * becomes a warning itself (that could loop).
+ */
+export class RunEmitter extends EventEmitter<RunEvents> {
+  #warningListenerFailed = false;
+
+  override emit<K extends keyof RunEvents>(event: K, ...args: RunEvents[K]): boolean {
+    const listeners = this.rawListeners(event);
+    emitToEach(listeners, this, args, (how, error) => this.#listenerFailed(event, how, error));
+    return listeners.length > 0;
+  }
+
+  #listenerFailed(event: keyof RunEvents, how: ListenerFailure, error: unknown): void {
+    const text = listenerFailureText(event, how, error);
+    if (event !== 'warning') {
+      this.emit('warning', `${text} (the run goes on; nothing is lost)`);
+      return;
+    }
+    if (this.#warningListenerFailed) return;
+    this.#warningListenerFailed = true;
+    try {
+      process.stderr.write(`csv-wave: ${text} (later errors of warning listeners are not shown)\n`);
+    } catch {
+      // No stderr to tell it on: the run goes on all the same.
+    }
+  }
+}

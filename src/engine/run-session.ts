@@ -12,7 +12,7 @@ import { InFlight } from './in-flight.js';
 import { Interrupt } from './interrupt.js';
 import { Journal, readOpenBatches } from './journal.js';
 import { createBackend } from './create-backend.js';
-import { journalRun } from './journal-listener.js';
+import { OutcomeSink } from './outcome-sink.js';
 import { RunReporter } from '../report/run-reporter.js';
 import type { RunOptions } from './options.js';
 import { prepareRun } from './prepare-run.js';
@@ -103,7 +103,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     const stop = new RunStop(path, warn);
     const { writeFailed, guarded } = stop;
     const journal = new Journal(session.dir, writeFailed, { attempts: true });
-    journalRun(events, journal, remote && ((task, attempt) => remote.jobOf(task, attempt)));
+    const jobOf = remote && ((task: string, attempt: number) => remote.jobOf(task, attempt));
     // report.html at each wave end shows the attempts of the wave: they are flushed first.
     const reporter = new RunReporter(session.dir, table, warn);
     events.on('wave:done', () => {
@@ -208,10 +208,8 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
         runInteractive: (request) => inFlight.track(request.task.id, lane.run(request), (result) => keepReply(result.reply)),
       },
       events,
-      {
-        onFinished: (row, reply) => guarded(() => sink.taskFinished(row, reply)),
-        onWaveReady: (wave) => guarded(() => sink.waveReady(wave)),
-      },
+      // Every change is recorded here before its event is emitted: no listener can lose it.
+      new OutcomeSink({ journal, knowledge: sink, guarded, jobOf }),
     );
     stop.attach(scheduler);
 

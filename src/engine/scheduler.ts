@@ -10,7 +10,15 @@ import { describe } from '../executors/module.js';
 import { scrubSecrets } from '../executors/secret-scrubber.js';
 import { kRetryableClasses } from '../executors/types.js';
 import type { HandlerResult } from '../interactive/types.js';
-import type { AttemptDetail, RunEmitter, StopReason } from './events.js';
+import type {
+  AttemptDetail,
+  RunEmitter,
+  StopReason,
+  TaskDoneEvent,
+  TaskRetryEvent,
+  TaskStartEvent,
+  TasksChangedEvent,
+} from './events.js';
 import type { HaltPolicy } from '../core/core-options.js';
 
 /** Runs a prepared request: on the worker pool, or in the interactive lane. */
@@ -32,11 +40,21 @@ export interface SchedulerOptions {
   halt: HaltPolicy | undefined;
 }
 
-export interface SchedulerHooks {
-  /** Called with each finished task's reply before task:done (knowledge files, discoveries). */
-  onFinished(row: TaskRow, reply: WorkerReply | undefined): void;
-  /** Called when wave N is about to run (waves) or all its tasks have started (eager). */
-  onWaveReady(wave: number): void;
+/**
+ * What the run records of each change, told before the change's public event (the outcome
+ * sink, outcome-sink.ts): no listener runs before the change is durable.
+ */
+export interface RunRecorder {
+  /** An attempt starts (before task:start). */
+  started(event: TaskStartEvent): void;
+  /** An attempt failed and will be retried (before task:retry). */
+  retried(event: TaskRetryEvent): void;
+  /** A task finished, completed, failed or skipped, with its last reply (before task:done). */
+  finished(row: TaskRow, reply: WorkerReply | undefined, event: TaskDoneEvent): void;
+  /** An interactive task added or rewired tasks (before tasks:changed). */
+  tasksChanged(change: TasksChangedEvent): void;
+  /** Wave N is about to run (waves) or all its tasks have started (eager). */
+  waveReady(wave: number): void;
 }
 
 export type { StopReason };
@@ -45,14 +63,15 @@ type Reply = WorkerReply | RefusedChange;
 
 /**
  * The event loop around the scheduling core (src/core/): it performs the core's effects
- * (timers, the clock, events, hooks, the task runner) and feeds what comes back to it. The
- * rules of what runs when are all in the core.
+ * (timers, the clock, the recorder, events, the task runner) and feeds what comes back to
+ * it. The rules of what runs when are all in the core. Each change is told to the
+ * recorder, then emitted.
  */
 export class Scheduler {
   readonly #options: SchedulerOptions;
   readonly #events: RunEmitter;
   readonly #runner: TaskRunner;
-  readonly #hooks: SchedulerHooks;
+  readonly #recorder: RunRecorder;
   readonly #core: SchedulingCore<WorkerReply>;
   readonly #retryTimers = new Map<string, NodeJS.Timeout>();
   /** When each task's first attempt started, for task:done's durationMs. */
@@ -66,12 +85,12 @@ export class Scheduler {
     options: SchedulerOptions,
     runner: TaskRunner,
     events: RunEmitter,
-    hooks: SchedulerHooks,
+    recorder: RunRecorder,
   ) {
     this.#options = options;
     this.#runner = runner;
     this.#events = events;
-    this.#hooks = hooks;
+    this.#recorder = recorder;
     this.#core = new SchedulingCore<WorkerReply>(rows, waves, runIds, {
       schedule: options.schedule,
       concurrency: options.concurrency,
@@ -119,7 +138,7 @@ export class Scheduler {
           this.#finished(effect);
           break;
         case 'wave-file':
-          this.#hooks.onWaveReady(effect.wave);
+          this.#recorder.waveReady(effect.wave);
           break;
         case 'wave-start':
           this.#events.emit('wave:start', { wave: effect.wave, tasks: effect.tasks });
@@ -127,9 +146,12 @@ export class Scheduler {
         case 'wave-done':
           this.#events.emit('wave:done', { wave: effect.wave, completed: effect.completed, failed: effect.failed, skipped: effect.skipped });
           break;
-        case 'tasks-changed':
-          this.#events.emit('tasks:changed', { added: effect.added, updated: effect.updated, waveCount: effect.waveCount });
+        case 'tasks-changed': {
+          const change: TasksChangedEvent = { added: effect.added, updated: effect.updated, waveCount: effect.waveCount };
+          this.#recorder.tasksChanged(change);
+          this.#events.emit('tasks:changed', change);
           break;
+        }
         case 'run-done':
           this.#resolve?.({ stopped: effect.stopped, reason: effect.reason });
           this.#resolve = undefined;
@@ -140,7 +162,9 @@ export class Scheduler {
 
   #dispatch({ row, wave, attempt, interactive, isolated }: Extract<Effect<Reply>, { type: 'dispatch' }>): void {
     if (attempt === 1) this.#startedAt.set(row.id, performance.now());
-    this.#events.emit('task:start', { id: row.id, wave, attempt });
+    const start: TaskStartEvent = { id: row.id, wave, attempt };
+    this.#recorder.started(start);
+    this.#events.emit('task:start', start);
     const request = this.#request(row, wave, attempt, isolated);
     const settle = ({ reply, changes }: HandlerResult) => this.#perform(this.#core.settled(row.id, reply, changes));
     // An interactive handler that threw: its message is task output like any other.
@@ -170,7 +194,9 @@ export class Scheduler {
 
   #retry({ id, attempt, reply, delayMs }: Extract<Effect<Reply>, { type: 'retry' }>): void {
     if (reply.kind !== 'error') return;
-    this.#events.emit('task:retry', { id, attempt, errorClass: reply.errorClass, error: reply.error, delayMs, ...attemptDetail(reply) });
+    const retry: TaskRetryEvent = { id, attempt, errorClass: reply.errorClass, error: reply.error, delayMs, ...attemptDetail(reply) };
+    this.#recorder.retried(retry);
+    this.#events.emit('task:retry', retry);
     const timer = setTimeout(() => {
       this.#retryTimers.delete(id);
       this.#perform(this.#core.retryDue(id));
@@ -179,10 +205,9 @@ export class Scheduler {
   }
 
   #finished({ row, wave, status, reply, attempts }: Extract<Effect<Reply>, { type: 'finished' }>): void {
-    this.#hooks.onFinished(row, reply);
     const startedAt = this.#startedAt.get(row.id);
     this.#startedAt.delete(row.id);
-    this.#events.emit('task:done', {
+    const done: TaskDoneEvent = {
       id: row.id,
       wave,
       status,
@@ -194,7 +219,9 @@ export class Scheduler {
       durationMs: attempts > 0 && startedAt !== undefined ? performance.now() - startedAt : 0,
       ...(reply?.kind === 'error' ? { errorClass: reply.errorClass } : status === 'failed' && reply ? { errorClass: 'task-failure' as const } : {}),
       ...(reply ? attemptDetail(reply) : {}),
-    });
+    };
+    this.#recorder.finished(row, reply, done);
+    this.#events.emit('task:done', done);
   }
 }
 

@@ -42,7 +42,13 @@ describe('Scheduler and an attempt of error class io', () => {
         runInteractive: () => Promise.reject(new Error('no interactive task here')),
       },
       events,
-      { onFinished: (row) => finished.push(row.id), onWaveReady: () => {} },
+      {
+        started: () => {},
+        retried: () => {},
+        finished: (row) => finished.push(row.id),
+        tasksChanged: () => {},
+        waveReady: () => {},
+      },
     );
     const outcome = await scheduler.run();
     expect(outcome.stopped).toBe('io');
