@@ -3,13 +3,22 @@ import type { BackendChoice } from '../backend/backend-choice.js';
 import { WaveError } from '../errors.js';
 import { parseRate } from '../backend/bullmq/rate.js';
 import { redisUrlFrom } from '../backend/bullmq/redis-url.js';
+import type { SecretOptions } from '../backend/bullmq/secret-source.js';
 
 export interface BackendFlags {
   backend?: 'local' | 'bullmq';
   redis?: string;
   redisTimeout?: string;
   rate?: string;
+  secretFile?: string;
+  insecureNoSecret?: boolean;
 }
+
+/** The help of `--secret-file` and `--insecure-no-secret`, the same on run, resume, rerun and worker. */
+export const kSecretFileHelp =
+  'with the bullmq backend: a file (chmod 600) holding the secret that coordinators and workers sign jobs and replies with (default CSV_WAVE_SECRET; make one with `openssl rand -hex 32`)';
+export const kInsecureHelp =
+  'with the bullmq backend: run without a secret, jobs and replies unsigned: whoever can write to the Redis can then run commands on the workers (only for a Redis no one else reaches)';
 
 /** `--backend` and `--redis`, on run, resume and rerun. */
 export function addBackendFlags(command: Command): Command {
@@ -25,17 +34,31 @@ export function addBackendFlags(command: Command): Command {
       '--redis-timeout <seconds>',
       'with the bullmq backend: how long Redis may be away during a run before it stops (resumable, exit 1) (default 60)',
     )
-    .option('--rate <n/unit>', 'with --backend bullmq: attempts started per second or minute across all workers, as 20/s or 600/min (default no limit)');
+    .option('--rate <n/unit>', 'with --backend bullmq: attempts started per second or minute across all workers, as 20/s or 600/min (default no limit)')
+    .option('--secret-file <path>', kSecretFileHelp)
+    .option('--insecure-no-secret', kInsecureHelp);
 }
 
 /**
  * The backend the flags ask for; undefined leaves the default (local). `--redis-timeout`
  * also goes with a bullmq backend that session.json names (runSession refuses it otherwise).
  */
-export function backendFromFlags(flags: BackendFlags): { backend?: BackendChoice; redisTimeoutSeconds?: number } {
+export function backendFromFlags(flags: BackendFlags): { backend?: BackendChoice; redisTimeoutSeconds?: number; bullmqSecret?: SecretOptions } {
   const timeout = redisTimeoutFrom(flags.redisTimeout);
   if (timeout !== undefined && flags.backend === 'local') throw new WaveError('USAGE', '--redis-timeout goes with --backend bullmq');
-  return { ...backendChoiceFromFlags(flags), ...(timeout === undefined ? {} : { redisTimeoutSeconds: timeout }) };
+  const secret = secretFromFlags(flags);
+  if (secret !== undefined && flags.backend === 'local') throw new WaveError('USAGE', '--secret-file and --insecure-no-secret go with --backend bullmq');
+  return {
+    ...backendChoiceFromFlags(flags),
+    ...(timeout === undefined ? {} : { redisTimeoutSeconds: timeout }),
+    ...(secret === undefined ? {} : { bullmqSecret: secret }),
+  };
+}
+
+/** `--secret-file` and `--insecure-no-secret` (checked against each other and CSV_WAVE_SECRET where the secret is read: secret-source.ts). */
+export function secretFromFlags(flags: Pick<BackendFlags, 'secretFile' | 'insecureNoSecret'>): SecretOptions | undefined {
+  if (flags.secretFile === undefined && !flags.insecureNoSecret) return undefined;
+  return { ...(flags.secretFile === undefined ? {} : { secretFile: flags.secretFile }), ...(flags.insecureNoSecret ? { insecureNoSecret: true } : {}) };
 }
 
 function backendChoiceFromFlags(flags: BackendFlags): { backend?: BackendChoice } {

@@ -1,8 +1,12 @@
 import type { Command } from 'commander';
 import type { BullmqWorker } from '../backend/bullmq/bullmq-worker.js';
+import { baseUrlKey, kExecutorTypes, kOfficialBaseUrl, type ExecutorType, type WorkerRules } from '../backend/bullmq/job-admission.js';
 import { kSessionIdPattern } from '../backend/bullmq/names.js';
 import { redisUrlFrom } from '../backend/bullmq/redis-url.js';
+import { kSecretEnv, signingFrom } from '../backend/bullmq/secret-source.js';
+import { kDefaultMaxSessions } from '../backend/bullmq/session-registry.js';
 import { WaveError } from '../errors.js';
+import { kInsecureHelp, kSecretFileHelp, secretFromFlags } from './backend-flag.js';
 import { ExitCode, processIo, type CliIo } from './io.js';
 
 interface WorkerFlags {
@@ -11,6 +15,11 @@ interface WorkerFlags {
   sessionId?: string;
   stalledInterval?: string;
   workdir?: string;
+  secretFile?: string;
+  insecureNoSecret?: boolean;
+  executors?: string;
+  allowBaseUrl: string[];
+  maxSessions?: string;
 }
 
 function positive(flag: string, text: string | undefined, integer: boolean): number | undefined {
@@ -31,9 +40,22 @@ export function registerWorker(program: Command, io: CliIo, done: (code: number)
     .option('--concurrency <n>', 'jobs at once, per session served (default 1)')
     .option('--stalled-interval <seconds>', "how often to look for jobs whose worker died and give them to another (default 30)")
     .option('--workdir <dir>', 'where command tasks run (default: a fresh temporary folder per job)')
+    .option('--secret-file <path>', kSecretFileHelp.replace('with the bullmq backend: ', ''))
+    .option('--insecure-no-secret', kInsecureHelp.replace('with the bullmq backend: ', ''))
+    .option('--executors <list>', `the executors this worker runs, comma-separated: ${kExecutorTypes.join(', ')}; a job of another is refused (default all)`)
+    .option(
+      '--allow-base-url <url>',
+      `a model server openai jobs may send this worker's OPENAI_API_KEY to; repeat for more; a job naming another is refused (default: OPENAI_BASE_URL, else ${kOfficialBaseUrl})`,
+      (url: string, urls: string[]) => [...urls, url],
+      [] as string[],
+    )
+    .option('--max-sessions <n>', `without --session-id: the running sessions served at once at most, the most recently beaten (default ${kDefaultMaxSessions})`)
     .action(async (flags: WorkerFlags) => {
       const url = redisUrlFrom(flags.redis);
       if (url === undefined) throw new WaveError('USAGE', 'csv-wave worker needs --redis URL (or CSV_WAVE_REDIS_URL)');
+      const rules = workerRules(flags);
+      // The jobs' commands and modules get the worker's environment: not the secret, with which any task could sign jobs.
+      if (io === processIo) delete process.env[kSecretEnv];
       if (flags.sessionId !== undefined && !kSessionIdPattern.test(flags.sessionId)) {
         throw new WaveError(
           'USAGE',
@@ -48,6 +70,8 @@ export function registerWorker(program: Command, io: CliIo, done: (code: number)
         url,
         ...(flags.sessionId === undefined ? {} : { sessionId: flags.sessionId }),
         concurrency: positive('concurrency', flags.concurrency, true) ?? 1,
+        rules,
+        ...(flags.maxSessions === undefined ? {} : { maxSessions: positive('max-sessions', flags.maxSessions, true)! }),
         ...(stalled === undefined ? {} : { stalledIntervalMs: stalled * 1000 }),
         ...(flags.workdir === undefined ? {} : { workdir: flags.workdir }),
         log: lines.log,
@@ -66,6 +90,29 @@ export function registerWorker(program: Command, io: CliIo, done: (code: number)
       // and its commands are killed; stdout and stderr are pipes or files (written at once).
       if (stopped === 'at-once') setImmediate(() => process.exit(ExitCode.Ok));
     });
+}
+
+/** What the worker runs (job-admission.ts): its secret, `--executors`, `--allow-base-url`. */
+function workerRules(flags: WorkerFlags): WorkerRules {
+  const signing = signingFrom(secretFromFlags(flags) ?? {}, 'csv-wave worker');
+  const executors = new Set<ExecutorType>();
+  for (const name of (flags.executors ?? kExecutorTypes.join(',')).split(',').map((part) => part.trim())) {
+    if (!(kExecutorTypes as readonly string[]).includes(name)) {
+      throw new WaveError('USAGE', `Expected \`--executors\` to be a comma-separated list of ${kExecutorTypes.join(', ')}, got \`${flags.executors}\``);
+    }
+    executors.add(name as ExecutorType);
+  }
+  const ownBaseUrl = process.env['OPENAI_BASE_URL']?.trim() || undefined;
+  const baseUrls = new Set<string>();
+  for (const allowed of flags.allowBaseUrl.length > 0 ? flags.allowBaseUrl : [ownBaseUrl ?? kOfficialBaseUrl]) {
+    const key = baseUrlKey(allowed);
+    if (key === undefined) {
+      const where = flags.allowBaseUrl.length > 0 ? '`--allow-base-url`' : 'OPENAI_BASE_URL';
+      throw new WaveError('USAGE', `Expected ${where} to be an http(s) URL without a user or password, e.g. http://127.0.0.1:8080/v1, got \`${allowed}\``);
+    }
+    baseUrls.add(key);
+  }
+  return { signing, executors, baseUrls, ownBaseUrl };
 }
 
 /** How long the worker's lines wait to be written together. */

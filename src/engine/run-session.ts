@@ -28,6 +28,7 @@ import { skippedForFailure, statusOf } from '../core/skip-cause.js';
 import { Checkpointer } from './checkpointer.js';
 import { WaveError } from '../errors.js';
 import { redisLostReason } from '../backend/bullmq/redis-lost.js';
+import type { SecretOptions } from '../backend/bullmq/secret-source.js';
 import { Budget } from '../knowledge/budget.js';
 import { readUsage } from '../knowledge/usage.js';
 import { LiveUsage } from './live-usage.js';
@@ -61,6 +62,11 @@ export interface RunSessionOptions extends RunOptions {
    * resumable; `--redis-timeout`). @default 60
    */
   redisTimeoutSeconds?: number;
+  /**
+   * With the bullmq backend: the secret that signs jobs and replies (`--secret-file`,
+   * `--insecure-no-secret`). @default CSV_WAVE_SECRET; a run without any is refused (exit 2)
+   */
+  bullmqSecret?: SecretOptions;
 }
 
 /**
@@ -78,6 +84,9 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     if (where.type !== 'bullmq' && options.redisTimeoutSeconds !== undefined) {
       throw new WaveError('USAGE', '--redis-timeout goes with the bullmq backend (--backend bullmq, or session.json\'s "backend")');
     }
+    if (where.type !== 'bullmq' && options.bullmqSecret !== undefined) {
+      throw new WaveError('USAGE', '--secret-file and --insecure-no-secret go with the bullmq backend (--backend bullmq, or session.json\'s "backend")');
+    }
     // A batch waits hours at OpenAI for one wave: workers on many machines would hold nothing.
     if (where.type === 'bullmq' && settings.batch) {
       throw new WaveError('USAGE', '--batch sends the model tasks through OpenAI\'s Batch API from this machine; it does not go with --backend bullmq (drop one of them)');
@@ -94,7 +103,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
             session.dir,
             where.url,
             warn,
-            { redisTimeoutSeconds: options.redisTimeoutSeconds, lost: redisLost },
+            { redisTimeoutSeconds: options.redisTimeoutSeconds, lost: redisLost, secret: options.bullmqSecret },
             where.rate ?? configuredRate(session.config.backend),
             (count) => events.emit('workers:connected', count),
           )

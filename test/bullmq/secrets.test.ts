@@ -8,6 +8,7 @@ import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-op
 import { readRows } from '../helpers/generic-session.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { spawnCliWith, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
+import { kTestSecret } from '../helpers/test-secret.js';
 import { usageLinesOf } from '../helpers/usage-lines.js';
 
 /** A key no file, job or Redis value could hold by chance. */
@@ -51,7 +52,7 @@ describe.runIf(kRunRedisTests)('--backend bullmq and secrets', () => {
     await redis?.dispose();
   });
 
-  it('the openai executor on workers: the key, only in their environment, is in no job, Redis value or session file', { timeout: 600_000 }, async () => {
+  it('the openai executor on workers: the key, only in their environment, is in no job, Redis value or session file, nor the signing secret', { timeout: 600_000 }, async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'csv-wave-bullmq-')), 'session');
     const init = await runCli('init', dir, '--template', 'brainstorm', '--mode', 'quick', '--topic', 'Quieter offices',
       '--executor', 'openai', '--model', 'm', '--base-url', server.baseUrl);
@@ -73,9 +74,11 @@ describe.runIf(kRunRedisTests)('--backend bullmq and secrets', () => {
       expect([...queued.keys()].some((key) => key.endsWith('.IDEA-001.a1'))).toBe(true);
       // The scan sees the texts of a job (its task's row), so it would see the key too.
       expect([...queued.values()].some((dump) => dump.includes('IDEA-001') && dump.includes('"description"'))).toBe(true);
-      for (const [key, dump] of queued) expect(dump.includes(kApiKey), key).toBe(false);
+      // Nor the secret that signs the jobs: it never goes through Redis.
+      for (const [key, dump] of queued) expect(dump.includes(kApiKey) || dump.includes(kTestSecret), key).toBe(false);
 
-      worker = spawnCliWith({ env: { OPENAI_API_KEY: kApiKey } }, 'worker', '--redis', redis.url, '--session-id', 'secrets-test', '--concurrency', '2');
+      worker = spawnCliWith({ env: { OPENAI_API_KEY: kApiKey } }, 'worker', '--redis', redis.url, '--session-id', 'secrets-test', '--concurrency', '2',
+        '--allow-base-url', server.baseUrl);
       const ran = await coordinator.exited;
       expect(ran.code, ran.stderr).toBe(0);
       expect(ran.stdout + ran.stderr).not.toContain(kApiKey);
@@ -96,7 +99,7 @@ describe.runIf(kRunRedisTests)('--backend bullmq and secrets', () => {
     // Redis after the run: the event stream holds every reply; no value holds the key.
     const after = await dumpAll(redis.url);
     expect(after.size).toBeGreaterThan(0);
-    for (const [key, dump] of after) expect(dump.includes(kApiKey), key).toBe(false);
-    for (const file of filesUnder(dir)) expect(readFileSync(file).includes(kApiKey), file).toBe(false);
+    for (const [key, dump] of after) expect(dump.includes(kApiKey) || dump.includes(kTestSecret), key).toBe(false);
+    for (const file of filesUnder(dir)) expect(readFileSync(file).includes(kApiKey) || readFileSync(file).includes(kTestSecret), file).toBe(false);
   });
 });

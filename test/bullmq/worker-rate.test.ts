@@ -97,7 +97,7 @@ describe.runIf(kRunRedisTests)('csv-wave worker: shared rate limit', () => {
     writeFileSync(join(dir, '.csv-wave', 'session-id'), 'pause-test\n');
     const env = { env: { OPENAI_API_KEY: 'sk-test' } };
     for (let index = 0; index < 2; index++) {
-      const worker = spawnCliWith(env, 'worker', '--redis', redis.url, '--session-id', 'pause-test', '--concurrency', '1');
+      const worker = spawnCliWith(env, 'worker', '--redis', redis.url, '--session-id', 'pause-test', '--concurrency', '1', '--allow-base-url', server.baseUrl);
       workers.push(worker);
     }
     const run = await runCli('run', dir, '--executor', 'openai', '--model', 'm', '--base-url', server.baseUrl, '--retries', '0',

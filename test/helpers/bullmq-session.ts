@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
 import { genericSession, type RowInput } from './generic-session.js';
 import { startRedis, type RedisServer } from './redis-server.js';
-import { spawnCli, waitFor, type SpawnedCli } from './spawn-cli.js';
+import { spawnCliWith, waitFor, type SpawnedCli, type SpawnOptions } from './spawn-cli.js';
 
 /** Lines of a file that may not exist yet. */
 export function lines(path: string): string[] {
@@ -33,10 +33,18 @@ export function waitingCommand(marks: string): string {
  * a shorter one loses job locks on a loaded machine, and a job whose lock was lost runs again.
  */
 export async function readyWorker(url: string, ...args: string[]): Promise<SpawnedCli> {
-  const worker = spawnCli('worker', '--redis', url, ...args);
+  return readyWorkerWith({}, url, ...args);
+}
+
+/** readyWorker with an environment of its own (spawnCliWith). */
+export async function readyWorkerWith(options: SpawnOptions, url: string, ...args: string[]): Promise<SpawnedCli> {
+  const worker = spawnCliWith(options, 'worker', '--redis', url, ...args);
   await waitFor(() => worker.stdoutSoFar().includes('taking jobs'), 'a ready worker', 60_000);
   return worker;
 }
+
+/** The environment of a coordinator or worker run with `--insecure-no-secret`: without the tests' secret, which that flag refuses. */
+export const kNoSecret: SpawnOptions = { env: { CSV_WAVE_SECRET: undefined } };
 
 /** What each test of a block gets from redisForEachTest. */
 export interface EachTestRedis {

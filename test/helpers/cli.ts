@@ -1,4 +1,6 @@
 import { main } from '../../src/cli/main.js';
+// Sets CSV_WAVE_SECRET for the bullmq runs and workers started in process.
+import './test-secret.js';
 
 export interface CliRun {
   code: number;

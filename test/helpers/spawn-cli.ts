@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+// Sets CSV_WAVE_SECRET, which every spawned CLI inherits.
+import './test-secret.js';
 
 /** The built CLI: tests that kill a run, or need a second process, spawn it. */
 export const kBinPath = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
@@ -15,9 +17,12 @@ export interface SpawnedCli {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
 }
 
-/** How to start the CLI: extra environment, and the user to run it as (a root test that needs permissions to count). */
+/**
+ * How to start the CLI: extra environment (a variable set to undefined is removed), and the
+ * user to run it as (a root test that needs permissions to count).
+ */
 export interface SpawnOptions {
-  env?: Record<string, string>;
+  env?: Record<string, string | undefined>;
   uid?: number;
   gid?: number;
 }
@@ -30,9 +35,11 @@ export function spawnCli(...argv: string[]): SpawnedCli {
 /** spawnCli with an environment added to this process's, or as another user. */
 export function spawnCliWith(options: SpawnOptions, ...argv: string[]): SpawnedCli {
   if (!existsSync(kBinPath)) throw new Error(`${kBinPath} is missing: build with \`npm run build\``);
+  const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
+  for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
   const child = spawn(process.execPath, [kBinPath, ...argv], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...options.env },
+    env,
     ...(options.uid === undefined ? {} : { uid: options.uid }),
     ...(options.gid === undefined ? {} : { gid: options.gid }),
   });

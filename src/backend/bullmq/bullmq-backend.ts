@@ -6,16 +6,20 @@ import { bullmqConnection, checkRedisReachable } from './connection.js';
 import { JobAdds } from './job-adds.js';
 import type { AttemptJobData } from './job-data.js';
 import { KeysInTurn, lookUpJobs, type JobState } from './job-lookup.js';
-import { lostJobReply, unaddedJobReply, vanishedJobReply } from './job-replies.js';
+import { failedJobReply } from './job-refusal.js';
+import { unaddedJobReply, vanishedJobReply } from './job-replies.js';
 import { jobIdOf, queueNameOf } from './names.js';
 import { RedisPresence } from './redis-presence.js';
-import { readJobReply } from './reply-schema.js';
+import { readSignedJobReply } from './reply-schema.js';
+import { compactDigest, jobSigned, requestDigest, type Signing } from './signing.js';
 
 export interface BullmqBackendOptions {
   /** The Redis URL (`--redis`, CSV_WAVE_REDIS_URL). */
   url: string;
   /** Names the queue and the jobs (session-id.ts). */
   sessionId: string;
+  /** Signs the jobs and checks the replies' signatures (signing.ts; secret-source.ts makes it). */
+  signing: Signing;
   /** Dropped replies and lost jobs are told here. */
   warn: (message: string) => void;
   /**
@@ -46,6 +50,8 @@ const kLookupBatch = 2000;
 interface Waiting {
   resolve: (reply: AttemptReply) => void;
   reject: (error: Error) => void;
+  /** The digest of the request submitted (compactDigest): a reply of another request is not merged. */
+  digest: string;
 }
 
 /**
@@ -104,9 +110,10 @@ export class BullmqBackend implements ExecutionBackend {
       failed: (ids, error) => {
         for (const id of ids) this.#settle(id, () => unaddedJobReply(error));
       },
+      sign: (id, digest) => options.signing.sign(jobSigned(queue.name, id, digest)),
     });
-    events.on('completed', ({ jobId, returnvalue }) => this.#settle(jobId, () => readJobReply(returnvalue)));
-    events.on('failed', ({ jobId, failedReason }) => this.#settle(jobId, () => lostJobReply(failedReason)));
+    events.on('completed', ({ jobId, returnvalue }) => this.#settle(jobId, (digest) => this.#readReply(jobId, returnvalue, digest)));
+    events.on('failed', ({ jobId, failedReason }) => this.#settle(jobId, () => failedJobReply(failedReason)));
     // ioredis reconnects by itself; BullMQ emits the errors of the attempts in between.
     queue.on('error', () => undefined);
     events.on('error', () => undefined);
@@ -139,8 +146,9 @@ export class BullmqBackend implements ExecutionBackend {
     if (signal?.aborted) return Promise.reject(abortError(signal.reason));
     if (this.#closed) return Promise.reject(new Error('The bullmq backend is closed: it runs no more attempts'));
     const id = jobIdOf(this.#options.sessionId, request.task.id, request.task.attempt);
-    const reply = this.#await(id, signal);
-    this.#adds.add(id, request);
+    const digest = requestDigest(request);
+    const reply = this.#await(id, compactDigest(digest), signal);
+    this.#adds.add(id, request, digest);
     return reply;
   }
 
@@ -148,12 +156,12 @@ export class BullmqBackend implements ExecutionBackend {
    * The reply of job `id`, once it comes. Apart from submit, so that the closures waiting
    * here do not hold the request: 100,000 queued attempts keep no 100,000 requests alive.
    */
-  #await(id: string, signal: AbortSignal | undefined): Promise<AttemptReply> {
+  #await(id: string, digest: string, signal: AbortSignal | undefined): Promise<AttemptReply> {
     return new Promise<AttemptReply>((resolve, reject) => {
       // The run's submits carry no signal (engine/task-runner.ts): the promise's own
       // resolvers are kept, no closures of ours, a few hundred bytes less per queued attempt.
       if (!signal) {
-        this.#waiting.set(id, { resolve, reject });
+        this.#waiting.set(id, { resolve, reject, digest });
         return;
       }
       const onAbort = () => {
@@ -173,6 +181,7 @@ export class BullmqBackend implements ExecutionBackend {
           done();
           reject(error);
         },
+        digest,
       });
     });
   }
@@ -203,14 +212,22 @@ export class BullmqBackend implements ExecutionBackend {
     if (state.kind === 'missing' && this.#added.has(id)) {
       this.#settle(id, () => vanishedJobReply(id));
     } else if (state.kind === 'failed') {
-      this.#settle(id, () => lostJobReply(state.reason));
+      this.#settle(id, () => failedJobReply(state.reason));
     } else if (state.kind === 'completed') {
-      this.#settle(id, () => readJobReply(state.returnvalue));
+      this.#settle(id, (digest) => this.#readReply(id, state.returnvalue, digest));
     }
   }
 
-  /** Hands the job's reply to the submit waiting for it, once; then the finished job leaves Redis. */
-  #settle(id: string, reply: () => AttemptReply): void {
+  /** A finished job's reply: signed with the secret, and of the request submitted (`digest`), or not merged. */
+  #readReply(id: string, returnvalue: unknown, digest: string): AttemptReply {
+    return readSignedJobReply(returnvalue, { signing: this.#options.signing, queue: this.#queue.name, jobId: id, digest, warn: this.#options.warn });
+  }
+
+  /**
+   * Hands the job's reply to the submit waiting for it, once; then the finished job leaves
+   * Redis. `reply` gets the digest of the request submitted for the job.
+   */
+  #settle(id: string, reply: (digest: string) => AttemptReply): void {
     const waiting = this.#waiting.get(id);
     if (!waiting) {
       if (!this.#closed && !this.#taken.has(id)) this.#options.warn(`bullmq: dropped a reply for job ${id}: no attempt waits for it (late, or delivered twice)`);
@@ -219,7 +236,7 @@ export class BullmqBackend implements ExecutionBackend {
     this.#waiting.delete(id);
     this.#added.delete(id);
     this.#taken.add(id);
-    waiting.resolve(reply());
+    waiting.resolve(reply(waiting.digest));
     this.#toRemove.push(id);
   }
 

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { availableParallelism, hostname } from 'node:os';
-import type { Job } from 'bullmq';
+import { UnrecoverableError, type Job } from 'bullmq';
 import { cleanText } from '../../executors/clean-text.js';
 import type { AttemptReply } from '../../executors/messages.js';
 import { describe } from '../../executors/module.js';
@@ -9,11 +9,13 @@ import { killTaskCommands } from '../local/child-groups.js';
 import { LocalBackend } from '../local/local-backend.js';
 import { CancelListener } from './cancel-channel.js';
 import { checkRedisReachable } from './connection.js';
+import { admitJob, sealReply, type WorkerRules } from './job-admission.js';
 import type { AttemptJobData } from './job-data.js';
 import { JobFolders } from './job-folders.js';
+import { refusalReason } from './job-refusal.js';
 import { queueNameOf } from './names.js';
 import { maskRedisUrl } from './redis-url.js';
-import { SessionDirectory } from './session-registry.js';
+import { kDefaultMaxSessions, SessionDirectory, type RunningSessions } from './session-registry.js';
 import { kCancelledMessage, SessionWorker } from './session-worker.js';
 
 export interface BullmqWorkerOptions {
@@ -22,6 +24,10 @@ export interface BullmqWorkerOptions {
   sessionId?: string;
   /** Jobs run at once, per session served. @default 1 */
   concurrency: number;
+  /** Which jobs it runs: signed ones, of the executors and model servers it allows (job-admission.ts). */
+  rules: WorkerRules;
+  /** Without `sessionId`: the sessions served at once at most, the most recently beaten (`--max-sessions`). @default 16 */
+  maxSessions?: number;
   /**
    * Milliseconds between BullMQ's checks for jobs whose worker died, and how long a job's
    * lock lasts unrenewed: a job whose worker was killed goes back to the queue after one to
@@ -81,6 +87,10 @@ export class BullmqWorker {
   /** What `status` shows for the jobs this worker runs: BullMQ keeps it in each job (processedBy). */
   readonly name = `${hostname()}:${process.pid}`;
   #stopping = false;
+  /** A look at the registry is under way (#serveRunning). */
+  #discovering = false;
+  /** What the worker last said of the registrations it does not serve: said again only when it changes. */
+  #ignoredTold = { unsigned: 0, beyondLimit: 0 };
 
   private constructor(options: BullmqWorkerOptions) {
     this.#options = options;
@@ -96,7 +106,7 @@ export class BullmqWorker {
       endCommandsIfOrphaned: true,
     });
     if (options.sessionId === undefined) {
-      this.#directory = new SessionDirectory(options.url);
+      this.#directory = new SessionDirectory(options.url, options.rules.signing, options.maxSessions ?? kDefaultMaxSessions);
       this.#discover = setInterval(() => void this.#serveRunning(), kDiscoverMs);
     }
   }
@@ -114,6 +124,11 @@ export class BullmqWorker {
     else await worker.#serve(options.sessionId);
     const what = options.sessionId === undefined ? `every running session (queues ${queueNameOf('*')})` : queueNameOf(options.sessionId);
     options.log(`worker ${worker.name}: taking jobs of ${what}, ${options.concurrency} at once${options.sessionId === undefined ? ' per session' : ''}`);
+    const { signing, executors, baseUrls } = options.rules;
+    options.log(
+      `worker ${worker.name}: runs ${[...executors].join(', ')} jobs ${signing.insecure ? 'unsigned too (--insecure-no-secret: whoever can write to the Redis can run commands here)' : 'signed with its secret'}` +
+        (executors.has('openai') ? `; sends its OPENAI_API_KEY only to ${[...baseUrls].join(', ')}` : ''),
+    );
     return worker;
   }
 
@@ -130,36 +145,77 @@ export class BullmqWorker {
     await session.ready();
   }
 
-  /** Serves the sessions whose coordinators beat, and lets go of those that stopped (their running jobs finish). */
+  /**
+   * Serves the sessions whose coordinators beat (signed, the most recently beaten first, at
+   * most --max-sessions), and lets go of the others first (their running jobs finish). One
+   * look at a time: a look that serves many sessions outlasts kDiscoverMs on a busy machine,
+   * and one acting on an older read would serve again what a newer one let go.
+   */
   async #serveRunning(): Promise<void> {
-    if (this.#stopping || !this.#directory) return;
-    let running: string[];
+    if (this.#stopping || !this.#directory || this.#discovering) return;
+    this.#discovering = true;
     try {
-      running = await this.#directory.running();
+      await this.#serveThese(this.#directory);
+    } finally {
+      this.#discovering = false;
+    }
+  }
+
+  async #serveThese(directory: SessionDirectory): Promise<void> {
+    let running: RunningSessions;
+    try {
+      running = await directory.running();
     } catch {
       return; // Redis is away: the next look tries again.
     }
     if (this.#stopping) return;
-    for (const sessionId of running) {
-      if (this.#sessions.has(sessionId)) continue;
+    const served = new Set(running.served);
+    for (const [sessionId, session] of this.#sessions) {
+      if (served.has(sessionId)) continue;
+      this.#sessions.delete(sessionId);
+      const why = running.beyondLimit.includes(sessionId)
+        ? `is left: ${running.limit} more recently beaten sessions run (--max-sessions ${running.limit})`
+        : 'has no coordinator any more';
+      this.#options.log(`worker ${this.name}: ${queueNameOf(sessionId)} ${why}`);
+      void session.close().catch(() => undefined);
+    }
+    for (const sessionId of running.served) {
+      if (this.#sessions.has(sessionId) || this.#stopping) continue;
       this.#options.log(`worker ${this.name}: taking jobs of ${queueNameOf(sessionId)}`);
       await this.#serve(sessionId).catch(() => undefined);
     }
-    for (const [sessionId, session] of this.#sessions) {
-      if (running.includes(sessionId)) continue;
-      this.#sessions.delete(sessionId);
-      this.#options.log(`worker ${this.name}: ${queueNameOf(sessionId)} has no coordinator any more`);
-      void session.close().catch(() => undefined);
+    this.#tellIgnored(running);
+  }
+
+  /** Says (once per change) how many registrations are not served: unsigned or forged ones, those beyond --max-sessions. */
+  #tellIgnored(running: RunningSessions): void {
+    const unsigned = running.unsigned;
+    const beyondLimit = running.beyondLimit.length;
+    if (unsigned !== this.#ignoredTold.unsigned && unsigned > 0) {
+      this.#options.log(
+        `worker ${this.name}: ignores ${unsigned} registration(s) in the session registry that are not session ids signed with this worker's secret (another secret, or someone writing to Redis)`,
+      );
     }
+    if (beyondLimit !== this.#ignoredTold.beyondLimit && beyondLimit > 0) {
+      this.#options.log(`worker ${this.name}: serves the ${running.limit} most recently beaten of ${running.limit + beyondLimit} running sessions (--max-sessions ${running.limit})`);
+    }
+    this.#ignoredTold = { unsigned, beyondLimit };
   }
 
   async #run(sessionId: string, job: Job<AttemptJobData, string>): Promise<string> {
     const started = performance.now();
-    const request = job.data.request;
+    const id = job.id ?? '';
+    const queue = queueNameOf(sessionId);
+    const admission = admitJob(queue, id, job.data, this.#options.rules);
+    if (admission.kind === 'refuse') {
+      this.#options.log(`[JOB] ${id} refused: ${admission.why}`);
+      // Failed at once, whatever attempts the job's options ask for: the coordinator shows the reason.
+      throw new UnrecoverableError(refusalReason(this.name, admission.why));
+    }
+    const { request, digest } = admission;
     // A command may leave a process behind in its folder: its folder is never handed out again.
     const reusable = request.executor.type !== 'command';
     const dir = this.#folders?.take(reusable) ?? this.#options.workdir ?? '';
-    const id = job.id ?? '?';
     const running: RunningJob = { sessionId, dir, taskId: request.task.id, attempt: request.task.attempt, controller: this.#abortOf(sessionId) };
     this.#running.set(id, running);
     let reply: AttemptReply;
@@ -178,11 +234,11 @@ export class BullmqWorker {
     if (reply.kind === 'error' && reply.errorClass === 'rate-limited' && reply.retryAfterMs !== undefined && reply.retryAfterMs > 0) {
       // Every worker of the session waits, not only this one: the limit is the endpoint's, for all.
       await this.#sessions.get(sessionId)?.pause(reply.retryAfterMs);
-      this.#options.log(`worker ${this.name}: ${queueNameOf(sessionId)} paused for ${reply.retryAfterMs} ms (the model server's Retry-After)`);
+      this.#options.log(`worker ${this.name}: ${queue} paused for ${reply.retryAfterMs} ms (the model server's Retry-After)`);
     }
     const outcome = reply.kind === 'finished' ? reply.status : `${reply.errorClass}: ${reply.error.split('\n', 1)[0]}`;
     this.#options.log(`[JOB] ${id} ${outcome} (${Math.round(performance.now() - started)} ms)`);
-    return replyText(reply);
+    return sealReply(this.#options.rules.signing, queue, id, digest, replyText(reply));
   }
 
   /** The controller that aborts the session's running jobs; a fresh one once it was used. */

@@ -4,4 +4,6 @@ export { openCoordinator } from './open-coordinator.js';
 export { jobIdOf, queueNameOf, kSessionIdPattern } from './names.js';
 export { sessionIdOf } from './session-id.js';
 export { maskRedisUrl, checkRedisUrl, redisUrlFrom } from './redis-url.js';
-export { readJobReply, attemptReplySchema } from './reply-schema.js';
+export { readJobReply, readSignedJobReply, attemptReplySchema } from './reply-schema.js';
+export { Signing } from './signing.js';
+export { signingFrom, kSecretEnv, type SecretOptions } from './secret-source.js';

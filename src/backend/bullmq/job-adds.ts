@@ -17,6 +17,15 @@ export interface JobAddsHandlers {
   added: (ids: readonly string[]) => void;
   /** These could not be added (Redis refused or went away); some may be in Redis all the same. */
   failed: (ids: readonly string[], error: unknown) => void;
+  /** The coordinator's signature of a job (signing.ts `jobSigned`); undefined without a secret. */
+  sign: (id: string, digest: string) => string | undefined;
+}
+
+/** A job waiting for its slice. */
+interface ToAdd {
+  id: string;
+  request: AttemptRequest;
+  digest: string;
 }
 
 /**
@@ -30,7 +39,7 @@ export interface JobAddsHandlers {
 export class JobAdds {
   readonly #queue: Queue<AttemptJobData, string>;
   readonly #handlers: JobAddsHandlers;
-  #toAdd: { id: string; request: AttemptRequest }[] = [];
+  #toAdd: ToAdd[] = [];
   #sending = false;
 
   constructor(queue: Queue<AttemptJobData, string>, handlers: JobAddsHandlers) {
@@ -39,9 +48,9 @@ export class JobAdds {
   }
 
   /** Adds the job with the next slice: at the end of this turn, or once the slice on its way is added. */
-  add(id: string, request: AttemptRequest): void {
+  add(id: string, request: AttemptRequest, digest: string): void {
     if (this.#toAdd.length === 0 && !this.#sending) setImmediate(() => void this.#send());
-    this.#toAdd.push({ id, request });
+    this.#toAdd.push({ id, request, digest });
   }
 
   async #send(): Promise<void> {
@@ -58,15 +67,20 @@ export class JobAdds {
     }
   }
 
-  async #addSlice(jobs: { id: string; request: AttemptRequest }[]): Promise<void> {
+  async #addSlice(jobs: ToAdd[]): Promise<void> {
     const opts = { attempts: 1, removeOnComplete: { age: kKeepUnreadSeconds }, removeOnFail: { age: kKeepUnreadSeconds } };
     const ids = jobs.map(({ id }) => id);
     try {
-      await this.#queue.addBulk(jobs.map(({ id, request }) => ({ name: kJobName, data: { request }, opts: { ...opts, jobId: id } })));
+      await this.#queue.addBulk(jobs.map((job) => ({ name: kJobName, data: this.#data(job), opts: { ...opts, jobId: job.id } })));
     } catch (error) {
       this.#handlers.failed(ids, error);
       return;
     }
     this.#handlers.added(ids);
+  }
+
+  #data({ id, request, digest }: ToAdd): AttemptJobData {
+    const sig = this.#handlers.sign(id, digest);
+    return sig === undefined ? { request, digest } : { request, digest, sig };
   }
 }

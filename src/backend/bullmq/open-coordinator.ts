@@ -6,33 +6,40 @@ import { queueNameOf } from './names.js';
 import { QueueRate } from './rate-limit.js';
 import type { RateLimit } from './rate.js';
 import { maskRedisUrl } from './redis-url.js';
+import { kSecretEnv, signingFrom, type SecretOptions } from './secret-source.js';
 import { SessionRegistration } from './session-registry.js';
 import { sessionIdOf } from './session-id.js';
 import { WorkerWatch } from './worker-presence.js';
 
 /**
- * The backend of a coordinator (`run --backend bullmq`): the session's id (made on its
- * first such run), the queue's rate limit, the connection to Redis, the session's place
- * among the running ones (for workers that serve every session), and a line telling how
- * to start workers.
+ * The backend of a coordinator (`run --backend bullmq`): the signing secret (refused
+ * without one, unless `--insecure-no-secret`), the session's id (made on its first such
+ * run), the queue's rate limit, the connection to Redis, the session's place among the
+ * running ones (for workers that serve every session), and a line telling how to start
+ * workers.
  */
 export async function openCoordinator(
   sessionDir: string,
   url: string,
   tell: (line: string) => void,
-  redis: { redisTimeoutSeconds: number | undefined; lost: (reason: string) => void },
+  redis: { redisTimeoutSeconds: number | undefined; lost: (reason: string) => void; secret?: SecretOptions | undefined },
   rate?: RateLimit,
   onWorkers?: (count: number) => void,
 ): Promise<ExecutionBackend & { jobOf(taskId: string, attempt: number): string | undefined }> {
+  // First: a run without a secret stops before it makes anything (exit 2).
+  const signing = signingFrom(redis.secret ?? {}, 'A run with --backend bullmq');
+  if (signing.insecure) tell('bullmq: --insecure-no-secret: jobs and replies are not signed; whoever can write to the Redis can run commands on the workers');
   const sessionId = sessionIdOf(sessionDir);
   const timeout = redis.redisTimeoutSeconds === undefined ? {} : { redisTimeoutMs: redis.redisTimeoutSeconds * 1000 };
-  const backend = await BullmqBackend.open({ url, sessionId, warn: tell, lost: redis.lost, ...timeout });
+  const backend = await BullmqBackend.open({ url, sessionId, signing, warn: tell, lost: redis.lost, ...timeout });
   // Applied before the first job (no job starts outside the rate), then with every beat.
   const queueRate = new QueueRate(url, sessionId, rate);
-  const registration = await SessionRegistration.start(url, sessionId, () => queueRate.apply());
+  const registration = await SessionRegistration.start(url, sessionId, signing, () => queueRate.apply());
   tell(
     `bullmq: tasks go to queue ${queueNameOf(sessionId)} on ${maskRedisUrl(url)}; ` +
-      `start workers with: csv-wave worker --redis URL --session-id ${sessionId} (or without --session-id: every session)`,
+      `start workers with: csv-wave worker --redis URL --session-id ${sessionId} (or without --session-id: every session), ${
+        signing.insecure ? 'with --insecure-no-secret' : `with the same secret (${kSecretEnv} or --secret-file)`
+      }`,
   );
   const watch = onWorkers === undefined ? undefined : new WorkerWatch(url, sessionId, onWorkers);
   return new Coordinator(backend, { registration, watch, queueRate }, url, sessionId, tell);

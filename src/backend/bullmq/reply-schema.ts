@@ -6,6 +6,7 @@ import { describe } from '../../executors/module.js';
 import { scrubSecrets } from '../../executors/secret-scrubber.js';
 import { discoveryInputSchema } from '../../schema/discovery.js';
 import { kArtifactNamePattern, taskResultSchema } from '../../schema/result.js';
+import { openJobReply, type ExpectedReply } from './reply-envelope.js';
 
 const kErrorClasses = ['rate-limited', 'transient', 'timeout', 'invalid-output', 'task-failure', 'worker-crash', 'io'] as const;
 
@@ -91,7 +92,17 @@ const kReplyLevels = 4;
 export const attemptReplySchema = z.discriminatedUnion('kind', [finishedSchema, failedSchema]);
 
 /**
- * A reply read from a job's return value, which a worker on another machine wrote: it is
+ * The reply of an awaited job, from its return value, in two steps: the envelope's
+ * signature and digest first (reply-envelope.ts: a forged reply, or one of another
+ * request, is never merged), then the reply text's schema (readJobReply).
+ */
+export function readSignedJobReply(value: unknown, expected: ExpectedReply): AttemptReply {
+  const opened = openJobReply(value, expected);
+  return opened.kind === 'opened' ? readJobReply(opened.reply) : opened.reply;
+}
+
+/**
+ * A reply text from a job's return value, which a worker on another machine wrote: it is
  * not trusted to be well formed. The worker returns the reply as JSON text (see
  * bullmq-worker.ts); anything that does not parse, or does not match the schema, fails
  * the task as invalid output naming the first bad field (not retried: the same worker code

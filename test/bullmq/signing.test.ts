@@ -1,0 +1,139 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { admitJob, baseUrlKey, sealReply, type WorkerRules } from '../../src/backend/bullmq/job-admission.js';
+import { openJobReply } from '../../src/backend/bullmq/reply-envelope.js';
+import { canonicalJson, compactDigest, jobSigned, replySigned, requestDigest, Signing } from '../../src/backend/bullmq/signing.js';
+import { handMadeRequest, jobData } from '../helpers/bullmq-jobs.js';
+
+const kSecret = 'unit-secret-0123456789abcdef0123456789abcdef';
+const signing = Signing.withSecret(kSecret);
+
+describe('canonical JSON and digests', () => {
+  it('sorts keys at every level and writes the rest as JSON.stringify does', () => {
+    expect(canonicalJson({ b: 1, a: { d: [3, undefined, { f: 1, e: 2 }], c: undefined } })).toBe('{"a":{"d":[3,null,{"e":2,"f":1}]},"b":1}');
+    expect(canonicalJson({ when: new Date(0) })).toBe('{"when":"1970-01-01T00:00:00.000Z"}');
+    expect(canonicalJson('a\u2028"b')).toBe(JSON.stringify('a\u2028"b'));
+  });
+
+  it('a value and its JSON round trip (through Redis) have the same digest, whatever the order of their keys', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const roundTrip = JSON.parse(JSON.stringify(value)) as unknown;
+        expect(requestDigest(roundTrip)).toBe(requestDigest(value));
+      }),
+      { numRuns: 200 },
+    );
+    expect(requestDigest({ a: 1, b: [1, 2] })).toBe(requestDigest({ b: [1, 2], a: 1 }));
+    expect(requestDigest({ a: 1 })).not.toBe(requestDigest({ a: 2 }));
+  });
+});
+
+describe('Signing', () => {
+  it('verifies its own signature, and nothing else', () => {
+    const fields = jobSigned('q', 'j', requestDigest({ x: 1 }));
+    const sig = signing.sign(fields)!;
+    expect(signing.refusal(fields, sig)).toBeUndefined();
+    expect(signing.refusal(fields, undefined)).toMatch(/it is not signed/);
+    expect(signing.refusal(fields, '')).toMatch(/it is not signed/);
+    expect(signing.refusal(fields, 'zz')).toMatch(/does not verify/);
+    expect(signing.refusal(fields, sig.toUpperCase())).toMatch(/does not verify/);
+    expect(signing.refusal(jobSigned('q', 'other', requestDigest({ x: 1 })), sig)).toMatch(/does not verify/);
+    expect(Signing.withSecret(`${kSecret}x`).refusal(fields, sig)).toMatch(/does not verify/);
+  });
+
+  it('without a secret signs nothing and takes every signature', () => {
+    const insecure = Signing.insecure();
+    expect(insecure.sign({ a: 1 })).toBeUndefined();
+    expect(insecure.refusal({ a: 1 }, undefined)).toBeUndefined();
+    expect(insecure.refusal({ a: 1 }, 'forged')).toBeUndefined();
+  });
+
+  it('refuses a short secret', () => {
+    expect(() => Signing.withSecret('short')).toThrow(/at least 32 characters/);
+  });
+});
+
+describe('a worker admits a job', () => {
+  const rules: WorkerRules = { signing, executors: new Set(['command', 'module', 'openai']), baseUrls: new Set(['https://api.openai.com/v1']), ownBaseUrl: undefined };
+  const command = handMadeRequest('A', { type: 'command', template: 'true' });
+
+  it('signed for its queue, id and request: run, with the digest of what it got', () => {
+    const admission = admitJob('q', 'j', jobData(command, 'q', 'j', kSecret), rules);
+    expect(admission).toEqual({ kind: 'run', request: command, digest: requestDigest(command) });
+  });
+
+  it.each([
+    ['no data', undefined, /no attempt request/],
+    ['a request without an executor', { request: { task: {} } }, /no attempt request/],
+    ['an unsigned job', jobData(command, 'q', 'j'), /not signed/],
+    ['a job signed for another queue', jobData(command, 'other', 'j', kSecret), /does not verify/],
+    ['a changed request', { ...jobData(command, 'q', 'j', kSecret), request: { ...command, timeoutMs: 1 } }, /does not verify/],
+  ])('%s: refused', (_what, data, why) => {
+    const admission = admitJob('q', 'j', data, rules);
+    expect(admission.kind).toBe('refuse');
+    if (admission.kind === 'refuse') expect(admission.why).toMatch(why);
+  });
+
+  it('a model server is compared by scheme, host, port and path; one with credentials is none', () => {
+    expect(baseUrlKey('https://API.openai.com/v1/')).toBe('https://api.openai.com/v1');
+    expect(baseUrlKey('http://127.0.0.1:8080/v1?x=1#y')).toBe('http://127.0.0.1:8080/v1');
+    expect(baseUrlKey('http://u:p@127.0.0.1/v1')).toBeUndefined();
+    expect(baseUrlKey('file:///etc')).toBeUndefined();
+    expect(baseUrlKey('not a url')).toBeUndefined();
+    const openai = (baseUrl?: string) => handMadeRequest('M', { type: 'openai', model: 'm', ...(baseUrl === undefined ? {} : { baseUrl }) });
+    for (const [baseUrl, kind] of [[undefined, 'run'], ['', 'run'], ['https://api.openai.com/v1/', 'run'], ['https://api.openai.com.evil/v1', 'refuse'], ['http://api.openai.com/v1', 'refuse']] as const) {
+      expect(admitJob('q', 'j', jobData(openai(baseUrl), 'q', 'j', kSecret), rules).kind, String(baseUrl)).toBe(kind);
+    }
+    // With its own OPENAI_BASE_URL, a job naming none goes there (one naming '' goes to OpenAI's, as the SDK does).
+    const own = { ...rules, ownBaseUrl: 'http://127.0.0.1:1/v1' };
+    expect(admitJob('q', 'j', jobData(openai(), 'q', 'j', kSecret), own).kind).toBe('refuse');
+    expect(admitJob('q', 'j', jobData(openai(''), 'q', 'j', kSecret), own).kind).toBe('run');
+    expect(admitJob('q', 'j', jobData(openai(), 'q', 'j', kSecret), { ...own, baseUrls: new Set(['http://127.0.0.1:1/v1']) }).kind).toBe('run');
+  });
+});
+
+describe('the coordinator opens a reply', () => {
+  const digest = requestDigest({ a: 1 });
+  const expected = (warnings: string[], secure = true) => ({
+    signing: secure ? signing : Signing.insecure(),
+    queue: 'q',
+    jobId: 'j',
+    digest: compactDigest(digest),
+    warn: (message: string) => warnings.push(message),
+  });
+
+  it('sealed by a worker with the secret, for the request submitted: opened', () => {
+    expect(openJobReply(sealReply(signing, 'q', 'j', digest, '{"kind":"x"}'), expected([]))).toEqual({ kind: 'opened', reply: '{"kind":"x"}' });
+  });
+
+  it('of another request: not merged, a warning, the attempt tried again (with a secret or without)', () => {
+    for (const secure of [true, false]) {
+      const warnings: string[] = [];
+      const other = requestDigest({ a: 2 });
+      const opened = openJobReply(sealReply(secure ? signing : Signing.insecure(), 'q', 'j', other, '{}'), expected(warnings, secure));
+      expect(opened).toMatchObject({ kind: 'refused', reply: { kind: 'error', errorClass: 'transient' } });
+      expect(warnings).toEqual([expect.stringContaining('job j ran a request that is not the one this run submitted')]);
+    }
+  });
+
+  it.each([
+    ['unsigned', sealReply(Signing.insecure(), 'q', 'j', digest, '{}'), /not signed/],
+    ['signed for another job', sealReply(signing, 'q', 'other', digest, '{}'), /does not verify/],
+    ['with its reply changed', JSON.stringify({ ...JSON.parse(sealReply(signing, 'q', 'j', digest, '{}')), reply: '{"x":1}' }), /does not verify/],
+    ['a bare reply', '{"kind":"finished"}', /not a signed reply envelope/],
+    ['nested', JSON.stringify({ v: 1, digest, reply: '{}', sig: ['x'] }), /not a signed reply envelope/],
+    ['not JSON', '{"v":', /does not parse/],
+    ['no text at all', { v: 1 }, /not a signed reply envelope/],
+  ])('%s: invalid output, naming the job', (_what, value, why) => {
+    const opened = openJobReply(value, expected([]));
+    expect(opened.kind).toBe('refused');
+    if (opened.kind !== 'refused' || opened.reply.kind !== 'error') return;
+    expect(opened.reply.errorClass).toBe('invalid-output');
+    expect(opened.reply.error).toMatch(/^Invalid output: the reply of job j cannot be used: /);
+    expect(opened.reply.error).toMatch(why);
+  });
+
+  it('the signature covers the reply text through its SHA-256', () => {
+    expect(replySigned('q', 'j', digest, 'abc')).toMatchObject({ reply: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad' });
+  });
+});
