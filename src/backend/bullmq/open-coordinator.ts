@@ -12,7 +12,7 @@ import { WorkerWatch } from './worker-presence.js';
 
 /**
  * The backend of a coordinator (`run --backend bullmq`): the session's id (made on its
- * first such run), the queue's rate limit, the connection to Redis, the session's place
+ * first such run, and anew in a copy of the folder), the queue's rate limit, the connection to Redis, the session's place
  * among the running ones (for workers that serve every session), and a line telling how
  * to start workers.
  */
@@ -24,7 +24,7 @@ export async function openCoordinator(
   rate?: RateLimit,
   onWorkers?: (count: number) => void,
 ): Promise<ExecutionBackend & { jobOf(taskId: string, attempt: number): string | undefined }> {
-  const sessionId = sessionIdOf(sessionDir);
+  const sessionId = sessionIdOf(sessionDir, tell);
   const timeout = redis.redisTimeoutSeconds === undefined ? {} : { redisTimeoutMs: redis.redisTimeoutSeconds * 1000 };
   const backend = await BullmqBackend.open({ url, sessionId, warn: tell, lost: redis.lost, ...timeout });
   // Applied before the first job (no job starts outside the rate), then with every beat.
