@@ -3,18 +3,27 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { backendFromConfig } from '../../src/backend/backend-choice.js';
-import { jobIdOf, kSessionIdPattern, queueNameOf } from '../../src/backend/bullmq/names.js';
+import { isJobOfRun, isJobOfSession, jobIdOf, kRunIdPattern, kSessionIdPattern, newRunId, queueNameOf } from '../../src/backend/bullmq/names.js';
 import { maskRedisUrl, redisUrlFrom } from '../../src/backend/bullmq/redis-url.js';
 import { readSessionId, sessionIdOf } from '../../src/backend/bullmq/session-id.js';
 import { tempSession } from '../helpers/temp-session.js';
 import { expectWaveError } from '../helpers/wave-error.js';
 
 describe('bullmq names', () => {
-  it('gives every attempt its own job id, without the `:` BullMQ refuses', () => {
-    const ids = ['A', 'A.1', 'A.1.a2', 'x-y_z'].flatMap((task) => [1, 2, 12].map((attempt) => jobIdOf('s1', task, attempt)));
+  it('gives every attempt of every run its own job id, without the `:` BullMQ refuses', () => {
+    const runs = [newRunId(), newRunId()];
+    expect(runs[0]).toMatch(kRunIdPattern);
+    expect(runs[0]).not.toBe(runs[1]);
+    const ids = runs.flatMap((run) => ['A', 'A.1', 'A.1.a2', 'x-y_z'].flatMap((task) => [1, 2, 12].map((attempt) => jobIdOf('s1', run, task, attempt))));
     expect(new Set(ids).size).toBe(ids.length);
     for (const id of ids) expect(id).not.toContain(':');
-    expect(jobIdOf('s1', 'A', 2)).toBe(jobIdOf('s1', 'A', 2));
+    expect(jobIdOf('s1', runs[0]!, 'A', 2)).toBe(jobIdOf('s1', runs[0]!, 'A', 2));
+    expect(jobIdOf('s1', '0123456789ab', 'A', 2)).toBe('s1.r0123456789ab.A.a2');
+    expect(isJobOfRun(jobIdOf('s1', runs[0]!, 'A', 1), 's1', runs[0]!)).toBe(true);
+    expect(isJobOfRun(jobIdOf('s1', runs[1]!, 'A', 1), 's1', runs[0]!)).toBe(false);
+    expect(isJobOfSession(jobIdOf('s1', runs[0]!, 'A', 1), 's1')).toBe(true);
+    expect(isJobOfSession(jobIdOf('s2', runs[0]!, 'A', 1), 's1')).toBe(false);
+    expect(isJobOfSession('s1.A.a1', 's1')).toBe(false);
     expect(queueNameOf('s1')).not.toContain(':');
   });
 
