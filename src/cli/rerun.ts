@@ -61,7 +61,9 @@ export function registerRerun(program: Command, io: CliIo, done: (code: number) 
       await runWithReporter(sessionPath, flags, io, {
         prepare: (rows, waves) => {
           const rerun = planRerun(rows, waves, selection);
-          resetTasks(rows, [...rerun.chosen, ...rerun.cascaded]);
+          const ids = [...rerun.chosen, ...rerun.cascaded];
+          resetTasks(rows, ids);
+          return ids;
         },
       }),
     );

@@ -9,12 +9,24 @@ import type { AttemptLine } from '../schema/attempt.js';
 import { AppendOnlyFile } from './append-only-file.js';
 import { attemptLineText } from './attempt-line-text.js';
 
+/**
+ * An attempt started. `job`: the BullMQ job it runs as (--backend bullmq), recorded before
+ * the job is added, so that every job in Redis is named by a journaled attempt: a resume
+ * awaits again only such jobs (engine/job-reattach.ts).
+ */
+export interface JournalStart {
+  type: 'start';
+  id: string;
+  attempt: number;
+  job?: string;
+}
+
 /** The attempts log in the session folder (README "Seeing a run"). */
 export const kAttemptsFile = 'attempts.ndjson';
 
 /** A state change, in the order it happened. The journal is the durable record of a run. */
 export type JournalEntry =
-  | { type: 'start'; id: string; attempt: number }
+  | JournalStart
   | {
       type: 'finish';
       id: string;
@@ -61,6 +73,12 @@ export class Journal {
   #attemptLines: string[] = [];
   /** The entries of batches created and not ended: tasks.csv cannot hold them, so a checkpoint writes them again. */
   readonly #openBatches = new Map<string, string>();
+  /**
+   * The start entries of attempts out as jobs (with `job`), by task, until the task's next
+   * start or its finish: tasks.csv cannot hold a job id, so a checkpoint writes them again,
+   * and a resume after kill -9 still knows which jobs to await.
+   */
+  readonly #openJobs = new Map<string, string>();
 
   /**
    * @param onError told when a write fails. @default throw (from flush, checkpoint and close)
@@ -89,6 +107,8 @@ export class Journal {
     const line = `${JSON.stringify(entry)}\n`;
     if (entry.type === 'batch') this.#openBatches.set(entry.batch, line);
     if (entry.type === 'batch-end') this.#openBatches.delete(entry.batch);
+    if (entry.type === 'start' && entry.job !== undefined) this.#openJobs.set(entry.id, line);
+    else if (entry.type === 'start' || entry.type === 'finish') this.#openJobs.delete(entry.id);
     this.#buffer.push(line);
     this.#scheduleFlush();
   }
@@ -96,6 +116,15 @@ export class Journal {
   /** Keeps the open batches of an earlier run's journal through this run's checkpoints (call before the first). */
   carry(batches: readonly OpenBatch[]): void {
     for (const batch of batches) this.#openBatches.set(batch.batch, `${JSON.stringify(batch)}\n`);
+  }
+
+  /**
+   * Keeps the start entries of the jobs an earlier run left, which this run may await again
+   * (engine/job-reattach.ts), through this run's checkpoints until their tasks start or finish
+   * here: a run killed before it got to them leaves them to the next resume (call before the first).
+   */
+  carryJobs(starts: Iterable<JournalStart>): void {
+    for (const start of starts) this.#openJobs.set(start.id, `${JSON.stringify(start)}\n`);
   }
 
   /**
@@ -147,8 +176,9 @@ export class Journal {
     this.#buffer = [];
     try {
       this.#file.truncate();
-      // Open batches are no task state: only the journal knows them.
-      if (this.#openBatches.size > 0) this.#file.write([...this.#openBatches.values()].join(''));
+      // Open batches and the jobs of attempts out are no task state: only the journal knows them.
+      const carried = [...this.#openBatches.values(), ...this.#openJobs.values()];
+      if (carried.length > 0) this.#file.write(carried.join(''));
     } catch (error) {
       this.#onError(new WaveError('IO', `Cannot empty the journal: ${(error as Error).message}`, { cause: error }));
     }

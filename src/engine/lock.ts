@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { WaveError } from '../errors.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
-import { ownIdentity, startTicksOf, type ProcessIdentity } from './process-identity.js';
+import { ownerStateOf, ownIdentity, type OwnerState, type ProcessOwner } from '../executors/process-identity.js';
 
 /** What link() fails with where a file system has no hard links (some network and FUSE mounts). */
 const kNoHardLinks = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
@@ -16,14 +16,9 @@ const kAttempts = 10;
 /** Claims on claims: a takeover whose claimant died, whose own takeover's claimant died, … */
 const kMaxClaimDepth = 3;
 
-interface LockContent extends ProcessIdentity {
-  pid: number;
-  hostname: string;
+interface LockContent extends ProcessOwner {
   started: string;
 }
-
-/** Whether the run a lock names may still be going, as far as this process can tell. */
-type OwnerState = 'running' | 'gone' | 'other-host' | 'other-namespace';
 
 /** The locks this process holds, by path, with their exact content: a lock naming this pid but not here is a dead namesake's. */
 const heldHere = new Map<string, string>();
@@ -95,20 +90,8 @@ function ownContent(): string {
 
 function ownerState(path: string, raw: string, holder: LockContent | undefined): OwnerState {
   if (!holder) return 'gone'; // torn by a crash while it was written (only where there are no hard links)
-  if (holder.hostname !== hostname()) return 'other-host';
-  const own = ownIdentity();
-  // Every process of an earlier boot is gone.
-  if (holder.bootId !== undefined && own.bootId !== undefined && holder.bootId !== own.bootId) return 'gone';
-  if (holder.pidNamespace !== undefined && own.pidNamespace !== undefined && holder.pidNamespace !== own.pidNamespace) {
-    return 'other-namespace';
-  }
   // This pid is this process, which knows which locks it holds.
-  if (holder.pid === process.pid) return heldHere.get(path) === raw ? 'running' : 'gone';
-  if (!isAlive(holder.pid)) return 'gone';
-  // Alive, but started at another time: a later process that got the owner's pid.
-  const startTicks = holder.startTicks === undefined ? undefined : startTicksOf(holder.pid);
-  if (startTicks !== undefined && startTicks !== holder.startTicks) return 'gone';
-  return 'running';
+  return ownerStateOf(holder, () => heldHere.get(path) === raw);
 }
 
 function lockedError(path: string, holder: LockContent, state: Exclude<OwnerState, 'gone'>): WaveError {
@@ -244,14 +227,4 @@ export function runHoldsLock(sessionDir: string): boolean {
     return true; // a lock that cannot be read is not ours to call stale
   }
   return raw !== undefined && ownerState(path, raw, parseLock(raw)) !== 'gone';
-}
-
-/** True when a process of this pid runs on this machine (whoever owns it). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

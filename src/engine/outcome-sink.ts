@@ -14,10 +14,13 @@ export interface OutcomeSinkSetup {
   /** Runs a write of the knowledge files; one that fails stops the run instead of being thrown (RunStop.guarded). */
   guarded: (work: () => void) => void;
   /**
-   * The id of the job whose reply finished this attempt, when the attempt ran as a job
-   * elsewhere (--backend bullmq): the finish entry records it, to find the job in Redis.
+   * When attempts run as jobs elsewhere (--backend bullmq): `started`, the job of an
+   * attempt, which its start entry records before the job is added (a resume awaits again
+   * only a job its journal names; the backend flushes the journal before each add);
+   * `finished`, the job whose reply finished it, which the finish entry records, to find
+   * the job in Redis.
    */
-  jobOf?: ((task: string, attempt: number) => string | undefined) | undefined;
+  jobs?: { started: (task: string, attempt: number) => string; finished: (task: string, attempt: number) => string | undefined } | undefined;
 }
 
 /**
@@ -46,7 +49,8 @@ export class OutcomeSink implements RunRecorder {
    */
   started(event: TaskStartEvent): void {
     this.#attempts.started(event);
-    this.#journal.append({ type: 'start', id: event.id, attempt: event.attempt });
+    const job = this.#setup.jobs?.started(event.id, event.attempt);
+    this.#journal.append({ type: 'start', id: event.id, attempt: event.attempt, ...(job === undefined ? {} : { job }) });
   }
 
   retried(event: TaskRetryEvent): void {
@@ -55,10 +59,10 @@ export class OutcomeSink implements RunRecorder {
   }
 
   finished(row: TaskRow, reply: WorkerReply | undefined, event: TaskDoneEvent): void {
-    const { knowledge, guarded, jobOf } = this.#setup;
+    const { knowledge, guarded, jobs } = this.#setup;
     guarded(() => knowledge.taskFinished(row, reply));
     this.#attempts.finished(event);
-    const job = event.attempts > 0 ? jobOf?.(event.id, event.attempts) : undefined;
+    const job = event.attempts > 0 ? jobs?.finished(event.id, event.attempts) : undefined;
     this.#journal.append({
       type: 'finish',
       id: event.id,

@@ -11,13 +11,15 @@ import type { TaskPlan } from './validate.js';
 /** What a run is asked to do (the fields of RunSessionOptions that preparing it reads). */
 export interface RunRequest extends RunOptions {
   pipeline?: PipelineName;
-  prepare?: (rows: TaskRow[], waves: ReadonlyMap<string, number>) => void;
+  prepare?: (rows: TaskRow[], waves: ReadonlyMap<string, number>) => void | Iterable<string>;
 }
 
 export interface PreparedRun extends HeldSession {
   /** The run's options, session.json's filling what the caller left out. */
   settings: NormalizedRunOptions;
   plan: TaskPlan;
+  /** The tasks `prepare` said it reset: they run afresh, without a job an interrupted run left for them. */
+  reset: ReadonlySet<string>;
 }
 
 /**
@@ -35,7 +37,7 @@ export async function prepareRun(path: string, request: RunRequest, warn: (messa
     // A bad executor fails here, once, rather than on every task.
     await checkExecutor(settings.executor, held.table.columns, session.dir);
     fillWaveColumn(held.table.rows, plan.waves);
-    request.prepare?.(held.table.rows, plan.waves);
+    const reset = new Set(request.prepare?.(held.table.rows, plan.waves) ?? []);
     writeFirst(held, {
       // Saved between our read and this write: nothing ran yet, and the journal (if any) stays.
       edited: `${session.displayPath} was changed by someone else while csv-wave was reading it; nothing was run. Run the command again.`,
@@ -43,7 +45,7 @@ export async function prepareRun(path: string, request: RunRequest, warn: (messa
         `Nothing was run; tasks.csv and the journal were left as they were. ` +
         `Free some space (or make the folder writable) and run \`csv-wave resume ${path}\`.`,
     });
-    return { ...held, settings, plan };
+    return { ...held, settings, plan, reset };
   } catch (error) {
     held.lock.release();
     throw error;

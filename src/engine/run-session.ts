@@ -10,7 +10,8 @@ import { killLeftoverCommands } from '../backend/local/child-groups.js';
 import { RunEmitter, type RunSummary } from './events.js';
 import { InFlight } from './in-flight.js';
 import { Interrupt } from './interrupt.js';
-import { Journal, readOpenBatches } from './journal.js';
+import { Journal, readJournal, readOpenBatches } from './journal.js';
+import { jobsToReattach } from './job-reattach.js';
 import { createBackend } from './create-backend.js';
 import { OutcomeSink } from './outcome-sink.js';
 import { RunReporter } from '../report/run-reporter.js';
@@ -45,8 +46,12 @@ export interface RunSessionOptions extends RunOptions {
   interactiveHandlers?: ReadonlyMap<string, InteractiveHandler>;
   /** Where the discussion gate's answers come from. @default none: a gate fails, saying how to answer */
   answers?: AnswerSource;
-  /** Changes the rows before the run starts (rerun uses it to reset tasks). */
-  prepare?: (rows: TaskRow[], waves: ReadonlyMap<string, number>) => void;
+  /**
+   * Changes the rows before the run starts (rerun uses it to reset tasks); may return the
+   * ids of the tasks it reset: those run afresh, never taking the reply of a job an
+   * interrupted run left for them (--backend bullmq).
+   */
+  prepare?: (rows: TaskRow[], waves: ReadonlyMap<string, number>) => void | Iterable<string>;
   /**
    * Aborting it stops the run the gentle way (the CLI's first Ctrl-C): no new task starts,
    * running ones get `graceSeconds` to finish and be recorded, and the run ends with
@@ -78,7 +83,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
   const startedAt = performance.now();
   const events = options.events ?? new RunEmitter();
   const warn = (message: string) => events.emit('warning', message);
-  const { session, settings, table, writer, lock, plan } = await prepareRun(path, options, warn);
+  const { session, settings, table, writer, lock, plan, reset } = await prepareRun(path, options, warn);
   try {
     const where = options.backend ?? backendFromConfig(session.config.backend);
     if (where.type !== 'bullmq' && options.redisTimeoutSeconds !== undefined) {
@@ -96,6 +101,13 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       stop.stop('io', redisLostReason(reason, path));
       inFlight.takeBackAll();
     };
+    // Another coordinator took the session id over (this one stopped beating): its jobs are no longer this run's.
+    const superseded = (reason: string) => {
+      stop.stop('io', `Stopped: ${reason}. No new task was started; the tasks whose jobs were out went back to pending. Stop the other run, then run \`csv-wave resume ${path}\`.`);
+      inFlight.takeBackAll();
+    };
+    // The jobs an interrupted run left for tasks of this one, read before this run empties the journal.
+    const reattach = where.type === 'bullmq' ? jobsToReattach(readJournal(session.dir), table.rows, reset) : [];
     // BullMQ and ioredis are loaded only by a run that uses them: they are most of a start-up.
     const remote =
       where.type === 'bullmq'
@@ -106,13 +118,15 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
             { redisTimeoutSeconds: options.redisTimeoutSeconds, lost: redisLost, secret: options.bullmqSecret },
             where.rate ?? configuredRate(session.config.backend),
             (count) => events.emit('workers:connected', count),
+            // The journal is flushed before each add: every job in Redis is named by a journaled start.
+            { reattach: new Map(reattach.map((start) => [start.id, start.job])), beforeAdd: () => journal.flush(), superseded },
           )
         : undefined;
     const { waves, waveCount } = plan;
     const stop = new RunStop(path, warn);
     const { writeFailed, guarded } = stop;
     const journal = new Journal(session.dir, writeFailed, { attempts: true });
-    const jobOf = remote && ((task: string, attempt: number) => remote.jobOf(task, attempt));
+    const jobs = remote && { started: (task: string, attempt: number) => remote.jobFor(task, attempt), finished: (task: string, attempt: number) => remote.jobOf(task, attempt) };
     // report.html at each wave end shows the attempts of the wave: they are flushed first.
     const reporter = new RunReporter(session.dir, table, warn);
     events.on('wave:done', () => {
@@ -122,6 +136,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     // Batches an earlier run left open are known only to its journal: kept through this run's checkpoints.
     const leftOpen = readOpenBatches(session.dir);
     journal.carry(leftOpen);
+    journal.carryJobs(reattach);
     journal.checkpoint();
     if (leftOpen.length > 0 && !settings.batch) {
       warn(`${leftOpen.length} batch(es) of an earlier --batch run are still open; this run sends its tasks one by one. Stop it and resume with --batch to take their answers instead`);
@@ -218,7 +233,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       },
       events,
       // Every change is recorded here before its event is emitted: no listener can lose it.
-      new OutcomeSink({ journal, knowledge: sink, guarded, jobOf }),
+      new OutcomeSink({ journal, knowledge: sink, guarded, jobs }),
     );
     stop.attach(scheduler);
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lines, readyWorker as readyWorkerWith, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
+import { jobIdSource, lines, readyWorker as readyWorkerWith, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
@@ -80,7 +80,7 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
       second?.child.kill('SIGTERM');
     }
     const secondOut = await second!.exited;
-    expect(secondOut.stdout).toMatch(/\[JOB\] kill-test\.A\.a1 completed/);
+    expect(secondOut.stdout).toMatch(new RegExp(`\\[JOB\\] ${jobIdSource('kill-test', 'A', 1)} completed`));
     expect(lines(join(marks, 'A.pids'))).toHaveLength(2);
     expect(readRows(dir).get('A')).toMatchObject({ status: 'completed', findings: 'done-A' });
     expect(attemptsOfA(dir)).toEqual([expect.objectContaining({ outcome: 'completed' })]);
@@ -102,7 +102,7 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
       writeFileSync(join(marks, 'release'), '');
       // Both workers reply for the one attempt.
       await waitFor(
-        () => [first, second!].every((worker) => worker.stdoutSoFar().includes('[JOB] stall-test.A.a1')),
+        () => [first, second!].every((worker) => new RegExp(`\\[JOB\\] ${jobIdSource('stall-test', 'A', 1)}`).test(worker.stdoutSoFar())),
         'both workers to reply',
         120_000,
       );
@@ -142,7 +142,7 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
       worker.child.kill('SIGTERM');
     }
     const out = await worker.exited;
-    expect(out.stdout.split('\n').filter((line) => line.startsWith('[JOB] '))).toEqual([expect.stringMatching(/^\[JOB\] resume-test\.A\.a1 completed/)]);
+    expect(out.stdout.split('\n').filter((line) => line.startsWith('[JOB] '))).toEqual([expect.stringMatching(new RegExp(`^\\[JOB\\] ${jobIdSource('resume-test', 'A', 1)} completed`))]);
     expect(lines(join(marks, 'A.pids'))).toHaveLength(1);
     expect(readRows(dir).get('A')).toMatchObject({ status: 'completed', findings: 'done-A' });
     expect(attemptsOfA(dir)).toEqual([expect.objectContaining({ outcome: 'completed' })]);
@@ -167,7 +167,7 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
       worker.child.kill('SIGTERM');
     }
     const out = await worker.exited;
-    expect(out.stdout).toMatch(/\[JOB\] restart-test\.A\.a2 completed/);
+    expect(out.stdout).toMatch(new RegExp(`\\[JOB\\] ${jobIdSource('restart-test', 'A', 2)} completed`));
     expect(readRows(dir).get('A')).toMatchObject({ status: 'completed', findings: 'done-A' });
     expect(attemptsOfA(dir).map((line) => line.outcome)).toEqual(['retried', 'completed']);
   });
@@ -187,12 +187,12 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
         await new Promise((resolve) => setTimeout(resolve, 100));
         waiting = await waitingJobs();
       }
-      expect([...waiting].sort()).toEqual(['sigint-test.A.a1', 'sigint-test.B.a1', 'sigint-test.C.a1']);
+      expect([...waiting].sort()).toEqual(['A', 'B', 'C'].map((id) => expect.stringMatching(new RegExp(`^${jobIdSource('sigint-test', id, 1)}$`))));
       coordinator.child.kill('SIGINT');
       const ended = await coordinator.exited;
       expect(ended.code, ended.stderr).toBe(130);
       expect(await waitingJobs()).toEqual([]);
-      expect(await client.exists('bull:csv-wave-sigint-test:sigint-test.A.a1')).toBe(0);
+      expect(await client.exists(...waiting.map((id) => `bull:csv-wave-sigint-test:${id}`))).toBe(0);
     } finally {
       coordinator?.child.kill('SIGKILL');
       client.disconnect();

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lines, readyWorker, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
+import { jobIdIn, jobIdSource, lines, readyWorker, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
 import { readRows } from '../helpers/generic-session.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { isRunning, spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
@@ -34,12 +34,13 @@ describe.runIf(kRunRedisTests)('csv-wave worker: Ctrl-C on the coordinator', () 
       const ended = await coordinator.exited;
       expect(ended.code, ended.stderr).toBe(130);
       await waitFor(() => pids.every((pid) => !isRunning(pid)), 'the commands to end', 60_000);
-      await waitFor(() => worker.stdoutSoFar().includes('[JOB] cancel-test.A.a1 cancelled') && worker.stdoutSoFar().includes('[JOB] cancel-test.B.a1 cancelled'), 'the worker to cancel both jobs', 60_000);
+      const cancelled = (id: string) => new RegExp(`\\[JOB\\] ${jobIdSource('cancel-test', id, 1)} cancelled`).test(worker.stdoutSoFar());
+      await waitFor(() => cancelled('A') && cancelled('B'), 'the worker to cancel both jobs', 60_000);
       // Removed, so that a resume adds the attempts' jobs again instead of taking their cancel for an outcome.
       for (const id of ['A', 'B']) {
         let kept = 1;
         for (let look = 0; look < 600 && kept === 1; look++) {
-          kept = await client.exists(`bull:csv-wave-cancel-test:cancel-test.${id}.a1`);
+          kept = await client.exists(`bull:csv-wave-cancel-test:${jobIdIn(worker.stdoutSoFar(), 'cancel-test', id, 1)}`);
           if (kept === 1) await new Promise((resolve) => setTimeout(resolve, 100));
         }
         expect(kept, id).toBe(0);

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { lines, redisForEachTest, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
+import { jobIdSource, lines, redisForEachTest, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
 import { readRows } from '../helpers/generic-session.js';
 import { kRunRedisTests } from '../helpers/redis-server.js';
 import { isRunning, spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
@@ -42,7 +42,7 @@ describe.runIf(kRunRedisTests)('csv-wave worker killed with kill -9', () => {
     expect(ran.code, ran.stderr).toBe(0);
     second.child.kill('SIGTERM');
     const secondOut = await second.exited;
-    expect(secondOut.stdout).toMatch(/\[JOB\] orphan-test\.A\.a1 completed/);
+    expect(secondOut.stdout).toMatch(new RegExp(`\\[JOB\\] ${jobIdSource('orphan-test', 'A', 1)} completed`));
     expect(lines(join(each.marks, 'A.pids'))).toHaveLength(2);
     expect(readRows(dir).get('A')).toMatchObject({ status: 'completed', findings: 'done-A' });
     const attempts = lines(join(dir, 'attempts.ndjson')).map((line) => JSON.parse(line) as { task: string; outcome: string });

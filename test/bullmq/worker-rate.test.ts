@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRate } from '../../src/backend/bullmq/rate.js';
-import { readyWorker, sessionWithId } from '../helpers/bullmq-session.js';
+import { jobIdSource, readyWorker, sessionWithId } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-openai-server.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
@@ -105,9 +105,10 @@ describe.runIf(kRunRedisTests)('csv-wave worker: shared rate limit', () => {
     expect(run.code, run.stderr).toBe(1);
     expect(readRows(dir).get('R')?.status).toBe('failed');
     const events = await queueEvents(redis.url, 'csv-wave-pause-test');
-    const rStarted = events.find((event) => event.event === 'active' && event.jobId === 'pause-test.R.a1')!.ms;
+    const rJob = new RegExp(`^${jobIdSource('pause-test', 'R', 1)}$`);
+    const rStarted = events.find((event) => event.event === 'active' && rJob.test(event.jobId))!.ms;
     // The pause is set after R's 429 (so after R started) and before R's job ends.
-    const rEnded = events.find((event) => event.jobId === 'pause-test.R.a1' && (event.event === 'completed' || event.event === 'failed'))!.ms;
+    const rEnded = events.find((event) => rJob.test(event.jobId) && (event.event === 'completed' || event.event === 'failed'))!.ms;
     const laterStarts = events.filter((event) => event.event === 'active' && event.ms > rEnded).map((event) => event.ms);
     expect(laterStarts.length).toBeGreaterThan(0);
     // No job started on either worker before the Retry-After had passed.

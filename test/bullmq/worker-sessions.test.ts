@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readyWorker, sessionWithId } from '../helpers/bullmq-session.js';
+import { jobIdSource, readyWorker, sessionWithId } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
 import { readRows } from '../helpers/generic-session.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
@@ -28,7 +28,7 @@ describe.runIf(kRunRedisTests)('csv-wave worker without --session-id', () => {
         expect(await registry.zscore('csv-wave:sessions', sessionId)).toBeNull();
         for (const id of ['A', 'B', 'C']) expect(readRows(dir).get(id)).toMatchObject({ status: 'completed', findings: `done-${id}` });
         // A worker writes its [JOB] lines together, up to 50 ms after the job.
-        const line = new RegExp(`\\[JOB\\] ${sessionId}\\.A\\.a1 completed`);
+        const line = new RegExp(`\\[JOB\\] ${jobIdSource(sessionId, 'A', 1)} completed`);
         await waitFor(() => line.test(worker.stdoutSoFar()), `the worker's line for ${sessionId}.A`, 60_000);
         // Its coordinator left: the worker stops listening to its queue.
         await waitFor(() => worker.stdoutSoFar().includes(`csv-wave-${sessionId} has no coordinator any more`), 'the worker to let the session go', 60_000);

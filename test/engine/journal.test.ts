@@ -82,6 +82,35 @@ describe('Journal', () => {
   });
 });
 
+describe('Journal: the jobs of attempts out (--backend bullmq)', () => {
+  it('writes the start entries that name a job again after each checkpoint, until the task starts again without one or finishes', () => {
+    const dir = sessionDir();
+    const journal = new Journal(dir);
+    const left = { type: 'start', id: 'c', attempt: 1, job: 's.r000000000000.c.a1' } as const;
+    journal.carryJobs([left]);
+    journal.append({ type: 'start', id: 'a', attempt: 1, job: 's.r111111111111.a.a1' });
+    journal.append({ type: 'start', id: 'b', attempt: 1, job: 's.r111111111111.b.a1' });
+    journal.flush();
+    journal.checkpoint();
+    expect(readJournal(dir)).toEqual([
+      left,
+      { type: 'start', id: 'a', attempt: 1, job: 's.r111111111111.a.a1' },
+      { type: 'start', id: 'b', attempt: 1, job: 's.r111111111111.b.a1' },
+    ]);
+    // a retried: its latest attempt's job; b finished; c started here with the job it was left.
+    journal.append({ type: 'start', id: 'a', attempt: 2, job: 's.r111111111111.a.a2' });
+    journal.append({ ...finishA, id: 'b' });
+    journal.append(left);
+    journal.checkpoint();
+    expect(readJournal(dir)).toEqual([left, { type: 'start', id: 'a', attempt: 2, job: 's.r111111111111.a.a2' }]);
+    journal.append({ ...finishA, id: 'c' });
+    journal.append({ type: 'start', id: 'a', attempt: 3 });
+    journal.checkpoint();
+    expect(readJournal(dir)).toEqual([]);
+    journal.close();
+  });
+});
+
 describe('readJournal', () => {
   it('is empty when the session has no journal', () => {
     expect(readJournal(sessionDir())).toEqual([]);

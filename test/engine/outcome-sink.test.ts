@@ -145,21 +145,26 @@ describe('RunTally', () => {
 });
 
 describe('OutcomeSink with jobs', () => {
-  test('a finish entry records the job whose reply finished the attempt, and none for a task that ran no job', () => {
+  test('a start entry records the job of its attempt, a finish entry the job whose reply finished it, and none for a task that ran no job', () => {
     const dir = mkdtempSync(join(tmpdir(), 'csv-wave-outcome-sink-'));
     const journal = new Journal(dir, undefined, { attempts: true });
     const asked: string[] = [];
     const sink = sinkOn(journal, {
-      jobOf: (task, attempt) => {
-        asked.push(`${task}#${attempt}`);
-        return task === 'a' ? `sid.${task}.a${attempt}` : undefined;
+      jobs: {
+        started: (task, attempt) => `sid.r1.${task}.a${attempt}`,
+        finished: (task, attempt) => {
+          asked.push(`${task}#${attempt}`);
+          return task === 'a' ? `sid.r1.${task}.a${attempt}` : undefined;
+        },
       },
     });
     record(sink, [...kRun, ['task:done', { id: 'c', status: 'completed', ...kDone, attempts: 1 }]]);
     journal.close();
-    const finishes = readJournal(dir).filter((entry) => entry.type === 'finish');
+    const entries = readJournal(dir);
+    expect(entries.filter((entry) => entry.type === 'start').map((entry) => ('job' in entry ? entry.job : '-'))).toEqual(['sid.r1.a.a1', 'sid.r1.a.a2']);
+    const finishes = entries.filter((entry) => entry.type === 'finish');
     expect(finishes.map((entry) => [entry.id, 'job' in entry ? entry.job : '-'])).toEqual([
-      ['a', 'sid.a.a2'],
+      ['a', 'sid.r1.a.a2'],
       ['b', '-'],
       ['c', '-'],
     ]);

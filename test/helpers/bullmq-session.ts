@@ -75,3 +75,14 @@ export function redisForEachTest(): EachTestRedis {
   });
   return each;
 }
+
+/** A job id of the session's task and attempt, of any run (`<session>.r<run>.<task>.a<attempt>`, names.ts), as RegExp source. */
+export function jobIdSource(sessionId: string, task: string, attempt: number): string {
+  const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return `${escaped(sessionId)}\\.r[0-9a-f]{12}\\.${escaped(task)}\\.a${attempt}`;
+}
+
+/** The first job id of the session's task and attempt in `text` (a worker's [JOB] lines); undefined when there is none. */
+export function jobIdIn(text: string, sessionId: string, task: string, attempt: number): string | undefined {
+  return new RegExp(jobIdSource(sessionId, task, attempt)).exec(text)?.[0];
+}

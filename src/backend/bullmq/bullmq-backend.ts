@@ -8,9 +8,10 @@ import type { AttemptJobData } from './job-data.js';
 import { KeysInTurn, lookUpJobs, type JobState } from './job-lookup.js';
 import { failedJobReply } from './job-refusal.js';
 import { unaddedJobReply, vanishedJobReply } from './job-replies.js';
-import { jobIdOf, queueNameOf } from './names.js';
+import { isJobOfRun, jobIdOf, queueNameOf } from './names.js';
 import { RedisPresence } from './redis-presence.js';
 import { readSignedJobReply } from './reply-schema.js';
+import { removeUnawaitedJobs, type SweepResult } from './session-jobs.js';
 import { compactDigest, jobSigned, requestDigest, type Signing } from './signing.js';
 
 export interface BullmqBackendOptions {
@@ -20,6 +21,19 @@ export interface BullmqBackendOptions {
   sessionId: string;
   /** Signs the jobs and checks the replies' signatures (signing.ts; secret-source.ts makes it). */
   signing: Signing;
+  /** This run's id (names.ts newRunId): in every job id it adds, so that no job id repeats across runs. */
+  runId: string;
+  /**
+   * Jobs an interrupted run left for tasks of this run, by task id: the attempt 1 of such a
+   * task awaits that job again instead of adding its own (a resume after kill -9 finds the
+   * job running or finished). Only jobs a journal names as an attempt's. @default none
+   */
+  reattach?: ReadonlyMap<string, string>;
+  /**
+   * Called before each add of jobs goes out: the run's journal is flushed there, so that
+   * every job in Redis is named by a journaled attempt (the only ones a resume awaits again).
+   */
+  beforeAdd?: () => void;
   /** Dropped replies and lost jobs are told here. */
   warn: (message: string) => void;
   /**
@@ -57,9 +71,10 @@ interface Waiting {
 /**
  * Runs attempts as BullMQ jobs on Redis, taken by `csv-wave worker` processes on any
  * machine. One job per attempt, with one BullMQ attempt: retries, backoff and halts stay
- * in csv-wave's scheduler. The job's id is made of the session, the task and the attempt,
- * so a coordinator started again finds the jobs of its predecessor instead of adding them
- * twice, and its outcome is read from Redis if it finished meanwhile.
+ * in csv-wave's scheduler. The job's id is made of the session, the run, the task and the
+ * attempt: no id repeats across runs, and a coordinator started again awaits the jobs its
+ * journal names (`reattach`) instead of adding them twice, their outcomes read from Redis
+ * if they finished meanwhile.
  *
  * Few round trips: the jobs submitted in one turn of the event loop are added with one
  * `addBulk` (a pipeline), and the connection pipelines by itself what else one turn sends
@@ -103,6 +118,7 @@ export class BullmqBackend implements ExecutionBackend {
     this.#events = events;
     this.#adds = new JobAdds(queue, {
       wanted: (id) => this.#waiting.has(id),
+      ...(options.beforeAdd ? { beforeAdd: options.beforeAdd } : {}),
       added: (ids) => {
         for (const id of ids) if (this.#waiting.has(id)) this.#added.add(id);
       },
@@ -145,7 +161,7 @@ export class BullmqBackend implements ExecutionBackend {
   submit(request: AttemptRequest, signal?: AbortSignal): Promise<AttemptReply> {
     if (signal?.aborted) return Promise.reject(abortError(signal.reason));
     if (this.#closed) return Promise.reject(new Error('The bullmq backend is closed: it runs no more attempts'));
-    const id = jobIdOf(this.#options.sessionId, request.task.id, request.task.attempt);
+    const id = this.jobFor(request.task.id, request.task.attempt);
     const digest = requestDigest(request);
     const reply = this.#await(id, compactDigest(digest), signal);
     this.#adds.add(id, request, digest);
@@ -294,8 +310,30 @@ export class BullmqBackend implements ExecutionBackend {
    * it); undefined for an attempt that ran no job here (an interactive handler's).
    */
   jobOf(taskId: string, attempt: number): string | undefined {
-    const id = jobIdOf(this.#options.sessionId, taskId, attempt);
+    const id = this.jobFor(taskId, attempt);
     return this.#taken.has(id) ? id : undefined;
+  }
+
+  /**
+   * The id of the job of an attempt, known before it is submitted (the journal's start
+   * entry records it): the job an interrupted run left, for the attempt 1 of a task it
+   * names (`reattach`), else this run's own.
+   */
+  jobFor(taskId: string, attempt: number): string {
+    const left = attempt === 1 ? this.#options.reattach?.get(taskId) : undefined;
+    return left ?? jobIdOf(this.#options.sessionId, this.#options.runId, taskId, attempt);
+  }
+
+  /**
+   * Removes the session's jobs that no attempt of this run awaits or may await
+   * (session-jobs.ts): at the start of the run, before its first add, and at its close.
+   * Kept: this run's jobs whose replies were not read (a task taken back by a stop: a
+   * resume awaits them again) and the jobs a resume may re-attach to.
+   */
+  removeUnawaited(): Promise<SweepResult> {
+    const { sessionId, runId, reattach } = this.#options;
+    const left = new Set(reattach?.values());
+    return removeUnawaitedJobs(this.#queue, (id) => !this.#taken.has(id) && (isJobOfRun(id, sessionId, runId) || left.has(id)));
   }
 
   /**
@@ -312,6 +350,8 @@ export class BullmqBackend implements ExecutionBackend {
     await new Promise((resolve) => setImmediate(resolve));
     this.#removeRead();
     await this.#whileAnswering(Promise.all(this.#removals));
+    // What an earlier run left that ended meanwhile, and the jobs a stop left unread: none is awaited now.
+    await this.#whileAnswering(this.removeUnawaited().catch(() => undefined));
     // quit, not disconnect: the removals of the last replies read are still on their way.
     const closing = Promise.allSettled([this.#events.close(), this.#queue.close().then(() => this.#redis.quit())]);
     const closed = await this.#whileAnswering(closing);

@@ -3,8 +3,9 @@ import type { AttemptRequest } from '../../executors/messages.js';
 import { kJobName, type AttemptJobData } from './job-data.js';
 
 /**
- * Finished jobs are removed once their reply is read; these keep what a coordinator never
- * read (it died) for a day, long enough for a `resume` to merge it, and no longer.
+ * Finished jobs are removed once their reply is read. What a coordinator never read (it
+ * died) expires a day after it finished (finished-jobs.ts, set by the worker); BullMQ's own
+ * age limit is kept too, though it acts only when another job of the queue completes.
  */
 const kKeepUnreadSeconds = 24 * 3600;
 /** Jobs per addBulk: a scheduler tick that starts 100,000 attempts sends them in slices. */
@@ -19,6 +20,8 @@ export interface JobAddsHandlers {
   failed: (ids: readonly string[], error: unknown) => void;
   /** The coordinator's signature of a job (signing.ts `jobSigned`); undefined without a secret. */
   sign: (id: string, digest: string) => string | undefined;
+  /** Called before each slice goes out: what names its jobs is made durable first (the journal). @default nothing */
+  beforeAdd?: () => void;
 }
 
 /** A job waiting for its slice. */
@@ -34,7 +37,8 @@ interface ToAdd {
  * way goes in the next one (a group commit). So a turn that submits 100,000 attempts does
  * not hold 100,000 serialized jobs in the connection at once, and a busy coordinator sends
  * big slices instead of one round trip per job. BullMQ keeps a job whose id exists as it is,
- * so a coordinator started again adds its predecessor's jobs without doubling them.
+ * so a resumed coordinator that adds the jobs its journal names (reattach) does not double
+ * them. Before each slice goes out, `beforeAdd` makes the journal durable.
  */
 export class JobAdds {
   readonly #queue: Queue<AttemptJobData, string>;
@@ -71,6 +75,7 @@ export class JobAdds {
     const opts = { attempts: 1, removeOnComplete: { age: kKeepUnreadSeconds }, removeOnFail: { age: kKeepUnreadSeconds } };
     const ids = jobs.map(({ id }) => id);
     try {
+      this.#handlers.beforeAdd?.();
       await this.#queue.addBulk(jobs.map((job) => ({ name: kJobName, data: this.#data(job), opts: { ...opts, jobId: job.id } })));
     } catch (error) {
       this.#handlers.failed(ids, error);

@@ -1,5 +1,6 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import { bullmqConnection } from './connection.js';
+import { expireFinishedJob } from './finished-jobs.js';
 import type { AttemptJobData } from './job-data.js';
 import { queueNameOf } from './names.js';
 
@@ -44,6 +45,11 @@ export class SessionWorker {
     // finding this failed one and taking its failure for the attempt's outcome.
     this.#worker.on('failed', (job, error) => {
       if (job && error.message === kCancelledMessage) void job.remove().catch(() => undefined);
+      else if (job?.id) void expireFinishedJob(this.#queue, job.id, 'failed').catch(() => undefined);
+    });
+    // A reply nobody reads (its coordinator was killed) leaves Redis a day after its job finished.
+    this.#worker.on('completed', (job) => {
+      if (job.id) void expireFinishedJob(this.#queue, job.id, 'completed').catch(() => undefined);
     });
   }
 

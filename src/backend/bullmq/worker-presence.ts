@@ -1,9 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { checkRedisReachable } from './connection.js';
 import type { AttemptJobData } from './job-data.js';
-import { kSessionIdPattern, queueNameOf } from './names.js';
+import { queueNameOf } from './names.js';
+import { readSessionId } from './session-id.js';
 
 /**
  * Which worker runs which job, and which workers listen to a session's queue. A worker
@@ -83,7 +82,6 @@ export class WorkerWatch {
  * `.csv-wave/session-id`); empty for one that never did.
  */
 export async function runningWorkersOf(sessionDir: string, url: string): Promise<Map<string, string>> {
-  const path = join(sessionDir, '.csv-wave', 'session-id');
-  const sessionId = existsSync(path) ? readFileSync(path, 'utf8').trim() : '';
-  return kSessionIdPattern.test(sessionId) ? runningWorkers(url, sessionId) : new Map();
+  const sessionId = readSessionId(sessionDir);
+  return sessionId === undefined ? new Map() : runningWorkers(url, sessionId);
 }

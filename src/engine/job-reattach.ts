@@ -1,0 +1,25 @@
+import { statusOf } from '../core/skip-cause.js';
+import type { TaskRow } from '../core/task.js';
+import type { JournalEntry, JournalStart } from './journal.js';
+
+/** A start entry that names its job. */
+export type JobStart = JournalStart & { job: string };
+
+/**
+ * The jobs an interrupted run left (--backend bullmq) that this run awaits again: for each
+ * task, the journal's last start entry naming a job, when the task did not finish after it,
+ * is pending now and is not one this run resets (a `rerun` runs its tasks afresh). Only an
+ * attempt 1: a run's first attempt of a task is attempt 1, and a job of a later attempt was
+ * asked for another attempt (its number, its thread), so no attempt of this run is its own.
+ * Every other job left in the session's queue is nobody's, and is removed when the run
+ * starts (session-jobs.ts).
+ */
+export function jobsToReattach(entries: readonly JournalEntry[], rows: readonly TaskRow[], reset: ReadonlySet<string>): JobStart[] {
+  const open = new Map<string, JournalStart>();
+  for (const entry of entries) {
+    if (entry.type === 'start') open.set(entry.id, entry);
+    else if (entry.type === 'finish') open.delete(entry.id);
+  }
+  const pending = new Set(rows.filter((row) => statusOf(row) === 'pending' && !reset.has(row.id)).map((row) => row.id));
+  return [...open.values()].filter((start): start is JobStart => start.job !== undefined && start.attempt === 1 && pending.has(start.id));
+}
