@@ -55,7 +55,7 @@ describe.runIf(kRunRedisTests)('the session registry on a hostile or badly clock
     const run = await spawnCliWith(clockOff(-45_000), 'run', dir, '--cmd', 'echo done-{id}', '--backend', 'bullmq', '--redis', each.redis.url).exited;
     expect(run.code, run.stderr).toBe(0);
     for (const id of ['A', 'B']) expect(readRows(dir).get(id)?.findings).toBe(`done-${id}`);
-    await waitFor(() => worker.stdoutSoFar().includes('[JOB] clock.A.a1 completed'), "the worker's line", 60_000);
+    await waitFor(() => /\[JOB\] clock\.r[0-9a-f]{12}\.A\.a1 completed/.test(worker.stdoutSoFar()), "the worker's line", 60_000);
   });
 
   it('400 fake ids in the registry: a worker with a secret serves none of them, opens no connection for them, and still serves a signed session', { timeout: 300_000 }, async () => {

@@ -63,7 +63,7 @@ describe.runIf(kRunRedisTests)('a worker runs only what a coordinator signed', (
     const row = readRows(dir).get('A');
     expect(row?.status).toBe('failed');
     expect(row?.error).toMatch(/^Refused by worker host \S+ pid \d+: its executor command is not one this worker runs \(--executors module,openai\)/);
-    await waitFor(() => /\[JOB\] narrow\.A\.a1 refused: its executor command/.test(worker.stdoutSoFar()), "the worker's line", 60_000);
+    await waitFor(() => /\[JOB\] narrow\.r[0-9a-f]{12}\.A\.a1 refused: its executor command/.test(worker.stdoutSoFar()), "the worker's line", 60_000);
   });
 
   it("an openai job never sends the worker's key to a model server it does not allow, signed or not", { timeout: 300_000 }, async () => {
