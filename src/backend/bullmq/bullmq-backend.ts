@@ -1,7 +1,9 @@
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
+import { showCell } from '../../csv/columns.js';
 import { abortError, type ExecutionBackend } from '../execution-backend.js';
+import { RulesByRole, type AwaitedTask } from './awaited-task.js';
 import { bullmqConnection, checkRedisReachable } from './connection.js';
 import { JobAdds } from './job-adds.js';
 import type { AttemptJobData } from './job-data.js';
@@ -42,8 +44,8 @@ const kLookupMs = 1000;
 /** Jobs looked up per look (in turn, oldest first): 100,000 queued jobs cost no 100,000 reads a second. */
 const kLookupBatch = 2000;
 
-/** A submit waiting for its job's outcome. */
-interface Waiting {
+/** A submit waiting for its job's outcome, and what its reply is held to. */
+interface Waiting extends AwaitedTask {
   resolve: (reply: AttemptReply) => void;
   reject: (error: Error) => void;
 }
@@ -88,6 +90,7 @@ export class BullmqBackend implements ExecutionBackend {
   readonly #inTurn = new KeysInTurn(this.#waiting, kLookupBatch);
   /** Removals of cancelled jobs under way. */
   readonly #removals = new Set<Promise<void>>();
+  readonly #rules = new RulesByRole();
   #closed = false;
 
   private constructor(options: BullmqBackendOptions, redis: Redis, queue: Queue<AttemptJobData, string>, events: QueueEvents) {
@@ -105,7 +108,7 @@ export class BullmqBackend implements ExecutionBackend {
         for (const id of ids) this.#settle(id, () => unaddedJobReply(error));
       },
     });
-    events.on('completed', ({ jobId, returnvalue }) => this.#settle(jobId, () => readJobReply(returnvalue)));
+    events.on('completed', ({ jobId, returnvalue }) => this.#settle(jobId, (task) => readJobReply(returnvalue, task.taskId, task.rules)));
     events.on('failed', ({ jobId, failedReason }) => this.#settle(jobId, () => lostJobReply(failedReason)));
     // ioredis reconnects by itself; BullMQ emits the errors of the attempts in between.
     queue.on('error', () => undefined);
@@ -139,7 +142,7 @@ export class BullmqBackend implements ExecutionBackend {
     if (signal?.aborted) return Promise.reject(abortError(signal.reason));
     if (this.#closed) return Promise.reject(new Error('The bullmq backend is closed: it runs no more attempts'));
     const id = jobIdOf(this.#options.sessionId, request.task.id, request.task.attempt);
-    const reply = this.#await(id, signal);
+    const reply = this.#await(id, { taskId: request.task.id, rules: this.#rules.of(request) }, signal);
     this.#adds.add(id, request);
     return reply;
   }
@@ -148,12 +151,12 @@ export class BullmqBackend implements ExecutionBackend {
    * The reply of job `id`, once it comes. Apart from submit, so that the closures waiting
    * here do not hold the request: 100,000 queued attempts keep no 100,000 requests alive.
    */
-  #await(id: string, signal: AbortSignal | undefined): Promise<AttemptReply> {
+  #await(id: string, { taskId, rules }: AwaitedTask, signal: AbortSignal | undefined): Promise<AttemptReply> {
     return new Promise<AttemptReply>((resolve, reject) => {
       // The run's submits carry no signal (engine/task-runner.ts): the promise's own
       // resolvers are kept, no closures of ours, a few hundred bytes less per queued attempt.
       if (!signal) {
-        this.#waiting.set(id, { resolve, reject });
+        this.#waiting.set(id, { resolve, reject, taskId, rules });
         return;
       }
       const onAbort = () => {
@@ -165,6 +168,8 @@ export class BullmqBackend implements ExecutionBackend {
       signal.addEventListener('abort', onAbort, { once: true });
       const done = () => signal.removeEventListener('abort', onAbort);
       this.#waiting.set(id, {
+        taskId,
+        rules,
         resolve: (reply) => {
           done();
           resolve(reply);
@@ -205,21 +210,22 @@ export class BullmqBackend implements ExecutionBackend {
     } else if (state.kind === 'failed') {
       this.#settle(id, () => lostJobReply(state.reason));
     } else if (state.kind === 'completed') {
-      this.#settle(id, () => readJobReply(state.returnvalue));
+      this.#settle(id, (task) => readJobReply(state.returnvalue, task.taskId, task.rules));
     }
   }
 
   /** Hands the job's reply to the submit waiting for it, once; then the finished job leaves Redis. */
-  #settle(id: string, reply: () => AttemptReply): void {
+  #settle(id: string, reply: (task: AwaitedTask) => AttemptReply): void {
     const waiting = this.#waiting.get(id);
     if (!waiting) {
-      if (!this.#closed && !this.#taken.has(id)) this.#options.warn(`bullmq: dropped a reply for job ${id}: no attempt waits for it (late, or delivered twice)`);
+      // The id as the event stream has it, which anyone who can write to Redis can write: shown escaped and cut.
+      if (!this.#closed && !this.#taken.has(id)) this.#options.warn(`bullmq: dropped a reply for job ${showCell(id)}: no attempt waits for it (late, or delivered twice)`);
       return;
     }
     this.#waiting.delete(id);
     this.#added.delete(id);
     this.#taken.add(id);
-    waiting.resolve(reply());
+    waiting.resolve(reply(waiting));
     this.#toRemove.push(id);
   }
 

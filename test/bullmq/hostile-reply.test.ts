@@ -1,0 +1,108 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AttemptRequest } from '../../src/executors/messages.js';
+import type { TaskResultInput } from '../../src/schema/result.js';
+import { sessionWithId } from '../helpers/bullmq-session.js';
+import { forgeReplies, hostileText, kControl, kEscapes, unruledReply, type ForgedReplies } from '../helpers/forged-reply.js';
+import { readCsvRecords, readRows } from '../helpers/generic-session.js';
+import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { spawnCliWith } from '../helpers/spawn-cli.js';
+
+const kSecret = 'sk-live-HOSTILE-REPLY-0123456789';
+/** The coordinator's environment holds the secret, as a worker's might: it must reach no file and no line. */
+const kEnv = { CSV_WAVE_TEST_TOKEN: kSecret };
+/** The longest cell a spreadsheet holds. */
+const kCellLimit = 32_767;
+
+/** Every file under `dir`, with its text. */
+function filesOf(dir: string): { path: string; text: string }[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .map((name) => join(dir, name))
+    .filter((path) => statSync(path).isFile())
+    .map((path) => ({ path, text: readFileSync(path, 'utf8') }));
+}
+
+/** The reply text a worker that skipped every rule would return for task `request`'s raw result. */
+function unruled(request: AttemptRequest, result: TaskResultInput): string {
+  return JSON.stringify(unruledReply(request.task.id, request.task.row.role ?? '', result));
+}
+
+/** Runs the session's coordinator while `answer` forges each job's reply; resolves with its exit and output. */
+async function runAgainst(url: string, sessionId: string, dir: string, answer: (request: AttemptRequest) => string) {
+  let forged: ForgedReplies | undefined;
+  try {
+    forged = await forgeReplies(url, sessionId, answer);
+    const coordinator = spawnCliWith({ env: kEnv }, 'run', dir, '--cmd', 'true', '--backend', 'bullmq', '--redis', url);
+    const ran = await coordinator.exited;
+    return { ...ran, answered: forged.answered };
+  } finally {
+    await forged?.stop();
+  }
+}
+
+describe.runIf(kRunRedisTests)('a reply from a hostile worker', () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await redis?.dispose();
+  });
+
+  it('is held to the rules of a local reply: no control character in tasks.csv or on the terminal, findings cut to an artifact, every cell within a spreadsheet\'s', { timeout: 600_000 }, async () => {
+    const dir = sessionWithId('hostile-texts', [
+      { id: 'A', description: 'huge findings', role: 'worker' },
+      { id: 'C', description: 'counts without a signal', role: 'challenger' },
+      { id: 'D', description: 'labels too long', role: 'challenger' },
+      { id: 'E', description: 'a huge error', role: 'worker' },
+    ]);
+    const results: Record<string, TaskResultInput> = {
+      A: {
+        findings: hostileText(3_000_044, kSecret),
+        wisdom: { learnings: [`learnt ${kEscapes} ${kSecret}`] },
+        discoveries: [{ type: `idea${kEscapes}`, data: { [`title${kEscapes}`]: `x${kEscapes}${kSecret}` } }],
+        key_findings: [`key ${kEscapes}`],
+      },
+      C: { findings: 'two serious issues', severity_summary: `CRITICAL:1 HIGH:0 MEDIUM:0 LOW:0${kEscapes}` },
+      D: { findings: 'fine', gc_signal: `CONVERGED${kEscapes}${'!'.repeat(40_000)}`, severity_summary: hostileText(40_000, kSecret) },
+      E: { status: 'failed', findings: 'tried', error: hostileText(200_000, kSecret) },
+    };
+    const ran = await runAgainst(redis.url, 'hostile-texts', dir, (request) => unruled(request, results[request.task.id]!));
+    expect(ran.answered.sort()).toEqual(['A', 'C', 'D', 'E']);
+    // E failed (its result says so): exit 1, every task recorded.
+    expect(ran.code, ran.stderr).toBe(1);
+
+    const terminal = ran.stdout + ran.stderr;
+    expect(terminal).not.toMatch(kControl);
+    expect(terminal).not.toContain(kSecret);
+    const tasks = readFileSync(join(dir, 'tasks.csv'), 'utf8');
+    expect(tasks.replace(/\r\n/g, '\n')).not.toMatch(kControl);
+    for (const record of readCsvRecords(join(dir, 'tasks.csv'))) {
+      for (const [column, cell] of Object.entries(record)) expect(cell.length, `${record.id}.${column}`).toBeLessThanOrEqual(kCellLimit);
+    }
+    for (const { path, text } of filesOf(dir)) {
+      expect(text, path).not.toContain(kSecret);
+      expect(text.replace(/\r\n/g, '\n'), path).not.toMatch(kControl);
+    }
+
+    const rows = readRows(dir);
+    const a = rows.get('A')!;
+    expect(a.status).toBe('completed');
+    expect(a.findings.length).toBeLessThanOrEqual(500);
+    expect(a.findings).toContain('[… full output: artifacts/A/output.md]');
+    const output = readFileSync(join(dir, 'artifacts', 'A', 'output.md'), 'utf8');
+    expect(output.length).toBeGreaterThan(600_000);
+    expect(output.startsWith('findings  *** findings')).toBe(true);
+    expect(rows.get('C')).toMatchObject({ status: 'completed', gc_signal: 'REVISION_NEEDED', severity_summary: 'CRITICAL:1 HIGH:0 MEDIUM:0 LOW:0' });
+    const d = rows.get('D')!;
+    expect(d.gc_signal).toMatch(/^CONVERGED!+…$/);
+    expect(d.gc_signal).toHaveLength(500);
+    expect(d.severity_summary.length).toBeLessThanOrEqual(500);
+    expect(d.findings).toContain('[gc_signal cut: the first 499 of 40009 characters kept]');
+    const e = rows.get('E')!;
+    expect(e.status).toBe('failed');
+    expect(e.error.length).toBeLessThanOrEqual(4000);
+    expect(e.error).toMatch(/characters cut…/);
+  });
+});
