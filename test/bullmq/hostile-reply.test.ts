@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AttemptRequest } from '../../src/executors/messages.js';
 import type { TaskResultInput } from '../../src/schema/result.js';
-import { sessionWithId } from '../helpers/bullmq-session.js';
+import { lines, sessionWithId } from '../helpers/bullmq-session.js';
 import { forgeReplies, hostileText, kControl, kEscapes, unruledReply, type ForgedReplies } from '../helpers/forged-reply.js';
 import { readCsvRecords, readRows } from '../helpers/generic-session.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
@@ -104,5 +104,34 @@ describe.runIf(kRunRedisTests)('a reply from a hostile worker', () => {
     expect(e.status).toBe('failed');
     expect(e.error.length).toBeLessThanOrEqual(4000);
     expect(e.error).toMatch(/characters cut…/);
+  });
+
+  it('of 50 MB is refused unread as invalid output naming its size and the limit, and the run goes on', { timeout: 600_000 }, async () => {
+    const dir = sessionWithId('hostile-size', [
+      { id: 'BIG', description: 'a 50 MB reply', role: 'worker' },
+      { id: 'B', description: 'an honest reply', role: 'worker' },
+    ]);
+    // Findings of 50 MiB, once (the discovery record's copy left empty): a return value of 50 MiB and a little.
+    const bigReply = unruledReply('BIG', 'worker', { findings: 'x'.repeat(50 * 1024 * 1024) });
+    const bigText = JSON.stringify({ ...bigReply, discovery: { ...bigReply.discovery, findings: '' } });
+    const ran = await runAgainst(redis.url, 'hostile-size', dir, (request) =>
+      request.task.id === 'BIG' ? bigText : unruled(request, { findings: 'small and honest' }),
+    );
+    expect(ran.answered.sort()).toEqual(['B', 'BIG']);
+    expect(ran.code, ran.stderr).toBe(1);
+    const rows = readRows(dir);
+    expect(rows.get('B')).toMatchObject({ status: 'completed', findings: 'small and honest' });
+    const refused = rows.get('BIG')!;
+    expect(refused.status).toBe('failed');
+    // Not retried: the same worker code would send the same reply.
+    const attempts = lines(join(dir, 'attempts.ndjson')).map((line) => JSON.parse(line) as { task: string; error_class: string });
+    expect(attempts.filter((attempt) => attempt.task === 'BIG').map((attempt) => attempt.error_class)).toEqual(['invalid-output']);
+    // The size as BullMQ stores it: the JSON of the reply's text.
+    const size = Buffer.byteLength(JSON.stringify(bigText)).toLocaleString('en-US');
+    // 45 MiB under the default caps: 4 × (10 MiB of artifacts + 1 MiB of stdout) + 1 MiB.
+    expect(refused.error).toContain(`Invalid output: the reply from the worker is ${size} bytes, past the 47,185,920 that the run's caps allow a reply`);
+    // Nothing of it in the session: its files are as small as an honest run's.
+    const bytes = filesOf(dir).reduce((total, file) => total + Buffer.byteLength(file.text), 0);
+    expect(bytes).toBeLessThan(1024 * 1024);
   });
 });

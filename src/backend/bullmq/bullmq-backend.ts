@@ -11,7 +11,7 @@ import { KeysInTurn, lookUpJobs, type JobState } from './job-lookup.js';
 import { lostJobReply, unaddedJobReply, vanishedJobReply } from './job-replies.js';
 import { jobIdOf, queueNameOf } from './names.js';
 import { RedisPresence } from './redis-presence.js';
-import { readJobReply } from './reply-schema.js';
+import { maxReplyBytes, oversizedReply, readSizedReply } from './reply-size.js';
 
 export interface BullmqBackendOptions {
   /** The Redis URL (`--redis`, CSV_WAVE_REDIS_URL). */
@@ -108,7 +108,7 @@ export class BullmqBackend implements ExecutionBackend {
         for (const id of ids) this.#settle(id, () => unaddedJobReply(error));
       },
     });
-    events.on('completed', ({ jobId, returnvalue }) => this.#settle(jobId, (task) => readJobReply(returnvalue, task.taskId, task.rules)));
+    events.on('completed', ({ jobId, returnvalue }) => this.#settle(jobId, (task) => readSizedReply(returnvalue, task)));
     events.on('failed', ({ jobId, failedReason }) => this.#settle(jobId, () => lostJobReply(failedReason)));
     // ioredis reconnects by itself; BullMQ emits the errors of the attempts in between.
     queue.on('error', () => undefined);
@@ -194,7 +194,7 @@ export class BullmqBackend implements ExecutionBackend {
     this.#lookingUp = true;
     try {
       const ids = this.#inTurn.next();
-      const states = await lookUpJobs(this.#redis, (id) => this.#queue.toKey(id), ids);
+      const states = await lookUpJobs(this.#redis, (id) => this.#queue.toKey(id), ids, (id) => this.#maxBytesOf(id));
       for (const [id, state] of states) this.#found(id, state);
     } catch {
       // Redis is away: the next look tries again.
@@ -210,8 +210,16 @@ export class BullmqBackend implements ExecutionBackend {
     } else if (state.kind === 'failed') {
       this.#settle(id, () => lostJobReply(state.reason));
     } else if (state.kind === 'completed') {
-      this.#settle(id, (task) => readJobReply(state.returnvalue, task.taskId, task.rules));
+      this.#settle(id, (task) => readSizedReply(state.returnvalue, task));
+    } else if (state.kind === 'oversized') {
+      this.#settle(id, (task) => oversizedReply(state.bytes, maxReplyBytes(task.rules.limits)));
     }
+  }
+
+  /** The largest return value of job `id` the look-up reads (reply-size.ts). */
+  #maxBytesOf(id: string): number {
+    const waiting = this.#waiting.get(id);
+    return waiting === undefined ? 0 : maxReplyBytes(waiting.rules.limits);
   }
 
   /** Hands the job's reply to the submit waiting for it, once; then the finished job leaves Redis. */
