@@ -1,13 +1,17 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BullmqBackend } from '../../src/backend/bullmq/bullmq-backend.js';
+import { queueNameOf } from '../../src/backend/bullmq/names.js';
+import { finishAttempt } from '../../src/executors/finish-attempt.js';
 import type { AttemptRequest } from '../../src/executors/messages.js';
 import type { TaskResultInput } from '../../src/schema/result.js';
 import { lines, sessionWithId } from '../helpers/bullmq-session.js';
 import { forgeReplies, hostileText, kControl, kEscapes, unruledReply, type ForgedReplies } from '../helpers/forged-reply.js';
 import { readCsvRecords, readRows } from '../helpers/generic-session.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
-import { spawnCliWith } from '../helpers/spawn-cli.js';
+import { sleep, spawnCliWith } from '../helpers/spawn-cli.js';
 
 const kSecret = 'sk-live-HOSTILE-REPLY-0123456789';
 /** The coordinator's environment holds the secret, as a worker's might: it must reach no file and no line. */
@@ -26,6 +30,15 @@ function filesOf(dir: string): { path: string; text: string }[] {
 /** The reply text a worker that skipped every rule would return for task `request`'s raw result. */
 function unruled(request: AttemptRequest, result: TaskResultInput): string {
   return JSON.stringify(unruledReply(request.task.id, request.task.row.role ?? '', result));
+}
+
+/** Does `act` until `done` holds, a look each 50 ms; fails after 60 s (a safety net, not a timing assertion). */
+async function until(done: () => boolean, what: string, act: () => Promise<unknown>): Promise<void> {
+  for (const deadline = Date.now() + 60_000; ; await sleep(50)) {
+    await act();
+    if (done()) return;
+    if (Date.now() > deadline) throw new Error(`Gave up waiting for ${what}`);
+  }
 }
 
 /** Runs the session's coordinator while `answer` forges each job's reply; resolves with its exit and output. */
@@ -133,5 +146,38 @@ describe.runIf(kRunRedisTests)('a reply from a hostile worker', () => {
     // Nothing of it in the session: its files are as small as an honest run's.
     const bytes = filesOf(dir).reduce((total, file) => total + Buffer.byteLength(file.text), 0);
     expect(bytes).toBeLessThan(1024 * 1024);
+  });
+
+  it('whose event holds no JSON stops no event reader: a later reply on the stream still settles its attempt', { timeout: 600_000 }, async () => {
+    const sessionId = 'forged-event';
+    const key = (name: string) => `bull:${queueNameOf(sessionId)}:${name}`;
+    const backend = await BullmqBackend.open({ url: redis.url, sessionId, warn: () => undefined });
+    const client = new Redis(redis.url);
+    try {
+      const request = {
+        executor: { type: 'module', path: '/nowhere.mjs' },
+        task: { id: 'A', wave: 1, attempt: 1, session: '/nowhere', row: { id: 'A', description: 'x', role: 'worker' }, prev_context: '' },
+        timeoutMs: 1000,
+      } as unknown as AttemptRequest;
+      let answer: unknown;
+      void backend.submit(request).then((reply) => (answer = reply), (error: unknown) => (answer = error));
+      let jobId: string | undefined;
+      await until(() => jobId !== undefined, 'the job in the queue', async () => {
+        [jobId] = await client.lrange(key('wait'), 0, 0);
+      });
+      // BullMQ's reader parses each completed event's return value: this one throws in its loop.
+      await client.xadd(key('events'), '*', 'event', 'completed', 'jobId', 'forged', 'returnvalue', '{');
+      // The job stays waiting in Redis, so only the event stream can settle it: its reply is
+      // added again until it is read, as the reader may be starting again when one is added.
+      const reply = finishAttempt({ id: 'A', row: { role: 'worker' } as never }, { kind: 'result', result: { findings: 'from the stream' } });
+      await until(() => answer !== undefined, 'the reply read from the stream', async () => {
+        await client.xadd(key('events'), '*', 'event', 'completed', 'jobId', jobId!, 'returnvalue', JSON.stringify(JSON.stringify(reply)));
+      });
+      expect(answer).toMatchObject({ kind: 'finished', findings: 'from the stream' });
+    } finally {
+      client.disconnect();
+      await backend.cancelAll();
+      await backend.close();
+    }
   });
 });

@@ -43,6 +43,8 @@ export const kDefaultRedisTimeoutMs = 60_000;
 const kLookupMs = 1000;
 /** Jobs looked up per look (in turn, oldest first): 100,000 queued jobs cost no 100,000 reads a second. */
 const kLookupBatch = 2000;
+/** The pause before BullMQ's event reader is started again after it stopped: a flood of bad events costs no busy loop. */
+const kEventsRestartMs = 100;
 
 /** A submit waiting for its job's outcome, and what its reply is held to. */
 interface Waiting extends AwaitedTask {
@@ -124,6 +126,23 @@ export class BullmqBackend implements ExecutionBackend {
       warn: options.warn,
       lost: () => options.lost?.(`Redis did not answer for ${timeoutMs / 1000} s (--redis-timeout)`),
     });
+    void this.#readEvents();
+  }
+
+  /**
+   * Runs BullMQ's event reader until the backend closes, and again whenever it stops: one
+   * event whose return value is not JSON, which anyone who can write to Redis can add to
+   * the stream, makes its loop throw (its JSON.parse is in the loop) and end for good. It
+   * starts again at the stream's end; what it missed meanwhile the look-up finds.
+   */
+  async #readEvents(): Promise<void> {
+    while (!this.#closed) {
+      try {
+        await this.#events.run();
+      } catch {
+        if (!this.#closed) await new Promise((resolve) => setTimeout(resolve, kEventsRestartMs).unref());
+      }
+    }
   }
 
   /** Connects to Redis (a WaveError REDIS_UNREACHABLE when it does not answer) and listens to the session's queue. */
@@ -132,7 +151,8 @@ export class BullmqBackend implements ExecutionBackend {
     const name = queueNameOf(options.sessionId);
     const redis = new Redis(options.url, { maxRetriesPerRequest: null, enableAutoPipelining: true });
     const queue = new Queue<AttemptJobData, string>(name, { connection: redis });
-    const events = new QueueEvents(name, { connection: bullmqConnection(options.url) });
+    // Not autorun: the backend runs the reader itself, and runs it again when it stops (#readEvents).
+    const events = new QueueEvents(name, { connection: bullmqConnection(options.url), autorun: false });
     // Listening before the first add: an outcome is not missed between the add and the listener.
     await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
     return new BullmqBackend(options, redis, queue, events);
