@@ -1,5 +1,6 @@
 import type { AttemptRequest, TaskLimits } from '../../executors/messages.js';
 import type { ReplyRules } from '../../executors/reply-rules.js';
+import { SecretScrubber } from '../../executors/secret-scrubber.js';
 
 /**
  * What the backend keeps of a queued attempt, to hold its reply to the rules of every
@@ -16,10 +17,12 @@ const kNoLimits: TaskLimits = {};
 /**
  * The rules of each role's replies, made once and shared: a run's attempts have one
  * pipeline and one set of caps, and a few roles between them, so a queued attempt costs
- * a pointer to one of a few objects.
+ * a pointer to one of a few objects. The secrets of the coordinator's environment are read
+ * once, when the backend opens, not at each reply.
  */
 export class RulesByRole {
   readonly #rules = new Map<string, ReplyRules>();
+  readonly #secrets = SecretScrubber.fromEnv();
 
   of(request: AttemptRequest): ReplyRules {
     const pipeline = request.pipeline ?? 'generic';
@@ -29,7 +32,7 @@ export class RulesByRole {
     const known = this.#rules.get(key);
     if (known !== undefined && sameLimits(known.limits, limits)) return known;
     // A copy of the caps: the request's own object is the request's, not the backend's to keep.
-    const rules: ReplyRules = { pipeline, role, limits: { ...limits } };
+    const rules: ReplyRules = { pipeline, role, limits: { ...limits }, secrets: this.#secrets };
     this.#rules.set(key, rules);
     return rules;
   }
