@@ -1,11 +1,11 @@
 /**
- * Issue 22's attack "a 50 MB reply from a worker": a coordinator (`run --backend bullmq`)
- * of a two-task session, and instead of `csv-wave worker` a plain BullMQ worker that
- * answers task A's job with a reply of MB megabytes (a well-formed reply whose findings are
- * that long) and task B's with a small honest one. Prints the coordinator's RSS when A's
- * job was taken (before the big reply), its RSS once the reply was handled, its peak RSS
- * over the run (VmHWM, read every 50 ms),
- * how the run ended, and the longest cell of tasks.csv and the size of the session's files.
+ * Issue 22's attack "a 50 MB reply from a worker": a coordinator (`run --backend bullmq`) of
+ * a two-task session, and instead of `csv-wave worker` a plain BullMQ worker (the tests'
+ * forgeReplies) that answers task A's job with a well-formed reply whose findings are MB
+ * mebibytes, and task B's with a small honest one. Prints the coordinator's RSS when A's job
+ * was taken (before the big reply), once A's reply was handled, its peak over the run
+ * (VmHWM, read every 50 ms) and at its end; how the run ended; the longest cell of
+ * tasks.csv and the size of the session's files.
  * Usage: npx tsx scripts/bench/bullmq-big-reply.ts [MB=50]
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -13,8 +13,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Worker } from 'bullmq';
 import { parse } from 'csv-parse/sync';
+import { forgeReplies, unruledReply } from '../../test/helpers/forged-reply.js';
 
 const kMegabytes = Number(process.argv[2] ?? 50);
 const kBin = resolve('dist/cli/bin.js');
@@ -40,20 +40,10 @@ function memoryOf(pid: number): { rss: number; peak: number } {
   return { rss: Math.round(kb('VmRSS') / 1024), peak: Math.round(kb('VmHWM') / 1024) };
 }
 
-/** A finished reply as csv-wave's worker sends it (JSON text), findings as given. */
+/** A finished reply as a worker that skipped every rule would send it (JSON text), its findings once. */
 function replyText(taskId: string, findings: string): string {
-  return JSON.stringify({
-    kind: 'finished',
-    status: 'completed',
-    findings,
-    gc_signal: '',
-    severity_summary: '',
-    error: '',
-    discoveries: [],
-    wisdom: {},
-    artifacts: [],
-    discovery: { taskId, role: 'worker', status: 'completed', findings: findings.slice(0, 500), error: null, artifacts: [] },
-  });
+  const reply = unruledReply(taskId, 'worker', { findings });
+  return JSON.stringify({ ...reply, discovery: { ...reply.discovery, findings: '' } });
 }
 
 /** Total bytes of the files under `dir`. */
@@ -87,20 +77,15 @@ const exited = new Promise<number | null>((done) => coordinator.on('exit', (code
 const figures: Record<string, number> = {};
 const big = 'x'.repeat(kMegabytes * 1024 * 1024);
 // One job at a time: A's big reply first, then B's, so that B shows whether the run goes on.
-const worker = new Worker(
-  'csv-wave-big-reply',
-  async (job) => {
-    const taskId = (job.data as { request: { task: { id: string } } }).request.task.id;
-    // B a few seconds after A: the coordinator is still running when BullMQ's event stream
-    // brings it A's return value too (the look-up may have settled A first).
-    if (taskId !== 'A') return new Promise<string>((done) => setTimeout(() => done(replyText(taskId, 'small and honest')), 5000));
-    const before = memoryOf(coordinator.pid!);
-    figures.rssBeforeMb = before.rss;
-    figures.peakBeforeMb = before.peak;
-    return replyText(taskId, big);
-  },
-  { connection: { url, maxRetriesPerRequest: null }, concurrency: 1 },
-);
+const forged = await forgeReplies(url, 'big-reply', (request) => {
+  // B a few seconds after A: the coordinator is still running when BullMQ's event stream
+  // brings it A's return value too (the look-up may have settled A first).
+  if (request.task.id !== 'A') return new Promise<string>((done) => setTimeout(() => done(replyText(request.task.id, 'small and honest')), 5000));
+  const before = memoryOf(coordinator.pid!);
+  figures.rssBeforeMb = before.rss;
+  figures.peakBeforeMb = before.peak;
+  return replyText(request.task.id, big);
+});
 let afterA: { rss: number; peak: number } | undefined;
 /** The last figures read before the coordinator exited: its peak over the whole run. */
 let final: { rss: number; peak: number } | undefined;
@@ -115,7 +100,7 @@ const watch = setInterval(() => {
 }, 50);
 const code = await exited;
 clearInterval(watch);
-await worker.close();
+await forged.stop();
 
 const tasks = readFileSync(join(dir, 'tasks.csv'), 'utf8');
 const rows = parse(tasks, { columns: true }) as Record<string, string>[];

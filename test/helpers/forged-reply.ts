@@ -31,12 +31,12 @@ export interface ForgedReplies {
  * JSON), so that BullMQ stores it in the job and on the event stream as it stores a real
  * worker's. One job at a time, in the queue's order. The one place the tests forge a reply.
  */
-export async function forgeReplies(url: string, sessionId: string, answer: (request: AttemptRequest) => string): Promise<ForgedReplies> {
+export async function forgeReplies(url: string, sessionId: string, answer: (request: AttemptRequest) => string | Promise<string>): Promise<ForgedReplies> {
   const answered: string[] = [];
   const worker = new Worker<AttemptJobData, string>(
     queueNameOf(sessionId),
     async (job) => {
-      const text = answer(job.data.request);
+      const text = await answer(job.data.request);
       answered.push(job.data.request.task.id);
       return text;
     },
