@@ -20,7 +20,9 @@ export interface StdoutCut {
 /**
  * Reads a command's stdout (DESIGN.md section 6): the whole of it, or else its last
  * non-empty line, if that is a JSON object, is the result; otherwise the trimmed text is
- * the findings. ANSI escapes and control characters are removed first, then secrets.
+ * the findings. Secrets are scrubbed first, then ANSI escapes and control characters
+ * removed: removed first, an escape would take a secret's first character with it (`ESC c`
+ * is one) and leave the rest, which the scrubber no longer knows.
  *
  * Output that was meant as a JSON result but does not parse fails as `invalid-output`,
  * naming the JSON error, instead of becoming findings: stdout that starts like an object
@@ -40,7 +42,7 @@ export interface StdoutCut {
 export function parseTaskOutput(stdout: string, cut?: StdoutCut, mode: OutputMode = 'auto'): AttemptOutcome {
   // Scrubbed before it is parsed: V8's JSON errors quote the text around the error, which
   // may hold a piece of a secret that the scrubber could not recognise afterwards.
-  const trimmed = scrubSecrets(cleanText(stdout)).trim();
+  const trimmed = cleanText(scrubSecrets(stdout)).trim();
   const notes = cut ? [cutNote(cut)] : [];
   const withNotes = (outcome: AttemptOutcome): AttemptOutcome => (notes.length > 0 ? { ...outcome, notes } : outcome);
   const asText = (): AttemptOutcome => withNotes({ kind: 'result', result: { status: 'completed', findings: trimmed } });
@@ -120,7 +122,7 @@ function startsLikeResult(text: string): boolean {
 
 /** The result on the last complete non-empty line of the end of a long output, if any. */
 function lastLineResult(tail: string): object | undefined {
-  const clean = cleanText(tail);
+  const clean = cleanText(scrubSecrets(tail));
   // The first line of the tail is cut (its beginning was dropped): only later lines count.
   const lines = clean.slice(clean.indexOf('\n') + 1).split('\n').filter((line) => line.trim() !== '');
   if (clean.indexOf('\n') < 0 || lines.length === 0) return undefined;

@@ -81,7 +81,7 @@ export function planTaskArtifacts(
   const files: { name: string; content: string }[] = [];
   let cell = withNotes(plan.findings, plan.notes);
   if (plan.output) {
-    files.push({ name: kOutputName, content: cell });
+    files.push({ name: kOutputName, content: outputText(plan.findings, plan.notes, notesReserve(limits)) });
     cell = fittedCell(plan.findings, plan.notes, artifactPath(taskId, kOutputName));
   }
   files.push(...plan.accepted);
@@ -91,6 +91,18 @@ export function planTaskArtifacts(
 /** Writes planned artifact files in order; returns their paths relative to the session folder. */
 export function writeArtifactFiles(sessionDir: string, taskId: string, files: readonly { name: string; content: string }[]): string[] {
   return files.map((file) => writeArtifact(sessionDir, taskId, file.name, file.content));
+}
+
+/**
+ * The output file: the findings, then their notes in at most `reserve` bytes (the room
+ * kept for them), so that the planned files never pass the byte cap; the reply's notes
+ * keep them all. Only notes longer than a quarter of a cap under 16 KiB are cut.
+ */
+function outputText(findings: string, notes: readonly string[], reserve: number): string {
+  const text = withNotes(findings, notes);
+  const noteBytes = Buffer.byteLength(text) - Buffer.byteLength(findings);
+  if (noteBytes <= reserve) return text;
+  return findings + cutTextBytes(text.slice(findings.length), Math.max(0, reserve - 3)) + '…';
 }
 
 /** Room kept in the byte total for the notes that end the output file. */
@@ -114,13 +126,11 @@ export function artifactLimitsOf(limits: { maxArtifactsPerTask?: number; maxArti
 
 /**
  * The most bytes planTaskArtifacts gives one task's files under `limits`, so that the
- * engine can check a reply against it. The cap itself from 16 KiB on; under that a little
- * more, as the notes that end the output file may pass the quarter of the cap kept for
- * them: they are at most a few short notes (about 2 KiB: fixed texts, numbers and at most
- * ten artifact names), never past kNotesReserve.
+ * engine can check a reply against it: the cap itself (the notes that end the output file
+ * keep to the room kept for them, see outputText).
  */
 export function maxPlannedBytes(limits: ArtifactLimits): number {
-  return limits.maxBytes - notesReserve(limits) + kNotesReserve;
+  return limits.maxBytes;
 }
 
 function planArtifacts(

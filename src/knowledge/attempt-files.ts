@@ -1,6 +1,6 @@
 import { isFolderWriteFailure } from '../csv/write-all.js';
 import { cleanText } from '../executors/clean-text.js';
-import { cutError } from '../executors/finish-attempt.js';
+import { cutError } from '../executors/reply-rules.js';
 import type { AttemptReply, ArtifactFile, TaskLimits, WorkerReply } from '../executors/messages.js';
 import { describe } from '../executors/module.js';
 import { scrubSecrets } from '../executors/secret-scrubber.js';

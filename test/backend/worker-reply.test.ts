@@ -139,10 +139,11 @@ describe("the engine re-checks a reply's files against the run's caps", () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 
-  test('what a worker fits to a small cap passes, though the notes that end its output file take more than the room kept for them', async () => {
+  test('what a worker fits to a small cap passes: the notes that end its output file keep to the room kept for them', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'csv-wave-session-'));
     // Findings cut at a 1 KiB cap, and two artifacts with long names dropped: the notes
-    // ending output.md are longer than the quarter of the cap kept for them.
+    // ending output.md are longer than the quarter of the cap kept for them, and are cut there
+    // (the reply's notes keep them whole).
     const names = ['a'.repeat(60), 'b'.repeat(60)];
     const result = resultText({ findings: 'f'.repeat(3000), artifacts: names.map((name) => ({ name, content: 'x'.repeat(400) })) });
     const resultFile = join(mkdtempSync(join(tmpdir(), 'csv-wave-result-')), 'result.json');
@@ -151,7 +152,8 @@ describe("the engine re-checks a reply's files against the run's caps", () => {
     const reply = await runAttempt({ executor: { type: 'command', template: `cat '${resultFile}'` }, task: task(dir), timeoutMs: 0, limits });
     expect(reply.kind).toBe('finished');
     if (reply.kind !== 'finished') return;
-    expect(reply.artifacts.reduce((total, file) => total + Buffer.byteLength(file.content), 0)).toBeGreaterThan(1024);
+    expect(reply.artifacts.reduce((total, file) => total + Buffer.byteLength(file.content), 0)).toBeLessThanOrEqual(1024);
+    expect(reply.notes?.join('\n')).toContain(`${names[1]} (400 bytes)`);
     const written = writeAttemptFiles(dir, 'T', reply, 'always', limits);
     expect(written).toMatchObject({ kind: 'finished', artifacts: ['artifacts/T/output.md'] });
     expect(readFileSync(join(dir, 'artifacts', 'T', 'output.md'), 'utf8')).toMatch(/2 artifact\(s\) dropped/);

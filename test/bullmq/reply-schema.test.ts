@@ -1,24 +1,30 @@
 import { describe, expect, it } from 'vitest';
-import { readJobReply } from '../../src/backend/bullmq/reply-schema.js';
+import { readJobReply as readWith } from '../../src/backend/bullmq/reply-schema.js';
+import { finishAttempt } from '../../src/executors/finish-attempt.js';
+import type { ReplyRules } from '../../src/executors/reply-rules.js';
 import { finishedAttempt } from '../helpers/attempt-reply.js';
 
 /** A reply as a worker sends it: JSON text. */
 const sent = (value: unknown) => JSON.stringify(value);
+/** The rules of task T's replies: role `r` of the generic pipeline, the default caps. */
+const kRules: ReplyRules = { pipeline: 'generic', role: 'r', limits: {} };
+const readJobReply = (value: unknown) => readWith(value, 'T', kRules);
 
 describe('a reply from a remote worker', () => {
   it('is taken as sent when it is well formed', () => {
-    const reply = finishedAttempt({
+    // As a worker's rules made it: then the coordinator's pass changes nothing.
+    const result = {
       findings: 'done',
       discoveries: [{ type: 'idea', data: { title: 'x' } }],
       wisdom: { learnings: ['l'] },
-      artifacts: [{ name: 'output', content: 'long' }],
-      usage: { prompt_tokens: 3, completion_tokens: 4 },
-      thread: 2,
-    });
+      artifacts: [{ name: 'long', content: 'long' }],
+    };
+    const finished = finishAttempt({ id: 'T', row: { role: 'r' } as never }, { kind: 'result', result, usage: { prompt_tokens: 3, completion_tokens: 4 } });
+    const reply = { ...finished, thread: 2 };
     expect(readJobReply(sent(reply))).toEqual(JSON.parse(sent(reply)));
     // Each model request's tokens (usage.ndjson's lines) cross Redis in the reply, a failed attempt's too.
     const request = { request: 1, kind: 'first' as const, model: 'm', prompt_tokens: 3, completion_tokens: 4, cached_tokens: 0, reported: true };
-    const withRequests = finishedAttempt({ findings: 'done', requests: [request, { ...request, request: 2, kind: 'repair' as const }] });
+    const withRequests = finishedAttempt({ findings: 'f', requests: [request, { ...request, request: 2, kind: 'repair' as const }], discovery: { taskId: 'T', role: 'r', status: 'completed', findings: 'f', error: null, artifacts: [] } });
     expect(readJobReply(sent(withRequests))).toEqual(JSON.parse(sent(withRequests)));
     const timedOut = { kind: 'error', errorClass: 'timeout', error: 'late', requests: [{ ...request, reported: false, batch: true }] };
     expect(readJobReply(sent(timedOut))).toEqual(timedOut);

@@ -77,9 +77,16 @@ describe('artifact paths', () => {
     expect(readFileSync(join(dir, 'artifacts', 'T', 'output.md'), 'utf8')).toBe('mine');
   });
 
-  test('the bytes a reply may carry: the cap itself from 16 KiB on, the room for the output notes past a quarter of a smaller one', () => {
+  test('the bytes a reply may carry: the cap itself, however small, as the notes ending the output file keep to the room kept for them', () => {
     expect(maxPlannedBytes(kDefaultArtifactLimits)).toBe(10 * 1024 * 1024);
     expect(maxPlannedBytes({ maxFiles: 20, maxBytes: 16 * 1024 })).toBe(16 * 1024);
-    expect(maxPlannedBytes({ maxFiles: 20, maxBytes: 1024 })).toBe(1024 - 256 + 4096);
+    expect(maxPlannedBytes({ maxFiles: 20, maxBytes: 1024 })).toBe(1024);
+    // Findings cut at a 1 KiB cap and two artifacts with long names dropped: their notes are
+    // longer than the quarter of the cap kept for them, and are cut in the file (not in the reply).
+    const limits = { maxFiles: 20, maxBytes: 1024 };
+    const plan = planTaskArtifacts('T', 'f'.repeat(3000), ['a', 'b'].map((letter) => ({ name: letter.repeat(60), content: 'x'.repeat(400) })), limits);
+    expect(plan.files.reduce((total, file) => total + Buffer.byteLength(file.content), 0)).toBeLessThanOrEqual(1024);
+    expect(plan.files[0]!.content).toMatch(/…$/);
+    expect(plan.notes.join('\n')).toContain(`${'b'.repeat(60)} (400 bytes)`);
   });
 });

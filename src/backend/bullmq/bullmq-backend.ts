@@ -1,7 +1,9 @@
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
+import { showCell } from '../../csv/columns.js';
 import { abortError, type ExecutionBackend } from '../execution-backend.js';
+import { RulesByRole, type AwaitedTask } from './awaited-task.js';
 import { bullmqConnection, checkRedisReachable } from './connection.js';
 import { JobAdds } from './job-adds.js';
 import type { AttemptJobData } from './job-data.js';
@@ -11,6 +13,7 @@ import { unaddedJobReply, vanishedJobReply } from './job-replies.js';
 import { isJobOfRun, jobIdOf, queueNameOf } from './names.js';
 import { RedisPresence } from './redis-presence.js';
 import { readSignedJobReply } from './reply-schema.js';
+import { maxReplyBytes, oversizedReply, bytesPast } from './reply-size.js';
 import { removeUnawaitedJobs, type SweepResult } from './session-jobs.js';
 import { compactDigest, jobSigned, requestDigest, type Signing } from './signing.js';
 
@@ -59,11 +62,17 @@ export const kDefaultRedisTimeoutMs = 60_000;
 const kLookupMs = 1000;
 /** Jobs looked up per look (in turn, oldest first): 100,000 queued jobs cost no 100,000 reads a second. */
 const kLookupBatch = 2000;
+/** The pause before BullMQ's event reader is started again after it stopped: a flood of bad events costs no busy loop. */
+const kEventsRestartMs = 100;
 
-/** A submit waiting for its job's outcome. */
-interface Waiting {
+/** A submit waiting for its job's outcome, and what its reply is held to. */
+interface Waiting extends AwaitedReply {
   resolve: (reply: AttemptReply) => void;
   reject: (error: Error) => void;
+}
+
+/** What an awaited attempt's reply is checked against and held to. */
+interface AwaitedReply extends AwaitedTask {
   /** The digest of the request submitted (compactDigest): a reply of another request is not merged. */
   digest: string;
 }
@@ -109,6 +118,7 @@ export class BullmqBackend implements ExecutionBackend {
   readonly #inTurn = new KeysInTurn(this.#waiting, kLookupBatch);
   /** Removals of cancelled jobs under way. */
   readonly #removals = new Set<Promise<void>>();
+  readonly #rules = new RulesByRole();
   #closed = false;
 
   private constructor(options: BullmqBackendOptions, redis: Redis, queue: Queue<AttemptJobData, string>, events: QueueEvents) {
@@ -128,7 +138,7 @@ export class BullmqBackend implements ExecutionBackend {
       },
       sign: (id, digest) => options.signing.sign(jobSigned(queue.name, id, digest)),
     });
-    events.on('completed', ({ jobId, returnvalue }) => this.#settle(jobId, (digest) => this.#readReply(jobId, returnvalue, digest)));
+    events.on('completed', ({ jobId, returnvalue }) => this.#settle(jobId, (task) => this.#readReply(jobId, returnvalue, task)));
     events.on('failed', ({ jobId, failedReason }) => this.#settle(jobId, () => failedJobReply(failedReason)));
     // ioredis reconnects by itself; BullMQ emits the errors of the attempts in between.
     queue.on('error', () => undefined);
@@ -144,6 +154,23 @@ export class BullmqBackend implements ExecutionBackend {
       warn: options.warn,
       lost: () => options.lost?.(`Redis did not answer for ${timeoutMs / 1000} s (--redis-timeout)`),
     });
+    void this.#readEvents();
+  }
+
+  /**
+   * Runs BullMQ's event reader until the backend closes, and again whenever it stops: one
+   * event whose return value is not JSON, which anyone who can write to Redis can add to
+   * the stream, makes its loop throw (its JSON.parse is in the loop) and end for good. It
+   * starts again at the stream's end; what it missed meanwhile the look-up finds.
+   */
+  async #readEvents(): Promise<void> {
+    while (!this.#closed) {
+      try {
+        await this.#events.run();
+      } catch {
+        if (!this.#closed) await new Promise((resolve) => setTimeout(resolve, kEventsRestartMs).unref());
+      }
+    }
   }
 
   /** Connects to Redis (a WaveError REDIS_UNREACHABLE when it does not answer) and listens to the session's queue. */
@@ -152,7 +179,8 @@ export class BullmqBackend implements ExecutionBackend {
     const name = queueNameOf(options.sessionId);
     const redis = new Redis(options.url, { maxRetriesPerRequest: null, enableAutoPipelining: true });
     const queue = new Queue<AttemptJobData, string>(name, { connection: redis });
-    const events = new QueueEvents(name, { connection: bullmqConnection(options.url) });
+    // Not autorun: the backend runs the reader itself, and runs it again when it stops (#readEvents).
+    const events = new QueueEvents(name, { connection: bullmqConnection(options.url), autorun: false });
     // Listening before the first add: an outcome is not missed between the add and the listener.
     await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
     return new BullmqBackend(options, redis, queue, events);
@@ -163,7 +191,7 @@ export class BullmqBackend implements ExecutionBackend {
     if (this.#closed) return Promise.reject(new Error('The bullmq backend is closed: it runs no more attempts'));
     const id = this.jobFor(request.task.id, request.task.attempt);
     const digest = requestDigest(request);
-    const reply = this.#await(id, compactDigest(digest), signal);
+    const reply = this.#await(id, { taskId: request.task.id, rules: this.#rules.of(request), digest: compactDigest(digest) }, signal);
     this.#adds.add(id, request, digest);
     return reply;
   }
@@ -172,12 +200,12 @@ export class BullmqBackend implements ExecutionBackend {
    * The reply of job `id`, once it comes. Apart from submit, so that the closures waiting
    * here do not hold the request: 100,000 queued attempts keep no 100,000 requests alive.
    */
-  #await(id: string, digest: string, signal: AbortSignal | undefined): Promise<AttemptReply> {
+  #await(id: string, { taskId, rules, digest }: AwaitedReply, signal: AbortSignal | undefined): Promise<AttemptReply> {
     return new Promise<AttemptReply>((resolve, reject) => {
       // The run's submits carry no signal (engine/task-runner.ts): the promise's own
       // resolvers are kept, no closures of ours, a few hundred bytes less per queued attempt.
       if (!signal) {
-        this.#waiting.set(id, { resolve, reject, digest });
+        this.#waiting.set(id, { resolve, reject, taskId, rules, digest });
         return;
       }
       const onAbort = () => {
@@ -189,6 +217,8 @@ export class BullmqBackend implements ExecutionBackend {
       signal.addEventListener('abort', onAbort, { once: true });
       const done = () => signal.removeEventListener('abort', onAbort);
       this.#waiting.set(id, {
+        taskId,
+        rules,
         resolve: (reply) => {
           done();
           resolve(reply);
@@ -214,7 +244,7 @@ export class BullmqBackend implements ExecutionBackend {
     this.#lookingUp = true;
     try {
       const ids = this.#inTurn.next();
-      const states = await lookUpJobs(this.#redis, (id) => this.#queue.toKey(id), ids);
+      const states = await lookUpJobs(this.#redis, (id) => this.#queue.toKey(id), ids, (id) => this.#maxBytesOf(id));
       for (const [id, state] of states) this.#found(id, state);
     } catch {
       // Redis is away: the next look tries again.
@@ -230,29 +260,43 @@ export class BullmqBackend implements ExecutionBackend {
     } else if (state.kind === 'failed') {
       this.#settle(id, () => failedJobReply(state.reason));
     } else if (state.kind === 'completed') {
-      this.#settle(id, (digest) => this.#readReply(id, state.returnvalue, digest));
+      this.#settle(id, (task) => this.#readReply(id, state.returnvalue, task));
+    } else if (state.kind === 'oversized') {
+      this.#settle(id, (task) => oversizedReply(state.bytes, maxReplyBytes(task.rules.limits)));
     }
   }
 
-  /** A finished job's reply: signed with the secret, and of the request submitted (`digest`), or not merged. */
-  #readReply(id: string, returnvalue: unknown, digest: string): AttemptReply {
-    return readSignedJobReply(returnvalue, { signing: this.#options.signing, queue: this.#queue.name, jobId: id, digest, warn: this.#options.warn });
+  /**
+   * A finished job's reply: no larger than its task's caps allow (measured before it is
+   * parsed), signed with the secret, of the request submitted, and held to its role's rules;
+   * or not merged.
+   */
+  #readReply(id: string, returnvalue: unknown, task: AwaitedReply): AttemptReply {
+    const limit = maxReplyBytes(task.rules.limits);
+    const bytes = bytesPast(returnvalue, limit);
+    if (bytes !== undefined) return oversizedReply(bytes, limit);
+    const expected = { signing: this.#options.signing, queue: this.#queue.name, jobId: id, digest: task.digest, warn: this.#options.warn };
+    return readSignedJobReply(returnvalue, expected, task);
   }
 
-  /**
-   * Hands the job's reply to the submit waiting for it, once; then the finished job leaves
-   * Redis. `reply` gets the digest of the request submitted for the job.
-   */
-  #settle(id: string, reply: (digest: string) => AttemptReply): void {
+  /** The largest return value of job `id` the look-up reads (reply-size.ts). */
+  #maxBytesOf(id: string): number {
+    const waiting = this.#waiting.get(id);
+    return waiting === undefined ? 0 : maxReplyBytes(waiting.rules.limits);
+  }
+
+  /** Hands the job's reply to the submit waiting for it, once; then the finished job leaves Redis. */
+  #settle(id: string, reply: (task: AwaitedReply) => AttemptReply): void {
     const waiting = this.#waiting.get(id);
     if (!waiting) {
-      if (!this.#closed && !this.#taken.has(id)) this.#options.warn(`bullmq: dropped a reply for job ${id}: no attempt waits for it (late, or delivered twice)`);
+      // The id as the event stream has it, which anyone who can write to Redis can write: shown escaped and cut.
+      if (!this.#closed && !this.#taken.has(id)) this.#options.warn(`bullmq: dropped a reply for job ${showCell(id)}: no attempt waits for it (late, or delivered twice)`);
       return;
     }
     this.#waiting.delete(id);
     this.#added.delete(id);
     this.#taken.add(id);
-    waiting.resolve(reply(waiting.digest));
+    waiting.resolve(reply(waiting));
     this.#toRemove.push(id);
   }
 

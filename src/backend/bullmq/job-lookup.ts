@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { ClientContext, Redis, Result } from 'ioredis';
 
 /** What a look-up finds of one job in Redis. */
 export type JobState =
@@ -8,38 +8,76 @@ export type JobState =
   | { kind: 'unfinished' }
   /** Finished: the worker's return value (as BullMQ stored it, JSON text) or BullMQ's reason for failing it. */
   | { kind: 'completed'; returnvalue: unknown }
-  | { kind: 'failed'; reason: string };
+  | { kind: 'failed'; reason: string }
+  /** Finished with a return value of `bytes`, more than the look-up was to read: left in Redis unread. */
+  | { kind: 'oversized'; bytes: number };
 
-/** The fields of a job's hash a look-up reads: `timestamp` is set on every job, so its absence means no job. */
-const kFields = ['timestamp', 'finishedOn', 'returnvalue', 'failedReason'] as const;
+declare module 'ioredis' {
+  interface RedisCommander<Context extends ClientContext> {
+    csvWaveJobState(key: string, maxReplyBytes: number, maxReasonBytes: number): Result<(string | number | null)[], Context>;
+  }
+}
+
+/** The most bytes of a failed job's reason read: BullMQ's own are one line; the reply keeps 4,000 characters of it. */
+const kMaxReasonBytes = 64 * 1024;
 
 /**
- * Looks up many jobs in one round trip: a pipeline of HMGETs of the four fields that tell
- * whether a job exists and how it ended, instead of BullMQ's `getJob`, which reads and
- * parses the whole job (its data holds the attempt's whole request) one round trip each.
- * Rejects when Redis does not answer.
+ * One job's state, read in Redis: `timestamp` is set on every job (its absence means no
+ * job), `finishedOn` on a finished one, `failedReason` on a failed one (its first bytes
+ * only), and the return value only when it is at most ARGV[1] bytes (HSTRLEN): a larger
+ * one never leaves Redis, only its size does.
+ */
+const kJobStateScript = `
+local fields = redis.call('HMGET', KEYS[1], 'timestamp', 'finishedOn')
+if not fields[1] then return {} end
+if not fields[2] then return {fields[1]} end
+if redis.call('HSTRLEN', KEYS[1], 'failedReason') > 0 then
+  return {fields[1], fields[2], 'failed', string.sub(redis.call('HGET', KEYS[1], 'failedReason'), 1, tonumber(ARGV[2]))}
+end
+local size = redis.call('HSTRLEN', KEYS[1], 'returnvalue')
+if size > tonumber(ARGV[1]) then return {fields[1], fields[2], 'oversized', size} end
+return {fields[1], fields[2], 'completed', redis.call('HGET', KEYS[1], 'returnvalue')}
+`;
+
+const defined = new WeakSet<Redis>();
+
+/**
+ * Looks up many jobs in one round trip: a pipeline of one small script per job (see
+ * kJobStateScript), instead of BullMQ's `getJob`, which reads and parses the whole job
+ * (its data holds the attempt's whole request) one round trip each. A return value larger
+ * than `maxBytesOf(id)` is not read: a worker, or anyone who can write to Redis, cannot
+ * make the look-up bring 50 MB over each second. Rejects when Redis does not answer.
  *
  * @param keyOf the job's hash key (`Queue.toKey(id)`)
  */
-export async function lookUpJobs(redis: Redis, keyOf: (id: string) => string, ids: readonly string[]): Promise<Map<string, JobState>> {
+export async function lookUpJobs(
+  redis: Redis,
+  keyOf: (id: string) => string,
+  ids: readonly string[],
+  maxBytesOf: (id: string) => number,
+): Promise<Map<string, JobState>> {
+  if (!defined.has(redis)) {
+    redis.defineCommand('csvWaveJobState', { numberOfKeys: 1, lua: kJobStateScript, readOnly: true });
+    defined.add(redis);
+  }
   const pipeline = redis.pipeline();
-  for (const id of ids) pipeline.hmget(keyOf(id), ...kFields);
+  for (const id of ids) pipeline.csvWaveJobState(keyOf(id), maxBytesOf(id), kMaxReasonBytes);
   const results = (await pipeline.exec()) ?? [];
   const states = new Map<string, JobState>();
   ids.forEach((id, index) => {
     const [error, fields] = results[index] ?? [new Error('no answer'), null];
     if (error) return;
-    const [timestamp, finishedOn, returnvalue, failedReason] = fields as (string | null)[];
-    states.set(id, stateOf(timestamp ?? null, finishedOn ?? null, returnvalue ?? null, failedReason ?? null));
+    states.set(id, stateOf(fields as (string | number | null)[]));
   });
   return states;
 }
 
-function stateOf(timestamp: string | null, finishedOn: string | null, returnvalue: string | null, failedReason: string | null): JobState {
-  if (timestamp === null) return { kind: 'missing' };
-  if (finishedOn === null) return { kind: 'unfinished' };
-  if (failedReason !== null && failedReason !== '') return { kind: 'failed', reason: failedReason };
-  return { kind: 'completed', returnvalue: storedValue(returnvalue) };
+function stateOf([timestamp, finishedOn, kind, value]: (string | number | null | undefined)[]): JobState {
+  if (timestamp == null) return { kind: 'missing' };
+  if (finishedOn == null) return { kind: 'unfinished' };
+  if (kind === 'failed') return { kind: 'failed', reason: String(value) };
+  if (kind === 'oversized') return { kind: 'oversized', bytes: Number(value) };
+  return { kind: 'completed', returnvalue: storedValue(typeof value === 'string' ? value : null) };
 }
 
 /** BullMQ stores a return value as JSON text (a worker's reply text is thus a JSON string); one it cannot parse is passed on as it is. */

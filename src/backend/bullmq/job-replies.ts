@@ -1,5 +1,5 @@
 import { cleanText } from '../../executors/clean-text.js';
-import { cutError } from '../../executors/finish-attempt.js';
+import { cutError } from '../../executors/reply-rules.js';
 import type { AttemptReply } from '../../executors/messages.js';
 import { scrubSecrets } from '../../executors/secret-scrubber.js';
 

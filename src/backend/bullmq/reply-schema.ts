@@ -3,9 +3,11 @@ import { cleanText } from '../../executors/clean-text.js';
 import type { AttemptReply } from '../../executors/messages.js';
 import { kMaxJsonDepth, nestsDeeperThan, tooDeepText } from '../../executors/json-depth.js';
 import { describe } from '../../executors/module.js';
+import { applyReplyRules, type ReplyRules } from '../../executors/reply-rules.js';
 import { scrubSecrets } from '../../executors/secret-scrubber.js';
 import { discoveryInputSchema } from '../../schema/discovery.js';
 import { kArtifactNamePattern, taskResultSchema } from '../../schema/result.js';
+import type { AwaitedTask } from './awaited-task.js';
 import { openJobReply, type ExpectedReply } from './reply-envelope.js';
 
 const kErrorClasses = ['rate-limited', 'transient', 'timeout', 'invalid-output', 'task-failure', 'worker-crash', 'io'] as const;
@@ -94,11 +96,12 @@ export const attemptReplySchema = z.discriminatedUnion('kind', [finishedSchema, 
 /**
  * The reply of an awaited job, from its return value, in two steps: the envelope's
  * signature and digest first (reply-envelope.ts: a forged reply, or one of another
- * request, is never merged), then the reply text's schema (readJobReply).
+ * request, is never merged), then the reply text's schema and the rules of its task's
+ * role (readJobReply).
  */
-export function readSignedJobReply(value: unknown, expected: ExpectedReply): AttemptReply {
+export function readSignedJobReply(value: unknown, expected: ExpectedReply, task: AwaitedTask): AttemptReply {
   const opened = openJobReply(value, expected);
-  return opened.kind === 'opened' ? readJobReply(opened.reply) : opened.reply;
+  return opened.kind === 'opened' ? readJobReply(opened.reply, task.taskId, task.rules) : opened.reply;
 }
 
 /**
@@ -106,9 +109,11 @@ export function readSignedJobReply(value: unknown, expected: ExpectedReply): Att
  * not trusted to be well formed. The worker returns the reply as JSON text (see
  * bullmq-worker.ts); anything that does not parse, or does not match the schema, fails
  * the task as invalid output naming the first bad field (not retried: the same worker code
- * would send the same reply).
+ * would send the same reply). Nor is its content trusted: a well-formed reply goes through
+ * the rules of a local attempt's reply again (executors/reply-rules.ts), for task `taskId`
+ * under `rules`, so that its texts are safe and within their caps whoever wrote it.
  */
-export function readJobReply(value: unknown): AttemptReply {
+export function readJobReply(value: unknown, taskId: string, rules: ReplyRules): AttemptReply {
   // A worker's own checks refuse results deeper than kMaxJsonDepth; a reply that nests deeper
   // (the reply's own few levels allowed) did not come from them, and would overflow the
   // stack of whatever walks it here (the schema, the discovery writer).
@@ -120,10 +125,19 @@ export function readJobReply(value: unknown): AttemptReply {
     return invalid(`its JSON does not parse (${scrubSecrets(cleanText(describe(error)))})`);
   }
   const result = attemptReplySchema.safeParse(parsed);
-  if (result.success) return result.data as AttemptReply;
+  if (result.success) return ruled(taskId, result.data as AttemptReply, rules);
   const issue = result.error.issues[0];
   const where = issue && issue.path.length > 0 ? issue.path.join('.') : 'the reply';
   return invalid(`${where}: ${issue?.message ?? 'not a reply'}`);
+}
+
+/** The reply held to the rules of every reply; one the rules cannot handle (too big to copy) is invalid. */
+function ruled(taskId: string, reply: AttemptReply, rules: ReplyRules): AttemptReply {
+  try {
+    return applyReplyRules(taskId, reply, rules);
+  } catch (error) {
+    return invalid(`it cannot be processed (${scrubSecrets(cleanText(describe(error)))})`);
+  }
 }
 
 function invalid(why: string): AttemptReply {
