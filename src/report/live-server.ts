@@ -1,10 +1,11 @@
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, createReadStream, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { pipeline } from 'node:stream';
 import type { Session } from '../engine/session.js';
 import { WaveError } from '../errors.js';
-import { artifactFile } from './artifact-files.js';
+import { openArtifact } from './artifact-files.js';
 import { buildReportData } from './report-data.js';
 import { reportHtml } from './report-html.js';
 import { hostHeaderIsLoopback, isLoopbackHost, kTokenCookie, proofOf } from './server-auth.js';
@@ -87,17 +88,9 @@ export async function startLiveServer(session: Session, options: LiveServerOptio
       request.on('close', () => clients.delete(response));
       return;
     }
-    // Exactly /artifacts/<id>/<name>.md, as the report links it; both parts are checked in artifactFile.
+    // Exactly /artifacts/<id>/<name>.md, as the report links it; both parts are checked in openArtifact.
     const artifact = /^\/artifacts\/([^/]+)\/([^/]+)$/.exec(url.pathname);
-    if (artifact) {
-      const path = artifactFile(session.dir, artifact[1]!, artifact[2]!);
-      if (path === undefined) return respond(response, 404, 'No such artifact\n');
-      // Shown as text whatever it holds: an artifact is task output.
-      return respond(response, 200, readFileSync(path), {
-        'Content-Type': 'text/plain; charset=utf-8',
-        'Content-Security-Policy': "default-src 'none'",
-      });
-    }
+    if (artifact) return sendArtifact(session, artifact[1]!, artifact[2]!, request, response);
     return respond(response, 404, 'Not found\n');
   };
 
@@ -150,6 +143,29 @@ export async function startLiveServer(session: Session, options: LiveServerOptio
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * An artifact as text, whatever it holds (an artifact is task output), read from the file
+ * it opened in pieces as the client takes them: a big artifact and a client that does not
+ * read cost one piece, not the whole file.
+ */
+function sendArtifact(session: Session, id: string, fileName: string, request: IncomingMessage, response: ServerResponse): void {
+  const file = openArtifact(session.dir, id, fileName);
+  if (file === undefined) return respond(response, 404, 'No such artifact\n');
+  response.writeHead(200, {
+    ...kSecurityHeaders,
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Content-Length': String(file.size),
+    'Content-Security-Policy': "default-src 'none'",
+  });
+  if (request.method === 'HEAD' || file.size === 0) {
+    closeSync(file.fd);
+    response.end();
+    return;
+  }
+  // At most the size it had when opened: Content-Length said so.
+  pipeline(createReadStream('', { fd: file.fd, start: 0, end: file.size - 1 }), response, () => {});
 }
 
 function respond(response: ServerResponse, status: number, body: string | Buffer, headers: Record<string, string> = {}): void {

@@ -1,25 +1,13 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { artifactSession, kNotes } from '../helpers/artifact-session.js';
 import { openBrowser, type WatchedBrowser } from '../helpers/browser.js';
+import { runCli } from '../helpers/cli.js';
 import { genericSession } from '../helpers/generic-session.js';
+import { serve, stop } from '../helpers/serve-cli.js';
 import { spawnCli, spawnCliWith, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
-
-/** Starts `csv-wave serve` on a free port and resolves with the URL it printed. */
-async function serve(dir: string, ...flags: string[]): Promise<{ server: SpawnedCli; url: string }> {
-  const server = spawnCli('serve', dir, '--port', '0', ...flags);
-  await waitFor(() => /at (http:\/\/\S+\/)/.test(server.stdoutSoFar()) || server.child.exitCode !== null, 'serve to listen');
-  const url = /at (http:\/\/\S+\/)/.exec(server.stdoutSoFar())?.[1];
-  if (!url) throw new Error(`serve did not start: ${server.stderrSoFar()}`);
-  return { server, url };
-}
-
-async function stop(cli: SpawnedCli | undefined): Promise<void> {
-  if (!cli || cli.child.exitCode !== null || cli.child.signalCode !== null) return;
-  cli.child.kill('SIGTERM');
-  await cli.exited;
-}
 
 let browser: WatchedBrowser | undefined;
 afterAll(async () => {
@@ -100,6 +88,34 @@ describe('csv-wave serve of artifacts', () => {
       ]) {
         expect((await fetch(`${url}${path}`)).status, path).toBe(404);
       }
+    } finally {
+      await stop(server);
+    }
+  });
+});
+
+describe('csv-wave serve of a hard-linked artifact', () => {
+  test('a hard link a command task made to a file outside the session is neither listed nor served; the engine\'s artifacts are', async () => {
+    const outside = join(mkdtempSync(join(tmpdir(), 'csv-wave-outside-')), 'secret.md');
+    writeFileSync(outside, 'secret outside the session\n');
+    const dir = genericSession([
+      { id: 'A', description: 'links', role: 'r' },
+      { id: 'B', description: 'long', role: 'r' },
+    ]);
+    const cmd = `case {id} in A) mkdir -p artifacts/A && ln ${outside} artifacts/A/leak.md && echo linked;; *) yes 'a long finding' | head -c 2000;; esac`;
+    const run = await runCli('run', dir, '--cmd', cmd);
+    expect(run.code, run.stderr).toBe(0);
+    expect(statSync(join(dir, 'artifacts', 'A', 'leak.md')).nlink).toBe(2);
+
+    const report = JSON.parse((await runCli('report', dir, '--json')).stdout) as { details: Record<string, { artifacts?: string[] }> };
+    expect(report.details['A']?.artifacts).toBeUndefined();
+    expect(report.details['B']?.artifacts).toEqual(['artifacts/B/output.md']);
+    const { server, url } = await serve(dir);
+    try {
+      const leak = await fetch(`${url}artifacts/A/leak.md`);
+      expect(leak.status).toBe(404);
+      expect(await leak.text()).not.toContain('secret');
+      expect((await fetch(`${url}artifacts/B/output.md`)).status).toBe(200);
     } finally {
       await stop(server);
     }
