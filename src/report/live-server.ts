@@ -8,7 +8,7 @@ import { WaveError } from '../errors.js';
 import { openArtifact } from './artifact-files.js';
 import { buildReportData } from './report-data.js';
 import { reportHtml } from './report-html.js';
-import { hostHeaderIsLoopback, isLoopbackHost, kTokenCookie, proofOf } from './server-auth.js';
+import { hostHeaderIsLoopback, isCrossSiteSubresource, isLoopbackHost, kTokenCookie, proofOf } from './server-auth.js';
 import { currentTasks } from './session-state.js';
 
 export interface LiveServerOptions {
@@ -29,7 +29,12 @@ export interface LiveServer {
 
 /** The files whose change means the page should update. */
 const kWatched = ['tasks.csv', join('.csv-wave', 'journal.ndjson'), 'attempts.ndjson', 'discoveries.ndjson'];
-const kSecurityHeaders = { 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer', 'Cache-Control': 'no-store' };
+const kSecurityHeaders = {
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-store',
+  'X-Frame-Options': 'DENY',
+};
 
 /**
  * `csv-wave serve`: the report page, and Server-Sent Events with the page's data whenever
@@ -56,9 +61,11 @@ export async function startLiveServer(session: Session, options: LiveServerOptio
     }
   });
   const handle = (request: IncomingMessage, response: ServerResponse) => {
-    const url = new URL(request.url ?? '/', 'http://localhost');
+    const url = requestUrl(request);
+    if (url === undefined) return respond(response, 400, 'Bad request target\n');
     if (request.method !== 'GET' && request.method !== 'HEAD') return respond(response, 405, 'Only GET\n');
     if (isLoopbackHost(host) && !hostHeaderIsLoopback(request)) return respond(response, 403, 'Forbidden host\n');
+    if (isCrossSiteSubresource(request)) return respond(response, 403, 'Refused: a request made by a page of another site\n');
     if (token !== undefined && token !== '') {
       const proof = proofOf(request, url, token);
       if (proof === 'none') {
@@ -143,6 +150,15 @@ export async function startLiveServer(session: Session, options: LiveServerOptio
         server.closeAllConnections();
       }),
   };
+}
+
+/** The request's target as a URL, or undefined for one no URL parser reads (Node's HTTP parser lets `http://[` through). */
+function requestUrl(request: IncomingMessage): URL | undefined {
+  try {
+    return new URL(request.url ?? '/', 'http://localhost');
+  } catch {
+    return undefined;
+  }
 }
 
 /**
