@@ -1,13 +1,13 @@
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { artifactSession, kNotes } from '../helpers/artifact-session.js';
 import { openBrowser, type WatchedBrowser } from '../helpers/browser.js';
 import { runCli } from '../helpers/cli.js';
-import { genericSession } from '../helpers/generic-session.js';
-import { serve, stop } from '../helpers/serve-cli.js';
-import { spawnCli, spawnCliWith, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
+import { genericSession, tasksCsv, type RowInput } from '../helpers/generic-session.js';
+import { liveReader, serve, stop, type LiveReader } from '../helpers/serve-cli.js';
+import { sleep, spawnCli, spawnCliWith, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
 let browser: WatchedBrowser | undefined;
 afterAll(async () => {
@@ -60,6 +60,103 @@ describe('csv-wave serve', () => {
     expect(browser.blocked).toEqual([]);
     expect(browser.consoleErrors).toEqual([]);
     expect(existsSync(join(dir, 'report.html'))).toBe(true);
+  });
+});
+
+/** Rows A and B with the statuses given: a tasks.csv a person (or a run) rewrote. */
+function twoRows(a: string, b: string): RowInput[] {
+  return [
+    { id: 'A', description: 'a', role: 'r', status: a, findings: a === 'completed' ? 'A is done' : '' },
+    { id: 'B', description: 'b', role: 'r', status: b, findings: b === 'completed' ? 'B is done' : '' },
+  ];
+}
+
+/** tasks.csv replaced by a rename, as the engine does: the server never reads half of it. */
+function rewriteTasks(dir: string, rows: RowInput[]): void {
+  writeFileSync(join(dir, 'tasks.csv.new'), tasksCsv(rows));
+  renameSync(join(dir, 'tasks.csv.new'), join(dir, 'tasks.csv'));
+}
+
+describe('csv-wave serve: a change is a notice, and the page fetches the data', () => {
+  test('each change reaches the page as its number only; the page fetches /data once per change and shows it without a reload', async () => {
+    const dir = genericSession(twoRows('', ''));
+    const { server, url } = await serve(dir);
+    const watched = await openBrowser([url.replace(/\/$/, '')]);
+    let reader: LiveReader | undefined;
+    try {
+      const { page } = watched;
+      let navigations = 0;
+      page.on('framenavigated', (frame) => {
+        if (frame === page.mainFrame()) navigations++;
+      });
+      await page.goto(url);
+      await page.waitForSelector('body[data-ready="true"]');
+      await page.click('#tab-tasks');
+      expect(await page.textContent('.trow[data-id="A"] .status')).toBe('pending');
+      reader = await liveReader(url);
+
+      rewriteTasks(dir, twoRows('completed', ''));
+      await page.waitForSelector('.trow[data-id="A"] .status-completed');
+      rewriteTasks(dir, twoRows('completed', 'completed'));
+      await page.waitForSelector('.trow[data-id="B"] .status-completed');
+      await page.click('.trow[data-id="B"]');
+      expect(await page.textContent('#detail pre[data-field="findings"]')).toBe('B is done');
+
+      expect(await page.getAttribute('body', 'data-updates')).toBe('2');
+      expect(watched.requests.filter((request) => request === `${url}data`)).toHaveLength(2);
+      expect(navigations).toBe(1);
+      // What the stream carried: the number of each change, a few bytes, never the data.
+      await waitFor(() => reader!.messages.includes('3'), 'the notice of the second change');
+      expect(reader.messages.every((message) => /^\d+$/.test(message)), reader.messages.join(' | ')).toBe(true);
+      expect(reader.bytes()).toBeLessThan(100);
+      const data = (await (await fetch(`${url}data`)).json()) as { generation: number; tasks: string[][] };
+      expect(data.generation).toBe(3);
+      expect(data.tasks.map((task) => task[4])).toEqual(['completed', 'completed']);
+      expect(watched.blocked).toEqual([]);
+      expect(watched.consoleErrors).toEqual([]);
+    } finally {
+      reader?.close();
+      await watched.close();
+      await stop(server);
+    }
+  });
+
+  test('past 32 live pages the next stream is answered 503, its page says its live updates stopped, and a place that frees is taken again', async () => {
+    const dir = genericSession(twoRows('', ''));
+    const { server, url } = await serve(dir);
+    const readers: LiveReader[] = [];
+    const watched = await openBrowser([url.replace(/\/$/, '')]);
+    try {
+      for (let i = 0; i < 32; i++) readers.push(await liveReader(url));
+      const refused = await fetch(`${url}events`);
+      expect(refused.status).toBe(503);
+      expect(await refused.text()).toMatch(/32 pages get live updates already/);
+
+      const { page } = watched;
+      await page.goto(url);
+      await page.waitForSelector('body[data-ready="true"]');
+      await page.waitForFunction("/live updates stopped/.test(document.getElementById('generated').textContent)");
+      // The page itself still shows the session.
+      expect(await page.textContent('[data-count="total"]')).toBe('2');
+
+      readers.shift()!.close();
+      // The server sees the close a moment later: until then the place is still taken (503).
+      let again: LiveReader | undefined;
+      for (let tries = 1; !again; tries++) {
+        try {
+          again = await liveReader(url);
+        } catch (error) {
+          if (tries >= 1000) throw error;
+          await sleep(20);
+        }
+      }
+      readers.push(again);
+      expect(watched.consoleErrors.filter((text) => !/503/.test(text))).toEqual([]);
+    } finally {
+      for (const reader of readers) reader.close();
+      await watched.close();
+      await stop(server);
+    }
   });
 });
 
