@@ -10,7 +10,7 @@ const kMaxClientTimeoutSeconds = 86_400;
 export function registerServe(program: Command, io: CliIo, done: (code: number) => void): void {
   program
     .command('serve')
-    .description('serve the report page and update it live (Server-Sent Events) while a run of the session goes on')
+    .description('serve the report page and update it live while a run of the session goes on (a notice per change by Server-Sent Events, the data from /data)')
     .argument('<session>', 'session folder, or the path of its tasks.csv')
     .option('--port <n>', 'port to listen on (0 picks a free one)', '8765')
     .option('--host <host>', 'address to listen on; any other than a loopback address needs --token', '127.0.0.1')

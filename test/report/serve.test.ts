@@ -227,6 +227,15 @@ describe('csv-wave serve on a non-loopback host', () => {
     expect(result.stderr).toMatch(/--token/);
   });
 
+  test('--client-timeout takes seconds above 0, at most a day; anything else is exit 2 naming the flag', async () => {
+    const dir = genericSession([{ id: 'A', description: 'a', role: 'r' }]);
+    for (const value of ['0', '-1', 'abc', '1e3', '86401', '']) {
+      const result = await spawnCli('serve', dir, '--port', '0', '--client-timeout', value).exited;
+      expect(result.code, value).toBe(2);
+      expect(result.stderr, value).toContain(`Expected \`--client-timeout\` to be a number of seconds above 0, at most 86400, got \`${value}\``);
+    }
+  });
+
   test('refuses requests without the right token; the token once as ?token= becomes a cookie', async () => {
     const dir = genericSession([{ id: 'A', description: 'a', role: 'r' }]);
     const { server, url } = await serve(dir, '--host', '0.0.0.0', '--token', 'right-token');
