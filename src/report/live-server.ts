@@ -106,7 +106,9 @@ export async function startLiveServer(session: Session, options: LiveServerOptio
       return respond(response, 200, snapshots.refresh().data, { 'Content-Type': 'application/json; charset=utf-8', ...kInertBody });
     }
     if (url.pathname === '/events') {
-      if (clients.add(request, response, kSecurityHeaders, snapshots.latest?.generation)) notified = Math.max(notified, snapshots.latest?.generation ?? 0);
+      // The new stream hears of the latest change at once; the others at the next look, which
+      // announces a change that a request for the page or /data built, too.
+      clients.add(request, response, kSecurityHeaders, snapshots.latest?.generation);
       return;
     }
     // Exactly /artifacts/<id>/<name>.md, as the report links it; both parts are checked in openArtifact.

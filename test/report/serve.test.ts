@@ -121,6 +121,26 @@ describe('csv-wave serve: a change is a notice, and the page fetches the data', 
     }
   });
 
+  test('a change that a request for /data read first is still announced to the streams open before, also when a stream opens after it', async () => {
+    const dir = genericSession(twoRows('', ''));
+    const { server, url } = await serve(dir);
+    const readers: LiveReader[] = [];
+    try {
+      expect((await fetch(`${url}data`)).status).toBe(200);
+      readers.push(await liveReader(url));
+      await waitFor(() => readers[0]!.messages.includes('1'), 'the first notice');
+      rewriteTasks(dir, twoRows('completed', ''));
+      // Read at once, most often before the server's next look at the files: this request builds change 2.
+      const data = (await (await fetch(`${url}data`)).json()) as { generation: number };
+      expect(data.generation).toBe(2);
+      readers.push(await liveReader(url));
+      for (const reader of readers) await waitFor(() => reader.messages.includes('2'), 'the notice of change 2');
+    } finally {
+      for (const reader of readers) reader.close();
+      await stop(server);
+    }
+  });
+
   test('past 32 live pages the next stream is answered 503, its page says its live updates stopped, and a place that frees is taken again', async () => {
     const dir = genericSession(twoRows('', ''));
     const { server, url } = await serve(dir);
