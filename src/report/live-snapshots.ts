@@ -64,11 +64,12 @@ export class LiveSnapshots {
     const signature = filesSignature(this.#session.dir);
     const latest = this.#latest;
     if (latest && (signature === this.#signature || performance.now() < this.#notBefore)) return latest;
+    const generation = (latest?.generation ?? 0) + 1;
     const started = performance.now();
     let data: Buffer;
     try {
       const report = buildReportData(this.#session.dir, currentTasks(this.#session), { live: true, waveContexts: this.#waveContexts });
-      data = Buffer.from(embedJson({ ...report, generation: (latest?.generation ?? 0) + 1 }), 'utf8');
+      data = Buffer.from(embedJson({ ...report, generation }), 'utf8');
     } catch (error) {
       if (latest) return latest;
       throw error;
@@ -77,7 +78,7 @@ export class LiveSnapshots {
     }
     this.#signature = signature;
     let page: Buffer | undefined;
-    this.#latest = { generation: (latest?.generation ?? 0) + 1, data, page: () => (page ??= reportPage(data)) };
+    this.#latest = { generation, data, page: () => (page ??= reportPage(data)) };
     return this.#latest;
   }
 }
