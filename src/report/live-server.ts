@@ -1,14 +1,13 @@
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, createReadStream } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { pipeline } from 'node:stream';
 import type { Session } from '../engine/session.js';
 import { WaveError } from '../errors.js';
-import { artifactFile } from './artifact-files.js';
-import { buildReportData } from './report-data.js';
-import { reportHtml } from './report-html.js';
-import { hostHeaderIsLoopback, isLoopbackHost, kTokenCookie, proofOf } from './server-auth.js';
-import { currentTasks } from './session-state.js';
+import { openArtifact } from './artifact-files.js';
+import { LiveClients } from './live-clients.js';
+import { LiveSnapshots } from './live-snapshots.js';
+import { hostHeaderIsLoopback, isCrossSiteSubresource, isLoopbackHost, kTokenCookie, proofOf } from './server-auth.js';
 
 export interface LiveServerOptions {
   /** @default '127.0.0.1' */
@@ -19,6 +18,13 @@ export interface LiveServerOptions {
   token: string | undefined;
   /** How often the session's files are looked at for changes. @default 250 */
   pollMs?: number;
+  /**
+   * A connection that takes none of what it was sent (or sends nothing) for this long is
+   * dropped, so that a client that does not read holds no socket for ever. Live streams are
+   * idle between changes and are bounded by their unsent bytes instead (live-clients.ts).
+   * @default 30000
+   */
+  clientTimeoutMs?: number;
 }
 
 export interface LiveServer {
@@ -26,16 +32,29 @@ export interface LiveServer {
   close(): Promise<void>;
 }
 
-/** The files whose change means the page should update. */
-const kWatched = ['tasks.csv', join('.csv-wave', 'journal.ndjson'), 'attempts.ndjson', 'discoveries.ndjson'];
-const kSecurityHeaders = { 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer', 'Cache-Control': 'no-store' };
+const kDefaultOptions = { pollMs: 250, clientTimeoutMs: 30_000 };
+
+/** Connections open at once, all clients together; one past it is closed at once. A browser opens about six per origin. */
+const kMaxConnections = 256;
+
+const kSecurityHeaders = {
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-store',
+  'X-Frame-Options': 'DENY',
+};
+/** For what is shown as it is (the data, an artifact): opened alone it runs nothing and is of no origin. */
+const kInertBody = { 'Content-Security-Policy': "default-src 'none'; sandbox" };
 
 /**
- * `csv-wave serve`: the report page, and Server-Sent Events with the page's data whenever
- * the session's files change, read-only and without the lock (a run may go on beside it).
+ * `csv-wave serve`: the report page, its data as `/data`, and Server-Sent Events that say
+ * when the session's files changed, read-only and without the lock (a run may go on beside
+ * it). The data is built once per change, and the page fetches it when told of a change.
  */
 export async function startLiveServer(session: Session, options: LiveServerOptions): Promise<LiveServer> {
   const { host, token } = options;
+  const pollMs = options.pollMs ?? kDefaultOptions.pollMs;
+  const clientTimeoutMs = options.clientTimeoutMs ?? kDefaultOptions.clientTimeoutMs;
   if (!isLoopbackHost(host) && (token === undefined || token === '')) {
     throw new WaveError(
       'USAGE',
@@ -43,21 +62,27 @@ export async function startLiveServer(session: Session, options: LiveServerOptio
         'or serve on 127.0.0.1 (the default)',
     );
   }
-  const clients = new Set<ServerResponse>();
-  const data = () => JSON.stringify(buildReportData(session.dir, currentTasks(session), { live: true }));
+  const snapshots = new LiveSnapshots(session);
+  const clients = new LiveClients();
 
   const server: Server = createServer((request, response) => {
     try {
       handle(request, response);
     } catch (error) {
       if (!response.headersSent) respond(response, 500, `Cannot read the session: ${(error as Error).message}\n`);
-      else response.end();
+      else response.destroy();
     }
   });
+  server.maxConnections = kMaxConnections;
+  // No callback: Node destroys a socket that times out (a live stream turns it off).
+  server.setTimeout(clientTimeoutMs);
+
   const handle = (request: IncomingMessage, response: ServerResponse) => {
-    const url = new URL(request.url ?? '/', 'http://localhost');
+    const url = requestUrl(request);
+    if (url === undefined) return respond(response, 400, 'Bad request target\n');
     if (request.method !== 'GET' && request.method !== 'HEAD') return respond(response, 405, 'Only GET\n');
     if (isLoopbackHost(host) && !hostHeaderIsLoopback(request)) return respond(response, 403, 'Forbidden host\n');
+    if (isCrossSiteSubresource(request)) return respond(response, 403, 'Refused: a request made by a page of another site\n');
     if (token !== undefined && token !== '') {
       const proof = proofOf(request, url, token);
       if (proof === 'none') {
@@ -76,61 +101,37 @@ export async function startLiveServer(session: Session, options: LiveServerOptio
         return response.end();
       }
     }
-    if (url.pathname === '/') {
-      const html = reportHtml(buildReportData(session.dir, currentTasks(session), { live: true }));
-      return respond(response, 200, html, { 'Content-Type': 'text/html; charset=utf-8' });
+    if (url.pathname === '/') return respond(response, 200, snapshots.refresh().page(), { 'Content-Type': 'text/html; charset=utf-8' });
+    if (url.pathname === '/data') {
+      return respond(response, 200, snapshots.refresh().data, { 'Content-Type': 'application/json; charset=utf-8', ...kInertBody });
     }
     if (url.pathname === '/events') {
-      response.writeHead(200, { ...kSecurityHeaders, 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
-      response.write(': csv-wave live\n\n');
-      clients.add(response);
-      request.on('close', () => clients.delete(response));
+      // The new stream hears of the latest change at once; the others at the next look, which
+      // announces a change that a request for the page or /data built, too.
+      clients.add(request, response, kSecurityHeaders, snapshots.latest?.generation);
       return;
     }
-    // Exactly /artifacts/<id>/<name>.md, as the report links it; both parts are checked in artifactFile.
+    // Exactly /artifacts/<id>/<name>.md, as the report links it; both parts are checked in openArtifact.
     const artifact = /^\/artifacts\/([^/]+)\/([^/]+)$/.exec(url.pathname);
-    if (artifact) {
-      const path = artifactFile(session.dir, artifact[1]!, artifact[2]!);
-      if (path === undefined) return respond(response, 404, 'No such artifact\n');
-      // Shown as text whatever it holds: an artifact is task output.
-      return respond(response, 200, readFileSync(path), {
-        'Content-Type': 'text/plain; charset=utf-8',
-        'Content-Security-Policy': "default-src 'none'",
-      });
-    }
+    if (artifact) return sendArtifact(session, artifact[1]!, artifact[2]!, request, response);
     return respond(response, 404, 'Not found\n');
   };
 
-  // Looks at the session's files; when they changed, every open page gets the new data.
-  let signature = '';
-  // A big session takes a while to read: the server spends at most a fifth of its time on it.
-  let notBefore = 0;
+  // Looks at the session's files while a page is open; a change is built once and announced to every page.
+  let notified = 0;
   const look = () => {
-    if (performance.now() < notBefore) return;
-    const now = kWatched
-      .map((file) => {
-        try {
-          const stat = statSync(join(session.dir, file));
-          return `${stat.mtimeMs}:${stat.size}`;
-        } catch {
-          return '-';
-        }
-      })
-      .join('|');
-    if (now === signature || clients.size === 0) return;
-    let text: string;
-    const started = performance.now();
+    if (clients.size === 0) return;
+    let generation: number;
     try {
-      text = data();
+      generation = snapshots.refresh().generation;
     } catch {
-      return; // A file caught mid-edit by a person: the next look tries again.
-    } finally {
-      notBefore = performance.now() + 4 * (performance.now() - started);
+      return; // No snapshot could be read yet: the next look tries again.
     }
-    signature = now;
-    for (const client of clients) client.write(`data: ${text}\n\n`);
+    if (generation === notified) return;
+    notified = generation;
+    clients.notify(generation);
   };
-  const timer = setInterval(look, options.pollMs ?? 250);
+  const timer = setInterval(look, pollMs);
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error) =>
@@ -145,14 +146,52 @@ export async function startLiveServer(session: Session, options: LiveServerOptio
     close: () =>
       new Promise<void>((resolve) => {
         clearInterval(timer);
-        for (const client of clients) client.end();
+        clients.close();
         server.close(() => resolve());
         server.closeAllConnections();
       }),
   };
 }
 
+/** The request's target as a URL, or undefined for one no URL parser reads (Node's HTTP parser lets `http://[` through). */
+function requestUrl(request: IncomingMessage): URL | undefined {
+  try {
+    return new URL(request.url ?? '/', 'http://localhost');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * An artifact as text, whatever it holds (an artifact is task output), read from the file
+ * it opened in pieces as the client takes them: a big artifact and a client that does not
+ * read cost one piece, and the client is dropped by the server's timeout.
+ */
+function sendArtifact(session: Session, id: string, fileName: string, request: IncomingMessage, response: ServerResponse): void {
+  const file = openArtifact(session.dir, id, fileName);
+  if (file === undefined) return respond(response, 404, 'No such artifact\n');
+  response.writeHead(200, {
+    ...kSecurityHeaders,
+    ...kInertBody,
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Content-Length': String(file.size),
+  });
+  if (request.method === 'HEAD' || file.size === 0) {
+    closeSync(file.fd);
+    response.end();
+    return;
+  }
+  // At most the size it had when opened: Content-Length said so.
+  pipeline(createReadStream('', { fd: file.fd, start: 0, end: file.size - 1 }), response, () => {});
+}
+
+/** A whole answer. A Buffer body is sent as it is, so that every client of one snapshot shares its bytes. */
 function respond(response: ServerResponse, status: number, body: string | Buffer, headers: Record<string, string> = {}): void {
-  response.writeHead(status, { ...kSecurityHeaders, 'Content-Type': 'text/plain; charset=utf-8', ...headers });
+  response.writeHead(status, {
+    ...kSecurityHeaders,
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(body)),
+    ...headers,
+  });
   response.end(body);
 }

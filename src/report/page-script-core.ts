@@ -92,8 +92,10 @@ function buildShell() {
   document.body.appendChild(layout);
 }
 
+var liveStopped = false;
 function renderHeader() {
-  document.getElementById('generated').textContent = 'written ' + D.generated + (D.live ? ' · live' : '');
+  var live = liveStopped ? ' · live updates stopped (reload the page to try again)' : ' · live';
+  document.getElementById('generated').textContent = 'written ' + D.generated + (D.live ? live : '');
 }
 
 function show(view) {

@@ -215,15 +215,40 @@ show(VIEWS.indexOf(location.hash.slice(1)) >= 0 ? location.hash.slice(1) : 'summ
 var updates = 0;
 document.body.setAttribute('data-updates', '0');
 if (D.live && /^https?:$/.test(location.protocol) && typeof EventSource === 'function') {
+  // A notice holds the number of the latest change only; the page fetches that data itself,
+  // one fetch at a time, and after it the latest again if more changes were announced meanwhile.
+  var wanted = D.generation, loading = false;
+  var load = function () {
+    if (loading || wanted === D.generation) return;
+    loading = true;
+    var asked = wanted;
+    fetch('data', { cache: 'no-store', credentials: 'same-origin' })
+      .then(function (response) {
+        if (!response.ok) throw new Error('HTTP ' + response.status);
+        return response.json();
+      })
+      .then(function (next) {
+        if (next.generation === D.generation) return;
+        D = next;
+        reindex();
+        rendered = {};
+        renderHeader();
+        show(current);
+        updates++;
+        document.body.setAttribute('data-updates', String(updates));
+      })
+      // A failed fetch waits for the next notice rather than trying again at once.
+      .catch(function () { if (wanted === asked) wanted = D.generation; })
+      .then(function () { loading = false; load(); });
+  };
   var source = new EventSource('events');
   source.onmessage = function (event) {
-    D = JSON.parse(event.data);
-    reindex();
-    rendered = {};
-    renderHeader();
-    show(current);
-    updates++;
-    document.body.setAttribute('data-updates', String(updates));
+    wanted = Number(event.data);
+    load();
+  };
+  // Closed for good (the server refused the stream, say with 503): the header says so.
+  source.onerror = function () {
+    if (source.readyState === EventSource.CLOSED) { liveStopped = true; renderHeader(); }
   };
 }
 document.body.setAttribute('data-ready', 'true');

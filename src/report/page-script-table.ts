@@ -70,7 +70,8 @@ function fillOptions(selectNode, values) {
 
 RENDER.tasks = function (root) {
   if (!controls) buildControls(root);
-  var roles = {}, waves = {};
+  // Keyed by text from the session: no prototype, so a role named __proto__ is a role like any other.
+  var roles = Object.create(null), waves = Object.create(null);
   D.tasks.forEach(function (t) { roles[t[T.role]] = true; waves[t[T.wave]] = true; });
   fillOptions(controls.status, STATUSES);
   fillOptions(controls.role, Object.keys(roles).sort());

@@ -34,6 +34,12 @@ export interface ReportData {
   generated: string;
   /** True when `csv-wave serve` sends updates. */
   live: boolean;
+  /**
+   * `serve` only: which change of the session's files this data shows (1 for the first the
+   * server read). The server's change notices carry the number of the latest; the page
+   * fetches `/data` when it is not its own.
+   */
+  generation?: number;
   counts: Record<TaskStatus, number>;
   waveCount: number;
   /** From the first start to the last end of the attempts of the latest run. */

@@ -14,7 +14,7 @@ function sha256(text: string): string {
 
 /**
  * The Content-Security-Policy of the page: only its own script and style run (by hash), no
- * other script, no fetch but to its own origin (the live view's events), no form, no base.
+ * other script, no fetch but to its own origin (the live view's change notices and `/data`), no form, no base.
  * Even an element that got into the page could neither run nor load anything.
  */
 const kCsp = [
@@ -27,16 +27,28 @@ const kCsp = [
   "form-action 'none'",
 ].join('; ');
 
+const kHead =
+  '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n' +
+  `<meta http-equiv="Content-Security-Policy" content="${kCsp}">\n` +
+  '<meta name="viewport" content="width=device-width, initial-scale=1">\n' +
+  '<meta name="referrer" content="no-referrer">\n' +
+  '<title>csv-wave report</title>\n' +
+  `<style>${kPageStyle}</style>\n</head>\n<body>\n` +
+  '<script type="application/json" id="report-data">';
+const kTail = `</script>\n<script>${kScript}</script>\n</body>\n</html>\n`;
+const kHeadBytes = Buffer.from(kHead, 'utf8');
+const kTailBytes = Buffer.from(kTail, 'utf8');
+
 /** The self-contained report page: data as JSON in a non-executed script element, rendered by the inline script. */
 export function reportHtml(data: ReportData): string {
-  return (
-    '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n' +
-    `<meta http-equiv="Content-Security-Policy" content="${kCsp}">\n` +
-    '<meta name="viewport" content="width=device-width, initial-scale=1">\n' +
-    '<meta name="referrer" content="no-referrer">\n' +
-    '<title>csv-wave report</title>\n' +
-    `<style>${kPageStyle}</style>\n</head>\n<body>\n` +
-    `<script type="application/json" id="report-data">${embedJson(data)}</script>\n` +
-    `<script>${kScript}</script>\n</body>\n</html>\n`
-  );
+  return kHead + embedJson(data) + kTail;
+}
+
+/**
+ * The same page around data already made into text by `embedJson`, as bytes: `serve` makes
+ * the text once per change, sends it alone as `/data`, and builds the page from it without
+ * a second copy of the data as a string.
+ */
+export function reportPage(embedded: Buffer): Buffer {
+  return Buffer.concat([kHeadBytes, embedded, kTailBytes]);
 }

@@ -1,25 +1,13 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { artifactSession, kNotes } from '../helpers/artifact-session.js';
 import { openBrowser, type WatchedBrowser } from '../helpers/browser.js';
-import { genericSession } from '../helpers/generic-session.js';
-import { spawnCli, spawnCliWith, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
-
-/** Starts `csv-wave serve` on a free port and resolves with the URL it printed. */
-async function serve(dir: string, ...flags: string[]): Promise<{ server: SpawnedCli; url: string }> {
-  const server = spawnCli('serve', dir, '--port', '0', ...flags);
-  await waitFor(() => /at (http:\/\/\S+\/)/.test(server.stdoutSoFar()) || server.child.exitCode !== null, 'serve to listen');
-  const url = /at (http:\/\/\S+\/)/.exec(server.stdoutSoFar())?.[1];
-  if (!url) throw new Error(`serve did not start: ${server.stderrSoFar()}`);
-  return { server, url };
-}
-
-async function stop(cli: SpawnedCli | undefined): Promise<void> {
-  if (!cli || cli.child.exitCode !== null || cli.child.signalCode !== null) return;
-  cli.child.kill('SIGTERM');
-  await cli.exited;
-}
+import { runCli } from '../helpers/cli.js';
+import { genericSession, tasksCsv, type RowInput } from '../helpers/generic-session.js';
+import { liveReader, serve, stop, type LiveReader } from '../helpers/serve-cli.js';
+import { sleep, spawnCli, spawnCliWith, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
 let browser: WatchedBrowser | undefined;
 afterAll(async () => {
@@ -75,6 +63,123 @@ describe('csv-wave serve', () => {
   });
 });
 
+/** Rows A and B with the statuses given: a tasks.csv a person (or a run) rewrote. */
+function twoRows(a: string, b: string): RowInput[] {
+  return [
+    { id: 'A', description: 'a', role: 'r', status: a, findings: a === 'completed' ? 'A is done' : '' },
+    { id: 'B', description: 'b', role: 'r', status: b, findings: b === 'completed' ? 'B is done' : '' },
+  ];
+}
+
+/** tasks.csv replaced by a rename, as the engine does: the server never reads half of it. */
+function rewriteTasks(dir: string, rows: RowInput[]): void {
+  writeFileSync(join(dir, 'tasks.csv.new'), tasksCsv(rows));
+  renameSync(join(dir, 'tasks.csv.new'), join(dir, 'tasks.csv'));
+}
+
+describe('csv-wave serve: a change is a notice, and the page fetches the data', () => {
+  test('each change reaches the page as its number only; the page fetches /data once per change and shows it without a reload', async () => {
+    const dir = genericSession(twoRows('', ''));
+    const { server, url } = await serve(dir);
+    const watched = await openBrowser([url.replace(/\/$/, '')]);
+    let reader: LiveReader | undefined;
+    try {
+      const { page } = watched;
+      let navigations = 0;
+      page.on('framenavigated', (frame) => {
+        if (frame === page.mainFrame()) navigations++;
+      });
+      await page.goto(url);
+      await page.waitForSelector('body[data-ready="true"]');
+      await page.click('#tab-tasks');
+      expect(await page.textContent('.trow[data-id="A"] .status')).toBe('pending');
+      reader = await liveReader(url);
+
+      rewriteTasks(dir, twoRows('completed', ''));
+      await page.waitForSelector('.trow[data-id="A"] .status-completed');
+      rewriteTasks(dir, twoRows('completed', 'completed'));
+      await page.waitForSelector('.trow[data-id="B"] .status-completed');
+      await page.click('.trow[data-id="B"]');
+      expect(await page.textContent('#detail pre[data-field="findings"]')).toBe('B is done');
+
+      expect(await page.getAttribute('body', 'data-updates')).toBe('2');
+      expect(watched.requests.filter((request) => request === `${url}data`)).toHaveLength(2);
+      expect(navigations).toBe(1);
+      // What the stream carried: the number of each change, a few bytes, never the data.
+      await waitFor(() => reader!.messages.includes('3'), 'the notice of the second change');
+      expect(reader.messages.every((message) => /^\d+$/.test(message)), reader.messages.join(' | ')).toBe(true);
+      expect(reader.bytes()).toBeLessThan(100);
+      const data = (await (await fetch(`${url}data`)).json()) as { generation: number; tasks: string[][] };
+      expect(data.generation).toBe(3);
+      expect(data.tasks.map((task) => task[4])).toEqual(['completed', 'completed']);
+      expect(watched.blocked).toEqual([]);
+      expect(watched.consoleErrors).toEqual([]);
+    } finally {
+      reader?.close();
+      await watched.close();
+      await stop(server);
+    }
+  });
+
+  test('a change that a request for /data read first is still announced to the streams open before, also when a stream opens after it', async () => {
+    const dir = genericSession(twoRows('', ''));
+    const { server, url } = await serve(dir);
+    const readers: LiveReader[] = [];
+    try {
+      expect((await fetch(`${url}data`)).status).toBe(200);
+      readers.push(await liveReader(url));
+      await waitFor(() => readers[0]!.messages.includes('1'), 'the first notice');
+      rewriteTasks(dir, twoRows('completed', ''));
+      // Read at once, most often before the server's next look at the files: then this request
+      // builds change 2 (unless the server is still in its pause after the last read: then the look does).
+      expect((await fetch(`${url}data`)).status).toBe(200);
+      readers.push(await liveReader(url));
+      for (const reader of readers) await waitFor(() => reader.messages.includes('2'), 'the notice of change 2');
+    } finally {
+      for (const reader of readers) reader.close();
+      await stop(server);
+    }
+  });
+
+  test('past 32 live pages the next stream is answered 503, its page says its live updates stopped, and a place that frees is taken again', async () => {
+    const dir = genericSession(twoRows('', ''));
+    const { server, url } = await serve(dir);
+    const readers: LiveReader[] = [];
+    const watched = await openBrowser([url.replace(/\/$/, '')]);
+    try {
+      for (let i = 0; i < 32; i++) readers.push(await liveReader(url));
+      const refused = await fetch(`${url}events`);
+      expect(refused.status).toBe(503);
+      expect(await refused.text()).toMatch(/32 pages get live updates already/);
+
+      const { page } = watched;
+      await page.goto(url);
+      await page.waitForSelector('body[data-ready="true"]');
+      await page.waitForFunction("/live updates stopped/.test(document.getElementById('generated').textContent)");
+      // The page itself still shows the session.
+      expect(await page.textContent('[data-count="total"]')).toBe('2');
+
+      readers.shift()!.close();
+      // The server sees the close a moment later: until then the place is still taken (503).
+      let again: LiveReader | undefined;
+      for (let tries = 1; !again; tries++) {
+        try {
+          again = await liveReader(url);
+        } catch (error) {
+          if (tries >= 1000) throw error;
+          await sleep(20);
+        }
+      }
+      readers.push(again);
+      expect(watched.consoleErrors.filter((text) => !/503/.test(text))).toEqual([]);
+    } finally {
+      for (const reader of readers) reader.close();
+      await watched.close();
+      await stop(server);
+    }
+  });
+});
+
 describe('csv-wave serve of artifacts', () => {
   test('serves artifacts/<id>/<name>.md as the engine wrote it; 404 for a symlink, a bad name or a path outside', async () => {
     const dir = await artifactSession();
@@ -106,12 +211,49 @@ describe('csv-wave serve of artifacts', () => {
   });
 });
 
+describe('csv-wave serve of a hard-linked artifact', () => {
+  test('a hard link a command task made to a file outside the session is neither listed nor served; the engine\'s artifacts are', async () => {
+    const outside = join(mkdtempSync(join(tmpdir(), 'csv-wave-outside-')), 'secret.md');
+    writeFileSync(outside, 'secret outside the session\n');
+    const dir = genericSession([
+      { id: 'A', description: 'links', role: 'r' },
+      { id: 'B', description: 'long', role: 'r' },
+    ]);
+    const cmd = `case {id} in A) mkdir -p artifacts/A && ln ${outside} artifacts/A/leak.md && echo linked;; *) yes 'a long finding' | head -c 2000;; esac`;
+    const run = await runCli('run', dir, '--cmd', cmd);
+    expect(run.code, run.stderr).toBe(0);
+    expect(statSync(join(dir, 'artifacts', 'A', 'leak.md')).nlink).toBe(2);
+
+    const report = JSON.parse((await runCli('report', dir, '--json')).stdout) as { details: Record<string, { artifacts?: string[] }> };
+    expect(report.details['A']?.artifacts).toBeUndefined();
+    expect(report.details['B']?.artifacts).toEqual(['artifacts/B/output.md']);
+    const { server, url } = await serve(dir);
+    try {
+      const leak = await fetch(`${url}artifacts/A/leak.md`);
+      expect(leak.status).toBe(404);
+      expect(await leak.text()).not.toContain('secret');
+      expect((await fetch(`${url}artifacts/B/output.md`)).status).toBe(200);
+    } finally {
+      await stop(server);
+    }
+  });
+});
+
 describe('csv-wave serve on a non-loopback host', () => {
   test('refuses to start without a token', async () => {
     const dir = genericSession([{ id: 'A', description: 'a', role: 'r' }]);
     const result = await spawnCliWith({ env: { CSV_WAVE_TOKEN: '' } }, 'serve', dir, '--host', '0.0.0.0', '--port', '0').exited;
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--token/);
+  });
+
+  test('--client-timeout takes seconds above 0, at most a day; anything else is exit 2 naming the flag', async () => {
+    const dir = genericSession([{ id: 'A', description: 'a', role: 'r' }]);
+    for (const value of ['0', '-1', 'abc', '1e3', '86401', '']) {
+      const result = await spawnCli('serve', dir, '--port', '0', '--client-timeout', value).exited;
+      expect(result.code, value).toBe(2);
+      expect(result.stderr, value).toContain(`Expected \`--client-timeout\` to be a number of seconds above 0, at most 86400, got \`${value}\``);
+    }
   });
 
   test('refuses requests without the right token; the token once as ?token= becomes a cookie', async () => {
