@@ -7,7 +7,8 @@ const kSlowest = 12;
 /**
  * Prints the closing lines CI reads whatever the test runner: the slowest tests, each with
  * its share of its timeout (a test near 100% fails on a busier machine: fix its cause, do
- * not raise the limit), the wall time of each test folder, and last one plain line,
+ * not raise the limit) and its CPU time (test/helpers/cpu-meter.ts: what it costs whatever
+ * the load; a long wall time with little CPU is waiting), the wall time of each test folder, and last one plain line,
  * `vitest: N passed, N failed, N skipped`. vitest's own summary stays above them.
  */
 export default class SummaryReporter implements Reporter {
@@ -34,7 +35,7 @@ export default class SummaryReporter implements Reporter {
     let passed = 0;
     let failed = 0;
     let skipped = 0;
-    const timed: { test: TestCase; file: string; ms: number; timeout: number }[] = [];
+    const timed: { test: TestCase; file: string; ms: number; cpuMs: number | undefined; timeout: number }[] = [];
     for (const module of testModules) {
       const file = relative(this.#root, module.moduleId);
       for (const test of module.children.allTests()) {
@@ -42,13 +43,14 @@ export default class SummaryReporter implements Reporter {
         if (state === 'passed') passed++;
         else if (state === 'failed') failed++;
         else skipped++;
-        if (state === 'passed' || state === 'failed') timed.push({ test, file, ms: test.diagnostic()?.duration ?? 0, timeout: test.options.timeout ?? this.#defaultTimeout });
+        if (state === 'passed' || state === 'failed') timed.push({ test, file, ms: test.diagnostic()?.duration ?? 0, cpuMs: test.meta().cpuMs, timeout: test.options.timeout ?? this.#defaultTimeout });
       }
       if (module.state() === 'failed' && [...module.children.allTests()].length === 0) failed++;
     }
-    const lines = ['', `Slowest tests (time / its timeout):`];
-    for (const { test, file, ms, timeout } of timed.sort((a, b) => b.ms - a.ms).slice(0, kSlowest)) {
-      lines.push(`  ${seconds(ms)} ${String(Math.round((100 * ms) / timeout)).padStart(3)}%  ${file} > ${test.fullName}`);
+    const lines = ['', 'Slowest tests (wall time, its share of its timeout, CPU time of the test file\'s process and the processes it reaped):'];
+    for (const { test, file, ms, cpuMs, timeout } of timed.sort((a, b) => b.ms - a.ms).slice(0, kSlowest)) {
+      const cpu = cpuMs === undefined ? '       ?' : seconds(cpuMs);
+      lines.push(`  ${seconds(ms)} ${String(Math.round((100 * ms) / timeout)).padStart(3)}% ${cpu} CPU  ${file} > ${test.fullName}`);
     }
     lines.push('Test folders (wall: from its first file start to its last file end, files of other folders running beside; sum: of its files\' times):');
     for (const [folder, row] of this.#folders(testModules)) lines.push(`  ${seconds(row.wall)} wall ${seconds(row.sum)} sum  ${folder}: ${row.files} files, ${row.tests} tests`);
