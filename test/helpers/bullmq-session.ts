@@ -34,7 +34,7 @@ export function waitingCommand(marks: string): string {
  */
 export async function readyWorker(url: string, ...args: string[]): Promise<SpawnedCli> {
   const worker = spawnCli('worker', '--redis', url, ...args);
-  await waitFor(() => worker.stdoutSoFar().includes('taking jobs'), 'a ready worker', 60_000);
+  await waitFor(() => worker.stdoutSoFar().includes('taking jobs'), 'a ready worker');
   return worker;
 }
 
