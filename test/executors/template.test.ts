@@ -7,6 +7,7 @@ import { describe, expect, test } from 'vitest';
 import { renderCommand, shellQuote, templateProblems } from '../../src/executors/template.js';
 import { runCli } from '../helpers/cli.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
+import { propertyTest } from '../helpers/property-runs.js';
 
 /** What /bin/sh prints for a rendered command, as bytes. */
 function shellOutput(command: string, cwd?: string): Buffer {
@@ -183,7 +184,9 @@ describe('shell safety', () => {
   const anyCodePoint = fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }).filter((s) => !s.includes('\0'));
   const cell = fc.string({ unit: fc.oneof(hostile, anyCodePoint), maxLength: 12 });
 
-  test('any cell without NUL reaches the command exactly, and runs nothing', () => {
+  // Each case starts a shell (the nested one two): the sizes fit a loaded CI machine, and
+  // `npm run test:deep` runs the deep variants (test/helpers/property-runs.ts).
+  propertyTest('any cell without NUL reaches the command exactly, and runs nothing', { ci: 100, local: 300, deep: 5000 }, (numRuns) => {
     fc.assert(
       fc.property(cell, (description) => {
         const command = renderCommand('printf %s {description}', { description, id: 'A' });
@@ -191,11 +194,11 @@ describe('shell safety', () => {
         expect(out.equals(Buffer.from(description, 'utf8'))).toBe(true);
         expect(existsSync(marker)).toBe(false);
       }),
-      { numRuns: 300 },
+      { numRuns },
     );
   });
 
-  test('any cell reaches the command exactly inside the template\'s own quotes and in $(...), and runs nothing', () => {
+  propertyTest('any cell reaches the command exactly inside the template\'s own quotes and in $(...), and runs nothing', { ci: 100, local: 300, deep: 5000 }, (numRuns) => {
     const contexts: [string, (v: string) => string][] = [
       ['{v}', (v) => v],
       ['"{v}"', (v) => v],
@@ -214,11 +217,11 @@ describe('shell safety', () => {
         expect(out.toString('utf8')).toBe(Buffer.from(contexts.map(([, expected]) => expected(v)).join('|'), 'utf8').toString('utf8'));
         expect(existsSync(marker)).toBe(false);
       }),
-      { numRuns: 300 },
+      { numRuns },
     );
   });
 
-  test('a cell nested in quotes, ${...}, $\'...\' and $(...) either is refused or runs nothing, in dash and bash', () => {
+  describe('a cell nested in quotes, ${...}, $\'...\' and $(...)', () => {
     // Each wrapper opens a context around what it wraps; up to three, '' being none.
     const wrappers: [string, string][] = [
       ['', ''],
@@ -229,32 +232,44 @@ describe('shell safety', () => {
       ["$'", "'"],
       ['$(printf %s ', ')'],
     ];
-    const template = fc
-      .array(fc.constantFrom(...wrappers), { minLength: 3, maxLength: 3 })
-      .map((around) => `printf %s ${around.reduceRight((inner, [open, close]) => open + inner + close, '{v}')}`);
+    const templates = wrappers.flatMap((outer) =>
+      wrappers.flatMap((middle) => wrappers.map((inner) => `printf %s ${[outer, middle, inner].reduceRight((text, [open, close]) => open + text + close, '{v}')}`)),
+    );
     // A marker of its own, removed before each try, so that shrinking sees each template afresh.
     const leaked = join(dir, 'pwned-nested');
     // Each cell holds several ways out, so that one run tries them all.
     const way = (quote: string) => `${quote}; touch ${leaked}; ${quote}`;
-    const hostileCell = fc.constantFrom(
+    const hostileCells = [
       `$(touch ${leaked})\`touch ${leaked}\`${way("'")}${way('"')}`,
       `\\'; touch ${leaked}; '`,
       `'"$(touch ${leaked})"'`,
       `(touch ${leaked})`,
-    );
-    fc.assert(
-      fc.property(template, hostileCell, (template, v) => {
-        fc.pre(templateProblems(template, ['v']).length === 0);
-        rmSync(leaked, { force: true });
-        const command = renderCommand(template, { v });
-        for (const shell of ['/bin/sh', 'bash']) {
-          // A syntax error is fine; running the cell's command is not.
-          spawnSync(shell, ['-c', command], { cwd: dir });
-          expect(existsSync(leaked), `${shell} -c ${command}`).toBe(false);
-        }
-      }),
-      { numRuns: 1000 },
-    );
+    ];
+    // Every template of three wrappers is either refused (it never reaches a shell) or one of
+    // these cases, with each hostile cell.
+    const accepted = templates.filter((template) => templateProblems(template, ['v']).length === 0);
+    const cases = accepted.flatMap((template) => hostileCells.map((v) => ({ template, v })));
+    const runsNothing = ({ template, v }: { template: string; v: string }) => {
+      rmSync(leaked, { force: true });
+      const command = renderCommand(template, { v });
+      for (const shell of ['/bin/sh', 'bash']) {
+        // A syntax error is fine; running the cell's command is not.
+        spawnSync(shell, ['-c', command], { cwd: dir });
+        expect(existsSync(leaked), `${shell} -c ${command}`).toBe(false);
+      }
+    };
+
+    test('some of the 343 templates are refused, the others reach the shells', () => {
+      expect(accepted.length).toBeGreaterThan(0);
+      expect(accepted.length).toBeLessThan(templates.length);
+      expect(templates).toHaveLength(wrappers.length ** 3);
+    });
+
+    // The deep variant tries every case once, in both shells.
+    propertyTest('every accepted one runs nothing, in dash and bash', { ci: 100, local: 200, deep: cases.length }, (numRuns) => {
+      if (numRuns >= cases.length) for (const one of cases) runsNothing(one);
+      else fc.assert(fc.property(fc.constantFrom(...cases), runsNothing), { numRuns });
+    });
   });
 
   test('through a whole run, a hostile description is written by the command byte for byte', async () => {

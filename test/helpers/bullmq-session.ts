@@ -39,7 +39,7 @@ export async function readyWorker(url: string, ...args: string[]): Promise<Spawn
 /** readyWorker with an environment of its own (spawnCliWith). */
 export async function readyWorkerWith(options: SpawnOptions, url: string, ...args: string[]): Promise<SpawnedCli> {
   const worker = spawnCliWith(options, 'worker', '--redis', url, ...args);
-  await waitFor(() => worker.stdoutSoFar().includes('taking jobs'), 'a ready worker', 60_000);
+  await waitFor(() => worker.stdoutSoFar().includes('taking jobs'), 'a ready worker');
   return worker;
 }
 

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { getCurrentTest } from 'vitest/suite';
 // Sets CSV_WAVE_SECRET, which every spawned CLI inherits.
 import './test-secret.js';
 
@@ -60,13 +61,30 @@ export function spawnCliWith(options: SpawnOptions, ...argv: string[]): SpawnedC
   return { child, exited, stderrSoFar: () => stderr, stdoutSoFar: () => stdout };
 }
 
-/** Polls until `condition` holds; fails after `limitMs` (a safety net, not a timing assertion). */
-export async function waitFor(condition: () => boolean, what: string, limitMs = 20_000): Promise<void> {
+/**
+ * Polls until `condition` holds; fails after `limitMs` (a safety net, not a timing assertion).
+ * By default the net is what is left of the running test's own timeout, less a second, so
+ * that a wait that never ends fails naming what it waited for. A fixed net shorter than the
+ * test's failed tests on a loaded machine that were only slow: a CLI that starts in half a
+ * second alone took over 20 s at a load average of 30 on two cores.
+ */
+export async function waitFor(condition: () => boolean, what: string, limitMs = restOfTestTimeout()): Promise<void> {
   const deadline = Date.now() + limitMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`Gave up waiting for ${what}`);
     await sleep(20);
   }
+}
+
+/** The net of a wait outside a test (a hook): vitest's hookTimeout of vitest.config.ts, less a second. */
+const kNetOutsideTestMs = 119_000;
+
+/** Milliseconds until a second before the running test's timeout (vitest's `startTime` is Date.now()). */
+function restOfTestTimeout(): number {
+  const test = getCurrentTest();
+  const started = test?.result?.startTime;
+  if (test === undefined || started === undefined) return kNetOutsideTestMs;
+  return Math.max(1_000, started + test.timeout - 1_000 - Date.now());
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -137,6 +137,24 @@ describe.skipIf(model === undefined)('the real-model server', () => {
     expect(next.status).toBe(200);
   });
 
+  test('a request takes the free sequence that holds the longest start of its prompt: each repair finds its own first prompt evaluated', async () => {
+    server = await startModelServer({ model: model!, sequences: 2 });
+    const system = { role: 'system', content: 'You are one worker in a pipeline of tasks. '.repeat(12) };
+    const tasks = ['Task: A\nName a colour.', 'Task: B\nName an animal.'].map((content) => [system, { role: 'user', content }]);
+    const first = await Promise.all(tasks.map((messages) => post(server!.url, { messages, max_completion_tokens: 6 })));
+    // One after the other: the sequence the first repair used is free again, and last released, when the second comes.
+    const repairs: Reply[] = [];
+    for (const [i, messages] of tasks.entries()) {
+      const answer = { role: 'assistant', content: first[i]!.body.choices![0]!.message.content };
+      repairs.push(await post(server.url, { messages: [...messages, answer, { role: 'user', content: 'Again, in JSON.' }], max_completion_tokens: 6 }));
+    }
+    for (const [i, repair] of repairs.entries()) {
+      const cached = (repair.body.usage as { prompt_tokens_details: { cached_tokens: number } }).prompt_tokens_details.cached_tokens;
+      // Its first request's whole prompt (but the last token or so, which the answer's first token may merge with), not only the system prompt both share.
+      expect(cached, `repair ${i + 1}`).toBeGreaterThanOrEqual(first[i]!.body.usage!.prompt_tokens - 2);
+    }
+  });
+
   test('holdAfter keeps later requests unanswered until release(); extraRoutes run completions through the same log', async () => {
     server = await startModelServer({
       model: model!,

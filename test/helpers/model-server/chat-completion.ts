@@ -80,7 +80,7 @@ export class ChatCompletions {
     let sequence: LlamaContextSequence;
     try {
       await this.gate.pass(record.n, signal);
-      sequence = await this.pool.acquire(signal);
+      sequence = await this.pool.acquire(tokens, signal);
     } catch (error) {
       this.log.finish(record, { aborted: 'waiting', waitMs: performance.now() - arrived, totalMs: performance.now() - arrived });
       throw error;
