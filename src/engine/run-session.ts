@@ -28,8 +28,7 @@ import { skippedForFailure, statusOf } from '../core/skip-cause.js';
 import { Checkpointer } from './checkpointer.js';
 import { WaveError } from '../errors.js';
 import { redisLostReason } from '../backend/bullmq/redis-lost.js';
-import { Budget } from '../knowledge/budget.js';
-import { readUsage } from '../knowledge/usage.js';
+import { sessionBudget } from '../knowledge/budget.js';
 import { LiveUsage } from './live-usage.js';
 
 export interface RunSessionOptions extends RunOptions {
@@ -139,7 +138,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       maxArtifactBytes: settings.maxArtifactBytes,
     };
     // Counted from every run of the session: a resume goes on from what the last one spent.
-    const budget = new Budget(settings, readUsage(session.dir, settings.pricing));
+    const budget = sessionBudget(session.dir, settings, settings.pricing, warn);
     const spent = budget.reached();
     if (spent) stop.stop('halt', budgetStopReason(spent, path));
     const sink = new KnowledgeSink({
