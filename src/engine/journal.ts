@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { isKnownColumn } from '../csv/columns.js';
 import { emptyRow, type TaskRow } from '../core/task.js';
 import { WaveError } from '../errors.js';
-import { openBatches, type BatchJournalEntry, type OpenBatch } from '../backend/openai-batch/batch-record.js';
+import { followBatchEntry, isBatchEntry, openBatches, openKey, type BatchJournalEntry, type OpenBatch } from '../backend/openai-batch/batch-record.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
 import type { AttemptLine } from '../schema/attempt.js';
 import { AppendOnlyFile } from './append-only-file.js';
@@ -59,7 +59,7 @@ export class Journal {
   /** attempts.ndjson, when the journal keeps it; it is never emptied by a checkpoint. */
   readonly #attempts: AppendOnlyFile | undefined;
   #attemptLines: string[] = [];
-  /** The entries of batches created and not ended: tasks.csv cannot hold them, so a checkpoint writes them again. */
+  /** The entries of batches launched or created and not ended: tasks.csv cannot hold them, so a checkpoint writes them again. */
   readonly #openBatches = new Map<string, string>();
 
   /**
@@ -87,15 +87,14 @@ export class Journal {
   /** Also the entries of OpenAI batches (`--batch`): an open one outlives checkpoints, as only the journal knows it. */
   append(entry: JournalEntry | BatchJournalEntry): void {
     const line = `${JSON.stringify(entry)}\n`;
-    if (entry.type === 'batch') this.#openBatches.set(entry.batch, line);
-    if (entry.type === 'batch-end') this.#openBatches.delete(entry.batch);
+    followBatchEntry(this.#openBatches, entry, line);
     this.#buffer.push(line);
     this.#scheduleFlush();
   }
 
   /** Keeps the open batches of an earlier run's journal through this run's checkpoints (call before the first). */
   carry(batches: readonly OpenBatch[]): void {
-    for (const batch of batches) this.#openBatches.set(batch.batch, `${JSON.stringify(batch)}\n`);
+    for (const batch of batches) this.#openBatches.set(openKey(batch), `${JSON.stringify(batch)}\n`);
   }
 
   /**
@@ -165,10 +164,10 @@ export class Journal {
 
 /** The task entries of a session's journal (its batch entries left out); a torn last line (a crash mid-write) is dropped. */
 export function readJournal(sessionDir: string): JournalEntry[] {
-  return readJournalLines(sessionDir).filter((entry): entry is JournalEntry => entry.type !== 'batch' && entry.type !== 'batch-end');
+  return readJournalLines(sessionDir).filter((entry): entry is JournalEntry => !isBatchEntry(entry));
 }
 
-/** The OpenAI batches (`--batch`) a session's journal names as created and not ended. */
+/** The OpenAI batches (`--batch`) a session's journal names as launched or created and not ended. */
 export function readOpenBatches(sessionDir: string): OpenBatch[] {
   return openBatches(readJournalLines(sessionDir));
 }

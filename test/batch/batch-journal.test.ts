@@ -45,11 +45,32 @@ describe('batches in the journal', () => {
     second.close();
   });
 
+  test('a launch outlives checkpoints until its batch is journaled (which takes its place) or it is ended', () => {
+    const dir = sessionDir();
+    const journal = new Journal(dir);
+    const launch = { type: 'batch-launch' as const, launch: 'L1', ts: '2025-01-01T00:00:00.000Z', requests: batch.requests };
+    const other = { ...launch, launch: 'L2' };
+    journal.append(launch);
+    journal.append(other);
+    journal.flush();
+    journal.checkpoint();
+    expect(readOpenBatches(dir)).toEqual([launch, other]);
+    journal.append({ ...batch, launch: 'L1' });
+    journal.append({ type: 'batch-launch-end', launch: 'L2' });
+    journal.flush();
+    expect(readOpenBatches(dir)).toEqual([{ ...batch, launch: 'L1' }]);
+    journal.checkpoint();
+    expect(readOpenBatches(dir)).toEqual([{ ...batch, launch: 'L1' }]);
+    journal.close();
+  });
+
   test('batch entries change no task when the journal is replayed', () => {
     const dir = sessionDir();
     const journal = new Journal(dir);
     journal.append({ type: 'start', id: 'A', attempt: 1 });
+    journal.append({ type: 'batch-launch', launch: 'L1', ts: '2025-01-01T00:00:00.000Z', requests: batch.requests });
     journal.append(batch);
+    journal.append({ type: 'batch-launch-end', launch: 'L1' });
     journal.close();
     const row = { ...emptyRow(), id: 'A', status: 'pending' };
     const rows = [row];
