@@ -154,7 +154,11 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       onUsage: (lines) => {
         budget.add(lines);
         const reached = budget.reached();
-        if (reached) stop.stop('halt', budgetStopReason(reached, path));
+        if (reached) {
+          stop.stop('halt', budgetStopReason(reached, path));
+          // Started but not begun (waiting for an endpoint slot or a batch): they would spend past it.
+          backend.holdBack?.();
+        }
       },
     });
     // Each model request's tokens are written as its answer arrives: a stop that ends its thread loses none.

@@ -10,7 +10,7 @@ import { requestUsage } from '../../executors/openai/request-usage.js';
 import type { AttemptOutcome } from '../../executors/types.js';
 import { withInputNotes } from '../../executors/worker.js';
 import { sumUsage, type RequestUsage } from '../../knowledge/usage.js';
-import { abortError, type ExecutionBackend } from '../execution-backend.js';
+import { abortError, AttemptNotRun, type ExecutionBackend } from '../execution-backend.js';
 import { BatchApi, type Batch, type ChatBody } from './batch-api.js';
 import * as lines from './batch-lines.js';
 import type { BodySettings, LineAnswer, Message, OutputLine } from './batch-lines.js';
@@ -98,6 +98,8 @@ export class BatchBackend implements ExecutionBackend {
   #cancelled: Promise<void> | undefined;
   /** Batches whose answers were all handed out, to be ended in the journal after those answers. */
   readonly #ends: string[] = [];
+  /** The budget is spent: no first request goes out any more (holdBack). */
+  #held = false;
   /** The look-up of the batches an earlier run launched; submits wait for it, to re-attach to them. */
   #recovering: Promise<void> | undefined;
 
@@ -164,9 +166,11 @@ export class BatchBackend implements ExecutionBackend {
     });
   }
 
-  /** A submitted attempt waits for an earlier run's batch that holds its task, else goes into the next batch. */
+  /** A submitted attempt waits for an earlier run's batch that holds its task, else goes into the next batch (unless held back). */
   #place(waiting: Waiting): void {
-    if (this.#out.has(waiting) && !this.#reattach(waiting)) this.#enqueue(waiting);
+    if (!this.#out.has(waiting) || this.#reattach(waiting)) return;
+    if (this.#held) this.#notRun(waiting);
+    else this.#enqueue(waiting);
   }
 
   /** An attempt whose task an earlier run's batch holds waits for that answer instead of going out again. */
@@ -346,6 +350,20 @@ export class BatchBackend implements ExecutionBackend {
 
   #drop(waiting: Waiting, error: Error): void {
     if (this.#out.delete(waiting)) waiting.reject(error);
+  }
+
+  /**
+   * The budget is spent: the first requests waiting for the next batch are not sent (their
+   * submits reject with AttemptNotRun, their tasks go back to pending); repairs of attempts
+   * whose first answer came go out, as a running attempt finishes.
+   */
+  holdBack(): void {
+    this.#held = true;
+    for (const waiting of this.#queue.take((item) => item.n === 1)) this.#notRun(waiting);
+  }
+
+  #notRun(waiting: Waiting): void {
+    if (this.#out.delete(waiting)) waiting.reject(new AttemptNotRun());
   }
 
   /**
