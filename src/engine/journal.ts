@@ -1,5 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../csv/atomic-write.js';
 import { isKnownColumn } from '../csv/columns.js';
 import { emptyRow, type TaskRow } from '../core/task.js';
 import { WaveError } from '../errors.js';
@@ -40,6 +41,13 @@ function journalPath(sessionDir: string): string {
 }
 
 /**
+ * The batches and launches open at the last checkpoint (`--batch`), written whole before the
+ * journal is emptied: a kill between emptying the journal and writing them back into it
+ * finds them here. Absent when none was open.
+ */
+const kOpenBatchesFile = join('.csv-wave', 'open-batches.ndjson');
+
+/**
  * Append-only journal under `.csv-wave/`. Entries are buffered for at most one turn of the
  * event loop and written together (group commit): a result is accepted once written, and
  * write() to the page cache survives kill -9. After tasks.csv is rewritten with everything
@@ -61,12 +69,17 @@ export class Journal {
   #attemptLines: string[] = [];
   /** The entries of batches launched or created and not ended: tasks.csv cannot hold them, so a checkpoint writes them again. */
   readonly #openBatches = new Map<string, string>();
+  readonly #sessionDir: string;
+  /** Whether open-batches.ndjson may be there, to be removed once no batch is open. */
+  #snapshotMayExist: boolean;
 
   /**
    * @param onError told when a write fails. @default throw (from flush, checkpoint and close)
    * @param options.attempts also keep attempts.ndjson. @default false
    */
   constructor(sessionDir: string, onError?: (error: WaveError) => void, options: { attempts?: boolean } = {}) {
+    this.#sessionDir = sessionDir;
+    this.#snapshotMayExist = existsSync(join(sessionDir, kOpenBatchesFile));
     const path = sessionPathForWrite(sessionDir, join('.csv-wave', 'journal.ndjson'));
     try {
       this.#file = new AppendOnlyFile(path);
@@ -144,10 +157,25 @@ export class Journal {
    */
   checkpoint(): void {
     this.#buffer = [];
+    const open = [...this.#openBatches.values()].join('');
+    try {
+      // Open batches are no task state: only the journal knows them. Kept in a file of their
+      // own first (replaced whole), then written back after the emptying: two system calls
+      // that a kill may come between.
+      if (open !== '' || this.#snapshotMayExist) {
+        const snapshot = sessionPathForWrite(this.#sessionDir, kOpenBatchesFile);
+        if (open !== '') writeFileAtomic(snapshot, open);
+        else rmSync(snapshot, { force: true });
+        this.#snapshotMayExist = open !== '';
+      }
+    } catch (error) {
+      // The journal is not emptied: it still holds them.
+      this.#onError(new WaveError('IO', `Cannot write ${kOpenBatchesFile}: ${(error as Error).message}`, { cause: error }));
+      return;
+    }
     try {
       this.#file.truncate();
-      // Open batches are no task state: only the journal knows them.
-      if (this.#openBatches.size > 0) this.#file.write([...this.#openBatches.values()].join(''));
+      if (open !== '') this.#file.write(open);
     } catch (error) {
       this.#onError(new WaveError('IO', `Cannot empty the journal: ${(error as Error).message}`, { cause: error }));
     }
@@ -167,13 +195,19 @@ export function readJournal(sessionDir: string): JournalEntry[] {
   return readJournalLines(sessionDir).filter((entry): entry is JournalEntry => !isBatchEntry(entry));
 }
 
-/** The OpenAI batches (`--batch`) a session's journal names as launched or created and not ended. */
+/**
+ * The OpenAI batches (`--batch`) a session's journal names as launched or created and not
+ * ended: those open at the last checkpoint, followed by what the journal holds since.
+ */
 export function readOpenBatches(sessionDir: string): OpenBatch[] {
-  return openBatches(readJournalLines(sessionDir));
+  return openBatches([...readEntryLines(join(sessionDir, kOpenBatchesFile)), ...readJournalLines(sessionDir)]);
 }
 
 function readJournalLines(sessionDir: string): (JournalEntry | BatchJournalEntry)[] {
-  const path = journalPath(sessionDir);
+  return readEntryLines(journalPath(sessionDir));
+}
+
+function readEntryLines(path: string): (JournalEntry | BatchJournalEntry)[] {
   if (!existsSync(path)) return [];
   const entries: (JournalEntry | BatchJournalEntry)[] = [];
   for (const line of readFileSync(path, 'utf8').split('\n')) {
