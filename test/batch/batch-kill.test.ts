@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { mulberry32 } from '../../scripts/gen-dag.js';
+import { readJournal, replayJournal } from '../../src/engine/journal.js';
 import type { BatchRouteEvent } from '../helpers/model-server/batches.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
@@ -31,6 +32,23 @@ function session(random: () => number): { dir: string; ids: string[] } {
     return { id, title: id, description: `Describe ${id}`, role: 'worker', deps: dep };
   });
   return { dir: genericSession(rows), ids };
+}
+
+/** The tasks whose results the session holds after a kill (tasks.csv with the journal applied, as resume reads them). */
+function acceptedTasks(dir: string): Set<string> {
+  const rows = [...readRows(dir).values()];
+  replayJournal(rows, readJournal(dir));
+  return new Set(rows.filter((row) => row.status === 'completed').map((row) => row.id));
+}
+
+/** Completed attempts by task, from attempts.ndjson (one line per attempt, never emptied). */
+function completions(dir: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const line of lines(join(dir, 'attempts.ndjson'))) {
+    const attempt = JSON.parse(line) as { task: string; outcome: string };
+    if (attempt.outcome === 'completed') counts.set(attempt.task, (counts.get(attempt.task) ?? 0) + 1);
+  }
+  return counts;
 }
 
 /** Journal entries written so far, across checkpoints (a checkpoint empties the file; what follows counts on). */
@@ -81,6 +99,8 @@ describe('kill -9 loops of a --batch run', () => {
     };
     const flags = ['--executor', 'openai', '--model', 'm', '--base-url', server.baseUrl, '--batch', '--batch-poll', '0.05'];
     const kills: { point: KillPoint; k: number; landed: boolean; inGap: number }[] = [];
+    /** At each kill: the tasks the session held results of, and the completed attempts then. */
+    const snapshots: { accepted: Set<string>; completed: Map<string, number> }[] = [];
 
     for (let index = 0; index < kKills; index++) {
       const point = kKillPoints[Math.floor(random() * kKillPoints.length)]!;
@@ -102,6 +122,7 @@ describe('kill -9 loops of a --batch run', () => {
       const polled = new Set(events.flatMap((event) => (event.kind === 'retrieve' ? [event.batch] : [])));
       const inGap = events.filter((event) => event.kind === 'create' && !polled.has(event.batch) && !journalText.includes(`"${event.batch}"`)).length;
       kills.push({ point, k, landed: ended.signal === 'SIGKILL', inGap });
+      snapshots.push({ accepted: acceptedTasks(dir), completed: completions(dir) });
     }
     due = () => false;
     child = spawnCli('resume', dir, ...flags);
@@ -115,12 +136,9 @@ describe('kill -9 loops of a --batch run', () => {
     const usageOf = new Map<string, number>();
     for (const line of usageLinesOf(dir)) usageOf.set(line.task, (usageOf.get(line.task) ?? 0) + 1);
     const usageTwice = [...usageOf].filter(([, n]) => n > 1).map(([id]) => id);
-    const finishes = new Map<string, number>();
-    for (const line of lines(join(dir, 'attempts.ndjson'))) {
-      const attempt = JSON.parse(line) as { task: string; outcome: string };
-      if (attempt.outcome === 'completed') finishes.set(attempt.task, (finishes.get(attempt.task) ?? 0) + 1);
-    }
-    const finishedTwice = [...finishes].filter(([, n]) => n > 1).map(([id]) => id);
+    // Finished twice: a task whose result the session held at a kill was finished again by a later run.
+    const finishes = completions(dir);
+    const finishedTwice = [...new Set(snapshots.flatMap(({ accepted, completed }) => [...accepted].filter((id) => finishes.get(id) !== completed.get(id))))].sort();
     const taken = new Set(server.events.flatMap((event) => (event.kind === 'retrieve' && event.status === 'completed') || event.kind === 'cancel' ? [event.batch] : []));
     const leaked = created.filter((batch) => !taken.has(batch.batch)).map((batch) => batch.batch);
     console.log(
