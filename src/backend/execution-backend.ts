@@ -22,6 +22,21 @@ export interface ExecutionBackend {
   cancelAll(): Promise<void>;
   /** Stops taking attempts and frees what the backend holds (threads, connections). */
   close(): Promise<void>;
+  /**
+   * The run's budget is spent: the attempts submitted that have not begun (waiting for an
+   * endpoint slot, or for their batch to go out) are not begun; each submit rejects with
+   * AttemptNotRun, and the task goes back to pending. Attempts already begun run on.
+   * Optional: a backend without it begins every attempt it was given.
+   */
+  holdBack?(): void;
+}
+
+/** A submit's rejection when the backend held the attempt back before it began (holdBack): nothing ran, nothing was spent. */
+export class AttemptNotRun extends Error {
+  constructor() {
+    super('The attempt was held back before it began: the run is out of budget');
+    this.name = 'AttemptNotRun';
+  }
 }
 
 /** The error a submit rejects with when it is aborted or cancelled: the signal's reason, or an AbortError. */

@@ -10,7 +10,7 @@ import { countByStatus, countByWave, rowObject, taskLines } from '../engine/stat
 import { kTaskStatuses } from '../schema/row.js';
 import { statusOf } from '../core/skip-cause.js';
 import { readUsage } from '../knowledge/usage.js';
-import { costLine, spendJson, spendText } from '../knowledge/cost-text.js';
+import { costLine, spendJson, spendText, usageProblemLines } from '../knowledge/cost-text.js';
 import { currentTasks } from '../report/session-state.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
 import { addPipelineFlag, sessionOverrides } from './pipeline-flag.js';
@@ -29,7 +29,7 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
     .command('status')
     .description('one line per task ([DONE] [RUN] [INTR] [WAIT] [FAIL] [SKIP] [----]), then counts per status and wave')
     .argument('<session>', 'session folder, or the path of its tasks.csv')
-    .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}, "usage"?: {tokens, cost_usd, tasks: {id: …}}, "interrupted"?: [ids]}')
+    .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}, "usage"?: {tokens, cost_usd, tasks: {id: …}, problems?: [{line, problem}]}, "interrupted"?: [ids]}')
     .option('--only <statuses>', `list only the tasks of these statuses, comma-separated (${kTaskStatuses.join(', ')}); counts stay the whole session's`)
     .option('--wave <n>', 'list only the tasks of wave N (counts stay the whole session\'s)')
     .option('--redis <url>', "a session running with --backend bullmq: the Redis to ask which worker runs each task (default session.json's backend url, else CSV_WAVE_REDIS_URL)"))
@@ -43,6 +43,10 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       const table = currentTasks(session);
       const counts = countByStatus(table.rows);
       const usage = readUsage(session.dir, session.config.pricing);
+      // usage.ndjson may have been cut short or edited: what is not counted is said, on stderr (stdout stays the answer).
+      for (const line of usageProblemLines(usage?.problems ?? [])) io.stderr(`status: ${line}\n`);
+      const known = new Set(table.rows.map((row) => row.id));
+      const strangers = usage ? [...usage.byTask.keys()].filter((id) => !known.has(id)) : [];
       const graph = buildDag(table.rows.map((row) => ({ id: row.id, deps: splitList(row.deps) })));
       const { waves } = computeWaves(graph);
       const wanted = selectRows(options, waves);
@@ -55,7 +59,11 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
           ? {
               tokens: { prompt: usage.prompt_tokens, completion: usage.completion_tokens },
               // The cost of the session and of each task (by id) from usage.ndjson, in US dollars.
-              usage: { ...spendJson(usage), tasks: Object.fromEntries([...usage.byTask].map(([id, sum]) => [id, spendJson(sum)])) },
+              usage: {
+                ...spendJson(usage),
+                tasks: Object.fromEntries([...usage.byTask].map(([id, sum]) => [id, spendJson(sum)])),
+                ...(usage.problems.length === 0 ? {} : { problems: usage.problems }),
+              },
             }
           : {};
         const stale = interrupted.length > 0 ? { interrupted } : {};
@@ -87,6 +95,8 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       if (usage) {
         const cached = usage.cached_tokens > 0 ? ` (${usage.cached_tokens} of the prompt tokens cached)` : '';
         io.stdout(`Tokens: ${usage.prompt_tokens} prompt, ${usage.completion_tokens} completion${cached}\n${costLine(usage)}\n`);
+        // A task removed from tasks.csv after it ran still spent what it spent.
+        if (strangers.length > 0) io.stdout(`${strangersLine(strangers)}\n`);
       }
       for (const [wave, byStatus] of countByWave(table, waves)) {
         const inWave = Object.values(byStatus).reduce((a, b) => a + b, 0);
@@ -96,6 +106,12 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       }
       done(ExitCode.Ok);
     });
+}
+
+/** The tasks usage.ndjson names that tasks.csv does not hold: their spending is in the totals, under no task line. */
+function strangersLine(ids: readonly string[]): string {
+  const shown = ids.slice(0, 10).join(', ');
+  return `usage.ndjson names ${ids.length} task(s) tasks.csv does not hold (${shown}${ids.length > 10 ? ', …' : ''}): their tokens and cost are in the totals`;
 }
 
 /** The rows `--only` and `--wave` keep (all of them without either). */

@@ -1,13 +1,13 @@
 import type { ExecutionBackend } from '../backend/execution-backend.js';
 import { cleanText } from '../executors/clean-text.js';
 import { scrubSecrets } from '../executors/secret-scrubber.js';
-import type { OpenBatch } from '../backend/openai-batch/batch-record.js';
+import { endOf, type OpenBatch } from '../backend/openai-batch/batch-record.js';
 import type { RunEmitter } from './events.js';
 import type { Journal } from './journal.js';
 import type { NormalizedRunOptions } from './options.js';
 
 export interface BatchBackendWiring {
-  /** The batches an earlier run left open (its journal's). */
+  /** The batches an earlier run left open, created or launched (its journal's). */
   open: readonly OpenBatch[];
   /** The tasks this run runs: an open batch that holds none of them is ended (nothing will wait on it). */
   pending: ReadonlySet<string>;
@@ -28,7 +28,7 @@ export async function createBackend(settings: NormalizedRunOptions, wiring: Batc
   const open: OpenBatch[] = [];
   for (const batch of wiring.open) {
     if (batch.requests.some((request) => wiring.pending.has(request.task))) open.push(batch);
-    else journal.append({ type: 'batch-end', batch: batch.batch });
+    else journal.append(endOf(batch));
   }
   return new BatchBackend({
     model: executor.model,
@@ -39,11 +39,11 @@ export async function createBackend(settings: NormalizedRunOptions, wiring: Batc
     cancelOnStop: settings.cancelBatch,
     maxPollMs: settings.batchPollSeconds * 1000,
     open,
-    // A new batch is flushed at once: one the journal does not name would be sent again
-    // after a crash. Its end goes with the group commit of the results it gave.
+    // A launch and a new batch are flushed at once: a batch the journal does not name would
+    // be sent again after a crash. Its end goes with the group commit of the results it gave.
     record: (entry) => {
       journal.append(entry);
-      if (entry.type === 'batch') journal.flush();
+      if (entry.type === 'batch-launch' || entry.type === 'batch') journal.flush();
     },
     progress: (progress) => events.emit('batch:progress', progress),
     // A server's error message may echo the key, or hold escapes meant for a terminal.

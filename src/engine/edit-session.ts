@@ -1,5 +1,5 @@
 import type { TasksTable } from '../csv/tasks-table.js';
-import { Journal } from './journal.js';
+import { Journal, readOpenBatches } from './journal.js';
 import { openSession, type Session, type SessionOverrides } from './session.js';
 import { planTasks, prepareSession, writeFirst } from './prepare-session.js';
 import { fillWaveColumn } from '../core/wave-column.js';
@@ -26,8 +26,9 @@ export function editSession<T>(
     writeFirst(held, {
       edited: `${session.displayPath} was changed while csv-wave read it; nothing was written. Try again.`,
     });
-    // tasks.csv now holds what the journal held.
+    // tasks.csv now holds what the journal held, but for the batches a --batch run left open.
     const journal = new Journal(session.dir);
+    journal.carry(readOpenBatches(session.dir));
     journal.checkpoint();
     journal.close();
     return result;

@@ -1,8 +1,11 @@
+import { AttemptNotRun } from '../backend/execution-backend.js';
+
 /**
  * The tasks handed to an executor (or the interactive lane) that have not come back. A
  * run that must end before they do takes them back: whatever they answer later is ignored,
  * and the scheduler is told (Scheduler.takeBack), which puts them back to pending and ends
- * the run once nothing else is out.
+ * the run once nothing else is out. A task its backend held back before it began
+ * (AttemptNotRun: the budget is spent) is taken back the same way.
  */
 export class InFlight {
   readonly #tellTakenBack: (ids: string[]) => void;
@@ -40,6 +43,11 @@ export class InFlight {
         (error: unknown) => {
           if (this.#out.get(id) !== token) return;
           this.#out.delete(id);
+          if (error instanceof AttemptNotRun) {
+            this.#tookBack++;
+            this.#tellTakenBack([id]);
+            return;
+          }
           reject(error);
         },
       );

@@ -1,9 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../csv/atomic-write.js';
 import { isKnownColumn } from '../csv/columns.js';
 import { emptyRow, type TaskRow } from '../core/task.js';
 import { WaveError } from '../errors.js';
-import { openBatches, type BatchJournalEntry, type OpenBatch } from '../backend/openai-batch/batch-record.js';
+import { followBatchEntry, isBatchEntry, openBatches, openKey, type BatchJournalEntry, type OpenBatch } from '../backend/openai-batch/batch-record.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
 import type { AttemptLine } from '../schema/attempt.js';
 import { AppendOnlyFile } from './append-only-file.js';
@@ -52,6 +53,14 @@ function journalPath(sessionDir: string): string {
 }
 
 /**
+ * The batches and launches open at the last checkpoint (`--batch`), written whole before the
+ * journal is emptied: a kill between emptying the journal and writing them back into it
+ * finds them here. Absent when none was open.
+ */
+/** What a checkpoint carries over (open batches, the jobs of attempts out), kept while the journal is emptied. */
+const kCarriedFile = join('.csv-wave', 'carried.ndjson');
+
+/**
  * Append-only journal under `.csv-wave/`. Entries are buffered for at most one turn of the
  * event loop and written together (group commit): a result is accepted once written, and
  * write() to the page cache survives kill -9. After tasks.csv is rewritten with everything
@@ -71,7 +80,7 @@ export class Journal {
   /** attempts.ndjson, when the journal keeps it; it is never emptied by a checkpoint. */
   readonly #attempts: AppendOnlyFile | undefined;
   #attemptLines: string[] = [];
-  /** The entries of batches created and not ended: tasks.csv cannot hold them, so a checkpoint writes them again. */
+  /** The entries of batches launched or created and not ended: tasks.csv cannot hold them, so a checkpoint writes them again. */
   readonly #openBatches = new Map<string, string>();
   /**
    * The start entries of attempts out as jobs (with `job`), by task, until the task's next
@@ -79,12 +88,17 @@ export class Journal {
    * and a resume after kill -9 still knows which jobs to await.
    */
   readonly #openJobs = new Map<string, string>();
+  readonly #sessionDir: string;
+  /** Whether carried.ndjson may be there, to be removed once nothing is carried. */
+  #snapshotMayExist: boolean;
 
   /**
    * @param onError told when a write fails. @default throw (from flush, checkpoint and close)
    * @param options.attempts also keep attempts.ndjson. @default false
    */
   constructor(sessionDir: string, onError?: (error: WaveError) => void, options: { attempts?: boolean } = {}) {
+    this.#sessionDir = sessionDir;
+    this.#snapshotMayExist = existsSync(join(sessionDir, kCarriedFile));
     const path = sessionPathForWrite(sessionDir, join('.csv-wave', 'journal.ndjson'));
     try {
       this.#file = new AppendOnlyFile(path);
@@ -105,17 +119,16 @@ export class Journal {
   /** Also the entries of OpenAI batches (`--batch`): an open one outlives checkpoints, as only the journal knows it. */
   append(entry: JournalEntry | BatchJournalEntry): void {
     const line = `${JSON.stringify(entry)}\n`;
-    if (entry.type === 'batch') this.#openBatches.set(entry.batch, line);
-    if (entry.type === 'batch-end') this.#openBatches.delete(entry.batch);
     if (entry.type === 'start' && entry.job !== undefined) this.#openJobs.set(entry.id, line);
     else if (entry.type === 'start' || entry.type === 'finish') this.#openJobs.delete(entry.id);
+    followBatchEntry(this.#openBatches, entry, line);
     this.#buffer.push(line);
     this.#scheduleFlush();
   }
 
   /** Keeps the open batches of an earlier run's journal through this run's checkpoints (call before the first). */
   carry(batches: readonly OpenBatch[]): void {
-    for (const batch of batches) this.#openBatches.set(batch.batch, `${JSON.stringify(batch)}\n`);
+    for (const batch of batches) this.#openBatches.set(openKey(batch), `${JSON.stringify(batch)}\n`);
   }
 
   /**
@@ -174,11 +187,25 @@ export class Journal {
    */
   checkpoint(): void {
     this.#buffer = [];
+    const open = [...this.#openBatches.values(), ...this.#openJobs.values()].join('');
+    try {
+      // Open batches and the jobs of attempts out are no task state: only the journal knows
+      // them. Kept in a file of their own first (replaced whole), then written back after the
+      // emptying: two system calls that a kill may come between.
+      if (open !== '' || this.#snapshotMayExist) {
+        const snapshot = sessionPathForWrite(this.#sessionDir, kCarriedFile);
+        if (open !== '') writeFileAtomic(snapshot, open);
+        else rmSync(snapshot, { force: true });
+        this.#snapshotMayExist = open !== '';
+      }
+    } catch (error) {
+      // The journal is not emptied: it still holds them.
+      this.#onError(new WaveError('IO', `Cannot write ${kCarriedFile}: ${(error as Error).message}`, { cause: error }));
+      return;
+    }
     try {
       this.#file.truncate();
-      // Open batches and the jobs of attempts out are no task state: only the journal knows them.
-      const carried = [...this.#openBatches.values(), ...this.#openJobs.values()];
-      if (carried.length > 0) this.#file.write(carried.join(''));
+      if (open !== '') this.#file.write(open);
     } catch (error) {
       this.#onError(new WaveError('IO', `Cannot empty the journal: ${(error as Error).message}`, { cause: error }));
     }
@@ -195,16 +222,31 @@ export class Journal {
 
 /** The task entries of a session's journal (its batch entries left out); a torn last line (a crash mid-write) is dropped. */
 export function readJournal(sessionDir: string): JournalEntry[] {
-  return readJournalLines(sessionDir).filter((entry): entry is JournalEntry => entry.type !== 'batch' && entry.type !== 'batch-end');
+  return readJournalLines(sessionDir).filter((entry): entry is JournalEntry => !isBatchEntry(entry));
 }
 
-/** The OpenAI batches (`--batch`) a session's journal names as created and not ended. */
+/**
+ * The OpenAI batches (`--batch`) a session's journal names as launched or created and not
+ * ended: those open at the last checkpoint, followed by what the journal holds since.
+ */
 export function readOpenBatches(sessionDir: string): OpenBatch[] {
-  return openBatches(readJournalLines(sessionDir));
+  return openBatches([...readEntryLines(join(sessionDir, kCarriedFile)), ...readJournalLines(sessionDir)]);
+}
+
+/**
+ * The task entries of a session's journal preceded by the start entries the last checkpoint
+ * carried over (the jobs of attempts out, engine/job-reattach.ts): a kill between emptying
+ * the journal and writing them back loses none.
+ */
+export function readJournalWithCarried(sessionDir: string): JournalEntry[] {
+  return [...readEntryLines(join(sessionDir, kCarriedFile)), ...readJournalLines(sessionDir)].filter((entry): entry is JournalEntry => !isBatchEntry(entry));
 }
 
 function readJournalLines(sessionDir: string): (JournalEntry | BatchJournalEntry)[] {
-  const path = journalPath(sessionDir);
+  return readEntryLines(journalPath(sessionDir));
+}
+
+function readEntryLines(path: string): (JournalEntry | BatchJournalEntry)[] {
   if (!existsSync(path)) return [];
   const entries: (JournalEntry | BatchJournalEntry)[] = [];
   for (const line of readFileSync(path, 'utf8').split('\n')) {

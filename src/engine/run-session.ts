@@ -10,7 +10,7 @@ import { killLeftoverCommands } from '../backend/local/child-groups.js';
 import { RunEmitter, type RunSummary } from './events.js';
 import { InFlight } from './in-flight.js';
 import { Interrupt } from './interrupt.js';
-import { Journal, readJournal, readOpenBatches } from './journal.js';
+import { Journal, readJournalWithCarried, readOpenBatches } from './journal.js';
 import { jobsToReattach } from './job-reattach.js';
 import { createBackend } from './create-backend.js';
 import { OutcomeSink } from './outcome-sink.js';
@@ -30,8 +30,7 @@ import { Checkpointer } from './checkpointer.js';
 import { WaveError } from '../errors.js';
 import { redisLostReason } from '../backend/bullmq/redis-lost.js';
 import type { SecretOptions } from '../backend/bullmq/secret-source.js';
-import { Budget } from '../knowledge/budget.js';
-import { readUsage } from '../knowledge/usage.js';
+import { sessionBudget } from '../knowledge/budget.js';
 import { LiveUsage } from './live-usage.js';
 
 export interface RunSessionOptions extends RunOptions {
@@ -107,7 +106,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       inFlight.takeBackAll();
     };
     // The jobs an interrupted run left for tasks of this one, read before this run empties the journal.
-    const reattach = where.type === 'bullmq' ? jobsToReattach(readJournal(session.dir), table.rows, reset) : [];
+    const reattach = where.type === 'bullmq' ? jobsToReattach(readJournalWithCarried(session.dir), table.rows, reset) : [];
     // BullMQ and ioredis are loaded only by a run that uses them: they are most of a start-up.
     const remote =
       where.type === 'bullmq'
@@ -163,7 +162,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       maxArtifactBytes: settings.maxArtifactBytes,
     };
     // Counted from every run of the session: a resume goes on from what the last one spent.
-    const budget = new Budget(settings, readUsage(session.dir, settings.pricing));
+    const budget = sessionBudget(session.dir, settings, settings.pricing, warn);
     const spent = budget.reached();
     if (spent) stop.stop('halt', budgetStopReason(spent, path));
     const sink = new KnowledgeSink({
@@ -179,7 +178,11 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       onUsage: (lines) => {
         budget.add(lines);
         const reached = budget.reached();
-        if (reached) stop.stop('halt', budgetStopReason(reached, path));
+        if (reached) {
+          stop.stop('halt', budgetStopReason(reached, path));
+          // Started but not begun (waiting for an endpoint slot or a batch): they would spend past it.
+          backend.holdBack?.();
+        }
       },
     });
     // Each model request's tokens are written as its answer arrives: a stop that ends its thread loses none.

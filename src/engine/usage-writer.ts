@@ -1,4 +1,4 @@
-import { appendUsageLines, checkedRequests, usageLines, type RequestUsage, type UsageLine } from '../knowledge/usage.js';
+import { appendUsageLines, batchAnswerOf, batchAnswersIn, checkedRequests, usageLines, type RequestUsage, type UsageLine } from '../knowledge/usage.js';
 import type { PriceTable } from '../knowledge/pricing.js';
 
 export interface UsageWriterSetup {
@@ -17,6 +17,10 @@ export interface UsageWriterSetup {
  * A request is known by its task, attempt and request number: attempts of a task are
  * numbered up from 1 within a run, and once an attempt's reply is written, every request of
  * it (and of its earlier attempts) is written, so a live report that comes later is old news.
+ *
+ * A request a batch line answered is known by that line: a batch answer that a run took
+ * and wrote, then was killed before it journaled the task's result, is taken again by the
+ * resume, and its tokens, billed once, are not written twice.
  */
 export class UsageWriter {
   readonly #setup: UsageWriterSetup;
@@ -24,6 +28,8 @@ export class UsageWriter {
   readonly #live = new Set<string>();
   /** The last attempt of each task whose reply was written. */
   readonly #replied = new Map<string, number>();
+  /** The batch answers usage.ndjson holds: read at the first one this run writes (only a --batch run pays for it). */
+  #batchAnswers: Set<string> | undefined;
 
   constructor(setup: UsageWriterSetup) {
     this.#setup = setup;
@@ -52,9 +58,10 @@ export class UsageWriter {
   }
 
   /** A line that cannot be written is a warning; the budget counts it all the same. */
-  #write(taskId: string, attempt: number, requests: readonly RequestUsage[]): void {
-    if (requests.length === 0) return;
+  #write(taskId: string, attempt: number, given: readonly RequestUsage[]): void {
     const { sessionDir, pricing, warn } = this.#setup;
+    const requests = given.filter((request) => this.#firstOfBatchAnswer(request));
+    if (requests.length === 0) return;
     const model = requests[0]!.model;
     const price = pricing !== undefined && Object.hasOwn(pricing, model) ? pricing[model] : undefined;
     const lines = usageLines(taskId, attempt, requests, price);
@@ -64,6 +71,21 @@ export class UsageWriter {
       warn(`${taskId}: the tokens of attempt ${attempt} were not written to usage.ndjson: ${error instanceof Error ? error.message : String(error)}`);
     }
     this.#setup.onUsage?.(lines);
+  }
+
+  /** False for a batch answer usage.ndjson holds already; true, and remembered, for any other request. */
+  #firstOfBatchAnswer(request: RequestUsage): boolean {
+    const answer = batchAnswerOf(request);
+    if (answer === undefined) return true;
+    try {
+      this.#batchAnswers ??= batchAnswersIn(this.#setup.sessionDir);
+    } catch {
+      // Unreadable, it cannot be written either: the write's own warning says so.
+      this.#batchAnswers = new Set();
+    }
+    if (this.#batchAnswers.has(answer)) return false;
+    this.#batchAnswers.add(answer);
+    return true;
   }
 }
 

@@ -1,5 +1,6 @@
-import { formatUsd } from './pricing.js';
-import type { UsageLine, UsageTotals } from './usage.js';
+import { usageProblemLines } from './cost-text.js';
+import { formatUsd, type PriceTable } from './pricing.js';
+import { readUsage, type UsageLine, type UsageTotals } from './usage.js';
 
 /** What a session may spend on model calls (`--max-cost`, `--max-tokens-total`). */
 export interface BudgetLimits {
@@ -11,7 +12,8 @@ export interface BudgetLimits {
  * The spending of a session's model calls against its budget. It starts from what
  * usage.ndjson holds (every run of the session, so that a resume goes on counting) and
  * adds each request's line as it is written. A request without usage from the server
- * adds nothing: its tokens are unknown.
+ * adds nothing: its tokens are unknown. A line that does not check (a negative or forged
+ * count among them) is not counted: no line can take spent tokens or money away.
  */
 export class Budget {
   readonly #limits: BudgetLimits;
@@ -47,4 +49,14 @@ export class Budget {
     }
     return undefined;
   }
+}
+
+/**
+ * The budget of a run of the session: what usage.ndjson holds, each line it does not count
+ * (or counts once though written twice) told to `warn` with its line number.
+ */
+export function sessionBudget(sessionDir: string, limits: BudgetLimits, pricing: PriceTable | undefined, warn: (message: string) => void): Budget {
+  const spent = readUsage(sessionDir, pricing);
+  for (const line of usageProblemLines(spent?.problems ?? [])) warn(line);
+  return new Budget(limits, spent);
 }

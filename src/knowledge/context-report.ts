@@ -3,7 +3,7 @@ import { writeFileAtomic } from '../csv/atomic-write.js';
 import type { TasksTable } from '../csv/tasks-table.js';
 import { readDiscoveries } from './discoveries-board.js';
 import { readUsage } from './usage.js';
-import { costLine } from './cost-text.js';
+import { costLine, usageProblemLines } from './cost-text.js';
 import { formatUsd, type PriceTable } from './pricing.js';
 import { sessionPathForWrite } from './session-path.js';
 
@@ -67,10 +67,16 @@ export function writeContextReport(sessionDir: string, input: ContextReportInput
   const usage = readUsage(sessionDir, pricing);
   if (usage) {
     lines.push('## Tokens and cost', '', `${usage.prompt_tokens} prompt and ${usage.completion_tokens} completion tokens in all, in ${usage.requests} request(s).`, '', costLine(usage), '');
+    // A file cut short or edited by hand: what was not counted is said, by line.
+    const problems = usageProblemLines(usage.problems);
+    if (problems.length > 0) lines.push(...problems.map((problem) => `- ${problem}`), '');
     lines.push('| task | requests | prompt | cached | completion | cost |', '|---|---|---|---|---|---|');
+    const known = new Set(table.rows.map((row) => row.id));
     for (const [task, spent] of usage.byTask) {
       const cost = spent.unpriced > 0 && spent.cost_usd === 0 ? 'unknown' : formatUsd(spent.cost_usd);
-      lines.push(`| ${task} | ${spent.requests} | ${spent.prompt_tokens} | ${spent.cached_tokens} | ${spent.completion_tokens} | ${cost} |`);
+      // Ids in usage.ndjson are checked task ids: no `|` or line break can spoil the table.
+      const name = known.has(task) ? task : `${task} (not in tasks.csv)`;
+      lines.push(`| ${name} | ${spent.requests} | ${spent.prompt_tokens} | ${spent.cached_tokens} | ${spent.completion_tokens} | ${cost} |`);
     }
     lines.push('');
   }

@@ -1,5 +1,5 @@
 import { formatUsd } from './pricing.js';
-import type { UsageSum } from './usage.js';
+import type { UsageProblem, UsageSum } from './usage.js';
 
 /** A task's or a session's spending in a few words: `270 tokens, $0.00012` (`cost unknown` without a price). */
 export function spendText(sum: UsageSum): string {
@@ -29,4 +29,14 @@ export function spendJson(sum: UsageSum): { prompt: number; completion: number; 
     cost_usd: sum.cost_usd,
     unpriced_requests: sum.unpriced,
   };
+}
+
+/** The most problems of usage.ndjson said one by one; the rest are counted. */
+const kMaxProblemLines = 10;
+
+/** What status, context.md and a run say of usage.ndjson's bad and repeated lines: `usage.ndjson line 7: …`. */
+export function usageProblemLines(problems: readonly UsageProblem[]): string[] {
+  const lines = problems.slice(0, kMaxProblemLines).map((problem) => `usage.ndjson line ${problem.line}: ${problem.problem}`);
+  if (problems.length > kMaxProblemLines) lines.push(`usage.ndjson: ${problems.length - kMaxProblemLines} more line(s) not counted or counted once (status --json lists them all)`);
+  return lines;
 }

@@ -1,8 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { sessionPathForWrite } from './session-path.js';
 import { writeWholeFile } from '../csv/write-all.js';
 import { requestCost, type ModelPrice, type PriceTable } from './pricing.js';
+import { batchIdentity, checkUsageLine, type CountedLine } from './usage-line-check.js';
 
 const kUsageFile = 'usage.ndjson';
 
@@ -34,6 +35,9 @@ export interface RequestUsage {
   reported: boolean;
   /** Answered through the Batch API: priced with the model's batch discount. */
   batch?: boolean;
+  /** The batch and the line of it (custom_id) that answered it: a batch line is billed once, and counted once. */
+  batch_id?: string;
+  custom_id?: string;
 }
 
 /** One line of usage.ndjson. `cost_usd` is there when the run knew the model's price. */
@@ -78,6 +82,9 @@ export function checkedRequests(requests: unknown): RequestUsage[] {
         cached_tokens: count(given.cached_tokens),
         reported: given.reported !== false,
         ...(given.batch === true ? { batch: true } : {}),
+        ...(typeof given.batch_id === 'string' && typeof given.custom_id === 'string'
+          ? { batch_id: given.batch_id.slice(0, kMaxModelChars), custom_id: given.custom_id.slice(0, kMaxModelChars) }
+          : {}),
       },
     ];
   });
@@ -101,7 +108,7 @@ export function usageLines(taskId: string, attempt: number, requests: readonly R
 /** Appends lines to `usage.ndjson` in one write: a crash leaves all of them, or a cut last line that readUsage skips. */
 export function appendUsageLines(sessionDir: string, lines: readonly UsageLine[]): void {
   if (lines.length === 0) return;
-  writeWholeFile(sessionPathForWrite(sessionDir, kUsageFile), lines.map((line) => `${JSON.stringify(line)}\n`).join(''), 'a');
+  appendToUsage(sessionDir, lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
 }
 
 /**
@@ -109,7 +116,35 @@ export function appendUsageLines(sessionDir: string, lines: readonly UsageLine[]
  */
 export function recordUsage(sessionDir: string, taskId: string, usage: TokenUsage): void {
   const line = { ts: new Date().toISOString(), task: taskId, ...usage };
-  writeWholeFile(sessionPathForWrite(sessionDir, kUsageFile), `${JSON.stringify(line)}\n`, 'a');
+  appendToUsage(sessionDir, `${JSON.stringify(line)}\n`);
+}
+
+/**
+ * A file whose last line was cut short (a kill mid-write, a full disk, an edit) gets a new
+ * line first: appended to the cut line, the first new line would be lost with it.
+ */
+function appendToUsage(sessionDir: string, text: string): void {
+  const path = sessionPathForWrite(sessionDir, kUsageFile);
+  writeWholeFile(path, endsLine(path) ? text : `\n${text}`, 'a');
+}
+
+/** Whether the file is missing, empty, or ends with a new line. */
+function endsLine(path: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return true;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    if (size === 0) return true;
+    const last = Buffer.alloc(1);
+    readSync(fd, last, 0, 1, size - 1);
+    return last[0] === 0x0a;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Tokens and cost of a task, or of the whole session. */
@@ -123,8 +158,16 @@ export interface UsageSum extends TokenUsage {
   unpriced: number;
 }
 
+/** A line of usage.ndjson that was not counted, or counted once though written twice: its number (from 1) and why. */
+export interface UsageProblem {
+  line: number;
+  problem: string;
+}
+
 export interface UsageTotals extends UsageSum {
   byTask: Map<string, UsageSum>;
+  /** The lines not counted (bad JSON, a bad count, a cut last line) and the repeated ones, in file order. */
+  problems: UsageProblem[];
 }
 
 const emptySum = (): UsageSum => ({ prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, requests: 0, cost_usd: 0, unpriced: 0 });
@@ -132,40 +175,69 @@ const emptySum = (): UsageSum => ({ prompt_tokens: 0, completion_tokens: 0, cach
 /**
  * Tokens and cost per task and in all, from `usage.ndjson`; undefined when no model was
  * called. A line without a cost of its own is priced from `prices` by its model, when the
- * table has it. A malformed line (a cut last line after a crash) is skipped.
+ * table has it. The file may have been cut short or edited: a line that does not check
+ * (usage-line-check.ts) is not counted, and a line that repeats one (the same batch answer,
+ * or the same request's line twice) is counted once; both are in `problems`.
  */
 export function readUsage(sessionDir: string, prices: PriceTable = {}): UsageTotals | undefined {
   const path = join(sessionDir, kUsageFile);
   if (!existsSync(path)) return undefined;
-  const totals: UsageTotals = { ...emptySum(), byTask: new Map() };
-  for (const text of readFileSync(path, 'utf8').split('\n')) {
-    if (text.trim() === '') continue;
-    let entry: Partial<Record<keyof UsageLine, unknown>>;
-    try {
-      entry = JSON.parse(text) as typeof entry;
-    } catch {
-      continue;
+  const totals: UsageTotals = { ...emptySum(), byTask: new Map(), problems: [] };
+  /** The line that counted for each identity. */
+  const counted = new Map<string, number>();
+  const texts = readFileSync(path, 'utf8').split('\n');
+  texts.forEach((text, index) => {
+    if (text.trim() === '') return;
+    const number = index + 1;
+    const line = checkUsageLine(text);
+    if ('problem' in line) {
+      // The last line has no end of line: it was being written when the writing stopped.
+      const cut = index === texts.length - 1 ? ' It has no end of line: its writing was cut short.' : '';
+      totals.problems.push({ line: number, problem: `${line.problem}: not counted.${cut}` });
+      return;
     }
-    if (entry === null || typeof entry !== 'object') continue;
-    const line = {
-      prompt_tokens: Number(entry.prompt_tokens) || 0,
-      completion_tokens: Number(entry.completion_tokens) || 0,
-      cached_tokens: Number(entry.cached_tokens) || 0,
-      ...(entry.batch === true ? { batch: true } : {}),
-    };
-    const price = typeof entry.model === 'string' && Object.hasOwn(prices, entry.model) ? prices[entry.model] : undefined;
-    const cost = typeof entry.cost_usd === 'number' && Number.isFinite(entry.cost_usd) ? entry.cost_usd : price && requestCost(price, line);
-    const task = String(entry.task);
-    let sum = totals.byTask.get(task);
-    if (sum === undefined) totals.byTask.set(task, (sum = emptySum()));
-    for (const into of [totals, sum]) {
-      into.prompt_tokens += line.prompt_tokens;
-      into.completion_tokens += line.completion_tokens;
-      into.cached_tokens += line.cached_tokens;
-      into.requests += 1;
-      if (cost !== undefined) into.cost_usd += cost;
-      else if (line.prompt_tokens + line.completion_tokens > 0) into.unpriced += 1;
+    if (line.identity !== undefined) {
+      const first = counted.get(line.identity);
+      if (first !== undefined) {
+        totals.problems.push({ line: number, problem: `the same ${line.byBatchLine ? 'batch answer' : 'request'} as line ${first}: counted once.` });
+        return;
+      }
+      counted.set(line.identity, number);
     }
-  }
+    add(totals, line, prices);
+  });
   return totals;
+}
+
+function add(totals: UsageTotals, line: CountedLine, prices: PriceTable): void {
+  const price = line.model !== undefined && Object.hasOwn(prices, line.model) ? prices[line.model] : undefined;
+  const cost = line.cost_usd ?? (price && requestCost(price, line));
+  let sum = totals.byTask.get(line.task);
+  if (sum === undefined) totals.byTask.set(line.task, (sum = emptySum()));
+  for (const into of [totals, sum]) {
+    into.prompt_tokens += line.prompt_tokens;
+    into.completion_tokens += line.completion_tokens;
+    into.cached_tokens += line.cached_tokens;
+    into.requests += 1;
+    if (cost !== undefined) into.cost_usd += cost;
+    else if (line.prompt_tokens + line.completion_tokens > 0) into.unpriced += 1;
+  }
+}
+
+/** The batch lines (`batch_id custom_id`) usage.ndjson counts already: an answer taken again is not written again. */
+export function batchAnswersIn(sessionDir: string): Set<string> {
+  const path = join(sessionDir, kUsageFile);
+  const answers = new Set<string>();
+  if (!existsSync(path)) return answers;
+  for (const text of readFileSync(path, 'utf8').split('\n')) {
+    if (!text.includes('"batch_id"')) continue;
+    const line = checkUsageLine(text);
+    if (!('problem' in line) && line.byBatchLine && line.identity !== undefined) answers.add(line.identity);
+  }
+  return answers;
+}
+
+/** The identity of a request's line in batchAnswersIn's set; undefined when no batch line answered it. */
+export function batchAnswerOf(request: Pick<RequestUsage, 'batch_id' | 'custom_id'>): string | undefined {
+  return request.batch_id !== undefined && request.custom_id !== undefined ? batchIdentity(request.batch_id, request.custom_id) : undefined;
 }

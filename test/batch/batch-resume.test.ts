@@ -94,6 +94,48 @@ describe('a batch outlives its coordinator', () => {
     expect(readFileSync(join(dir, '.csv-wave', 'journal.ndjson'), 'utf8')).not.toContain(batch);
   });
 
+  test('kill -9 between the server creating the batch and the journal naming it: resume finds it by its marker, sends nothing twice, leaves no batch behind', async () => {
+    // The kill comes as the server has created the batch, before its answer leaves: the coordinator never hears of it.
+    server = await startBatchServer({
+      onEvent: (event) => {
+        if (event.kind === 'create' && server!.created().length === 1) child?.child.kill('SIGKILL');
+      },
+    });
+    const dir = session();
+    child = spawnCli('run', dir, ...flags());
+    const killed = await child.exited;
+    expect(killed.signal).toBe('SIGKILL');
+    const batch = waveOneBatch();
+    expect(polls(batch, 'validating') + polls(batch)).toBe(0);
+
+    const resumed = await runCli('resume', dir, ...flags());
+    expect(resumed.code, resumed.stderr).toBe(0);
+    // Wave 1 went out once: the resume took the batch the killed run made, found by the marker in its metadata.
+    expect(server.created().map((created) => created.customIds)).toEqual([['A/a1/r1', 'B/a1/r1', 'C/a1/r1'], ['D/a1/r1']]);
+    expect(server.events.filter((event) => event.kind === 'upload')).toHaveLength(2);
+    expect(polls(batch, 'completed')).toBeGreaterThan(0);
+    expectAllMergedOnce(dir);
+    // Nothing open is left in the journal: neither the batch nor its launch.
+    expect(readFileSync(join(dir, '.csv-wave', 'journal.ndjson'), 'utf8')).not.toMatch(new RegExp(`${batch}|batch-launch`));
+  });
+
+  test('a revise between the kill and the resume keeps the open batch: the resume still re-attaches to it', async () => {
+    const first = await heldServer();
+    const dir = session();
+    child = spawnCli('run', dir, ...flags());
+    await waitFor(() => server!.created().length === 1 && polls(server!.created()[0]!.batch) >= 1, 'the coordinator to poll its batch');
+    const batch = waveOneBatch();
+    child.child.kill('SIGKILL');
+    await child.exited;
+    // revise rewrites tasks.csv and empties the journal: the open batch must outlive that too.
+    const revised = await runCli('revise', dir, 'D', '--feedback', 'Shorter, please');
+    expect(revised.code, revised.stderr).toBe(0);
+    const resumed = await resumeAndRelease(dir, () => first.resolve('complete'), batch);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(server!.created()[0]!.customIds).toEqual(['A/a1/r1', 'B/a1/r1', 'C/a1/r1']);
+    expect(server!.created().slice(1).flatMap((created) => created.customIds).filter((id) => /^[ABC]\//.test(id))).toEqual([]);
+  });
+
   test('Ctrl-C leaves the batch running and its tasks pending; a resume re-attaches to it', async () => {
     const first = await heldServer();
     const dir = session();

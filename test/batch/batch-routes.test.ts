@@ -1,5 +1,6 @@
 import OpenAI, { toFile } from 'openai';
 import { afterEach, describe, expect, test } from 'vitest';
+import { BatchApi, kLaunchKey } from '../../src/backend/openai-batch/batch-api.js';
 import { lineAnswer, readOutputLines } from '../../src/backend/openai-batch/batch-lines.js';
 import { deferred, startBatchServer, type BatchTestServer } from './batch-server.js';
 import type { BatchEnding } from '../helpers/model-server/batches.js';
@@ -54,6 +55,33 @@ describe('the test server speaks the Files and Batches APIs as the openai client
     expect((await client.batches.retrieve(held.id)).status).toBe('cancelled');
     await expect(client.batches.cancel(held.id)).rejects.toMatchObject({ status: 400 });
     await expect(client.batches.retrieve('batch_none')).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+describe('a batch is found by the launch marker in its metadata', () => {
+  test('batches are listed newest first, page by page; findLaunched finds one 105 batches back, and stops at those made before its launch', async () => {
+    server = await startBatchServer({ hold: () => new Promise<BatchEnding>(() => {}) });
+    const api = new BatchApi({ baseUrl: server.baseUrl });
+    const file = await api.upload(`${line('T1')}\n`);
+    const marked = await api.create(file, 'launch-1');
+    expect(marked.metadata).toEqual({ source: 'csv-wave', [kLaunchKey]: 'launch-1' });
+    for (let index = 0; index < 104; index++) await api.create(file, `other-${index}`);
+    const client = new OpenAI({ apiKey: 'x', baseURL: server.baseUrl, maxRetries: 0 });
+    const first = await client.batches.list({ limit: 100 });
+    expect(first.data).toHaveLength(100);
+    expect(first.data[0]!.metadata).toMatchObject({ [kLaunchKey]: 'other-103' });
+    expect(first.hasNextPage()).toBe(true);
+
+    const now = Date.now() / 1000;
+    expect((await api.findLaunched('launch-1', now))?.id).toBe(marked.id);
+    const lists = () => server!.events.filter((event) => event.kind === 'list').length;
+    const before = lists();
+    expect(await api.findLaunched('never-made', now)).toBeUndefined();
+    expect(lists() - before).toBe(2);
+    // A launch an hour and more after every batch: the first one listed is older, the look-up stops there.
+    const later = lists();
+    expect(await api.findLaunched('never-made', now + 7200)).toBeUndefined();
+    expect(lists() - later).toBe(1);
   });
 });
 

@@ -28,6 +28,8 @@ export interface BatchTestServerOptions {
   hold?: (batch: HeldBatch) => Promise<BatchEnding>;
   /** The first N polls of a batch answer HTTP 500, echoing the request's Authorization header as careless servers do. */
   failPolls?: number;
+  /** Told each event as the routes log it, before they answer (a create: the batch exists, its client does not know it yet). */
+  onEvent?: (event: BatchRouteEvent) => void;
 }
 
 export const kFirstUsage = { prompt_tokens: 100, completion_tokens: 20 };
@@ -57,7 +59,11 @@ export const complete: Complete = async (body) => {
 export async function startBatchServer(options: BatchTestServerOptions = {}): Promise<BatchTestServer> {
   const events: BatchRouteEvent[] = [];
   const chats: unknown[] = [];
-  const routes = batchRoutes({ ...(options.hold ? { hold: options.hold } : {}), log: (event) => events.push(event) });
+  const log = (event: BatchRouteEvent) => {
+    events.push(event);
+    options.onEvent?.(event);
+  };
+  const routes = batchRoutes({ ...(options.hold ? { hold: options.hold } : {}), log });
   const server = createServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });

@@ -1,9 +1,9 @@
-import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { emptyRow, type TaskRow } from '../../src/core/task.js';
-import { Journal, engineDir, readJournal, replayJournal, type JournalEntry } from '../../src/engine/journal.js';
+import { Journal, engineDir, readJournal, readJournalWithCarried, replayJournal, type JournalEntry } from '../../src/engine/journal.js';
 
 function sessionDir(): string {
   return mkdtempSync(join(tmpdir(), 'csv-wave-journal-'));
@@ -108,6 +108,25 @@ describe('Journal: the jobs of attempts out (--backend bullmq)', () => {
     journal.checkpoint();
     expect(readJournal(dir)).toEqual([]);
     journal.close();
+  });
+
+  it('keeps the start entries that name a job in carried.ndjson too: a kill after the journal is emptied, before they are written back, loses none', () => {
+    const dir = sessionDir();
+    const journal = new Journal(dir);
+    const started = { type: 'start', id: 'a', attempt: 1, job: 's.r111111111111.a.a1' } as const;
+    journal.append(started);
+    journal.checkpoint();
+    journal.close();
+    // As a kill between the emptying and the writing back would leave it.
+    writeFileSync(join(dir, '.csv-wave', 'journal.ndjson'), '');
+    expect(readJournal(dir)).toEqual([]);
+    expect(readJournalWithCarried(dir)).toEqual([started]);
+    // Once nothing is carried, the file goes.
+    const next = new Journal(dir);
+    next.append({ ...finishA, id: 'a' });
+    next.checkpoint();
+    next.close();
+    expect(existsSync(join(dir, '.csv-wave', 'carried.ndjson'))).toBe(false);
   });
 });
 

@@ -1,7 +1,7 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import { killChildProcessGroups } from './child-groups.js';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
-import { abortError, type ExecutionBackend } from '../execution-backend.js';
+import { abortError, AttemptNotRun, type ExecutionBackend } from '../execution-backend.js';
 import { Launchers } from './launchers.js';
 import { WorkerPool, type WorkerPoolOptions } from './worker-pool.js';
 
@@ -34,6 +34,8 @@ export class LocalBackend implements ExecutionBackend {
   /** Submits not answered yet, and how to reject each. */
   readonly #out = new Set<(error: Error) => void>();
   #closed = false;
+  /** The budget is spent: a model attempt that waits for an endpoint slot does not begin. */
+  #held = false;
 
   constructor(options: LocalBackendOptions) {
     this.#sessionDir = options.sessionDir;
@@ -86,6 +88,10 @@ export class LocalBackend implements ExecutionBackend {
     this.#pool ??= new WorkerPool(this.#options);
   }
 
+  holdBack(): void {
+    this.#held = true;
+  }
+
   async cancelAll(): Promise<void> {
     for (const cancel of [...this.#out]) cancel(abortError());
     await killChildProcessGroups(this.#sessionDir, 10, undefined, this.#launchers.parents());
@@ -99,6 +105,7 @@ export class LocalBackend implements ExecutionBackend {
   #run(request: AttemptRequest): Promise<AttemptReply> {
     if (request.executor.type === 'command') return this.#launchers.run(request);
     const pool = (this.#pool ??= new WorkerPool(this.#options));
-    return this.#endpoint ? this.#endpoint(() => pool.run(request)) : pool.run(request);
+    // Held back, a waiting attempt frees its slot at once: the next one is held back too.
+    return this.#endpoint ? this.#endpoint(() => (this.#held ? Promise.reject(new AttemptNotRun()) : pool.run(request))) : pool.run(request);
   }
 }

@@ -6,6 +6,15 @@ const kTerminal = new Set(['completed', 'failed', 'expired', 'cancelled']);
 const kNoKey = 'not-needed';
 /** setTimeout's ceiling: how a call without a timeout tells the SDK "no timeout". */
 const kNoTimeoutMs = 2 ** 31 - 1;
+/** The metadata key of the marker a batch is created with (batch-record.ts, `batch-launch`). */
+export const kLaunchKey = 'csv_wave_launch';
+/**
+ * How far the look-up of a launched batch goes back: batches are listed newest first, and
+ * one made before its launch (less this much for the two clocks' difference) is not it.
+ */
+const kLaunchSkewSeconds = 3600;
+/** The most batches a look-up reads (50 pages): an account's long history is not searched to its start. */
+const kMaxListed = 5000;
 
 export type Batch = OpenAI.Batches.Batch;
 export type ChatCompletion = OpenAI.Chat.Completions.ChatCompletion;
@@ -43,14 +52,31 @@ export class BatchApi {
     return (await this.#client.files.create({ file, purpose: 'batch' })).id;
   }
 
-  /** Creates a batch of chat completions over an uploaded file, within OpenAI's only window (24h). */
-  create(inputFileId: string): Promise<Batch> {
+  /**
+   * Creates a batch of chat completions over an uploaded file, within OpenAI's only window
+   * (24h), marked with its launch (findLaunched).
+   */
+  create(inputFileId: string, launch: string): Promise<Batch> {
     return this.#client.batches.create({
       input_file_id: inputFileId,
       endpoint: '/v1/chat/completions',
       completion_window: '24h',
-      metadata: { source: 'csv-wave' },
+      metadata: { source: 'csv-wave', [kLaunchKey]: launch },
     });
+  }
+
+  /**
+   * The batch created with this launch marker, if the server made one: the batches listed
+   * newest first, down to those made before the launch (`since`, Unix seconds, less an
+   * hour for the clocks' difference) or at most 5,000 of them.
+   */
+  async findLaunched(launch: string, since: number): Promise<Batch | undefined> {
+    let listed = 0;
+    for await (const batch of this.#client.batches.list({ limit: 100 })) {
+      if (batch.metadata?.[kLaunchKey] === launch) return batch;
+      if (++listed >= kMaxListed || batch.created_at < since - kLaunchSkewSeconds) return undefined;
+    }
+    return undefined;
   }
 
   retrieve(batchId: string, signal: AbortSignal): Promise<Batch> {

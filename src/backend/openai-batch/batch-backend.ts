@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { maxTokensFieldsFor } from '../../executors/openai/answer-turn.js';
 import { classifyCallError } from '../../executors/openai/errors.js';
@@ -9,13 +10,13 @@ import { requestUsage } from '../../executors/openai/request-usage.js';
 import type { AttemptOutcome } from '../../executors/types.js';
 import { withInputNotes } from '../../executors/worker.js';
 import { sumUsage, type RequestUsage } from '../../knowledge/usage.js';
-import { abortError, type ExecutionBackend } from '../execution-backend.js';
+import { abortError, AttemptNotRun, type ExecutionBackend } from '../execution-backend.js';
 import { BatchApi, type Batch, type ChatBody } from './batch-api.js';
 import * as lines from './batch-lines.js';
 import type { BodySettings, LineAnswer, Message, OutputLine } from './batch-lines.js';
 import type { BatchRepair } from './batch-limits.js';
 import { BatchQueue, type QueuedLine } from './batch-queue.js';
-import type { BatchJournalEntry, OpenBatch } from './batch-record.js';
+import type { BatchJournalEntry, CreatedBatch, LaunchedBatch, OpenBatch } from './batch-record.js';
 import { BatchBook, type Missing } from './batch-book.js';
 import { BatchWatch, type BatchProgress } from './batch-watch.js';
 
@@ -30,12 +31,21 @@ export interface BatchBackendOptions {
   cancelOnStop: boolean;
   /** The longest wait between two polls of a batch, in milliseconds. */
   maxPollMs: number;
-  /** Batches an earlier run created and did not end: their tasks are answered from them, not sent again. */
+  /**
+   * Batches an earlier run created or launched and did not end: their tasks are answered
+   * from them, not sent again (a launch is looked up by its marker first).
+   */
   open: readonly OpenBatch[];
-  /** Journals a batch entry: a new batch durably before it is polled; an end after the results it gave. */
+  /** Journals a batch entry: a launch durably before its upload, a new batch before it is polled; an end after the results it gave. */
   record: (entry: BatchJournalEntry) => void;
   progress: (progress: BatchProgress) => void;
   warn: (message: string) => void;
+}
+
+/** Which line of which batch answered a request. */
+interface BatchLine {
+  batch: string;
+  customId: string;
 }
 
 /** A submitted attempt waiting for its answer. */
@@ -88,6 +98,10 @@ export class BatchBackend implements ExecutionBackend {
   #cancelled: Promise<void> | undefined;
   /** Batches whose answers were all handed out, to be ended in the journal after those answers. */
   readonly #ends: string[] = [];
+  /** The budget is spent: no first request goes out any more (holdBack). */
+  #held = false;
+  /** The look-up of the batches an earlier run launched; submits wait for it, to re-attach to them. */
+  #recovering: Promise<void> | undefined;
 
   constructor(options: BatchBackendOptions) {
     this.#options = options;
@@ -98,9 +112,36 @@ export class BatchBackend implements ExecutionBackend {
       maxTokens: options.maxTokens,
       maxTokensFields: maxTokensFieldsFor(this.#api.baseUrl),
     };
-    this.#book = new BatchBook(options.open);
+    this.#book = new BatchBook(options.open.filter((open): open is CreatedBatch => open.type === 'batch'));
     // Every poll, download and repair listens to it: many batches at once are no leak.
     setMaxListeners(0, this.#stop.signal);
+    const launches = options.open.filter((open): open is LaunchedBatch => open.type === 'batch-launch');
+    if (launches.length > 0) this.#recovering = this.#recover(launches).finally(() => (this.#recovering = undefined));
+  }
+
+  /**
+   * An earlier run was killed between launching a batch and journaling it: the server may
+   * have made it. Found by the marker in its metadata, it is journaled and re-attached to
+   * like any open batch; not found, its tasks go out again.
+   */
+  async #recover(launches: readonly LaunchedBatch[]): Promise<void> {
+    for (const launch of launches) {
+      let found: Batch | undefined;
+      try {
+        found = await this.#api.findLaunched(launch.launch, Date.parse(launch.ts) / 1000);
+      } catch (error) {
+        this.#options.warn(
+          `Could not look for the batch an earlier run was creating (${describe(error)}): its tasks are sent again; a batch the server made for them is left there (its metadata csv_wave_launch is ${launch.launch})`,
+        );
+      }
+      if (found === undefined) {
+        this.#options.record({ type: 'batch-launch-end', launch: launch.launch });
+        continue;
+      }
+      const batch: CreatedBatch = { type: 'batch', batch: found.id, input_file: found.input_file_id, requests: launch.requests, launch: launch.launch };
+      this.#options.record(batch);
+      this.#book.open(batch);
+    }
   }
 
   submit(request: AttemptRequest, signal?: AbortSignal): Promise<AttemptReply> {
@@ -120,8 +161,16 @@ export class BatchBackend implements ExecutionBackend {
       }
       this.#out.add(waiting);
       signal?.addEventListener('abort', () => this.#drop(waiting, abortError(signal.reason)), { once: true });
-      if (!this.#reattach(waiting)) this.#enqueue(waiting);
+      if (this.#recovering) void this.#recovering.then(() => this.#place(waiting));
+      else this.#place(waiting);
     });
+  }
+
+  /** A submitted attempt waits for an earlier run's batch that holds its task, else goes into the next batch (unless held back). */
+  #place(waiting: Waiting): void {
+    if (!this.#out.has(waiting) || this.#reattach(waiting)) return;
+    if (this.#held) this.#notRun(waiting);
+    else this.#enqueue(waiting);
   }
 
   /** An attempt whose task an earlier run's batch holds waits for that answer instead of going out again. */
@@ -130,7 +179,7 @@ export class BatchBackend implements ExecutionBackend {
     if (!claimed) return false;
     if ('answer' in claimed) {
       waiting.n = claimed.answer.record.request;
-      this.#answered(waiting, claimed.answer.answer, claimed.answer.missing);
+      this.#answered(waiting, claimed.answer.answer, claimed.answer.missing, { batch: claimed.answer.batch, customId: claimed.answer.record.custom_id });
     } else {
       waiting.n = claimed.record.request;
       this.#watch(claimed.batch);
@@ -154,26 +203,51 @@ export class BatchBackend implements ExecutionBackend {
     return lines.requestBody(this.#body, { pipeline: prompt?.pipeline ?? 'generic', role: task.row.role ?? '' }, waiting.messages);
   }
 
-  /** Uploads a chunk, creates its batch, journals it, then watches it. A failure fails its attempts by class. */
+  /**
+   * Journals a chunk's launch, uploads it, creates its batch marked with the launch,
+   * journals the batch, then watches it. A failure fails its attempts by class.
+   */
   #launch(chunk: QueuedLine<Waiting>[]): void {
     const launch = (async () => {
       const booked = chunk.map(({ item: waiting, customId }) => ({ record: { custom_id: customId, task: waiting.request.task.id, request: waiting.n }, waiting }));
-      let batch: Batch;
+      const requests = booked.map((line) => line.record);
+      const marker = randomUUID();
+      const since = Date.now() / 1000;
+      this.#options.record({ type: 'batch-launch', launch: marker, ts: new Date().toISOString(), requests });
+      let batch: Batch | undefined;
       let inputFile: string;
       try {
         inputFile = await this.#api.upload(`${chunk.map((item) => item.line).join('\n')}\n`);
-        batch = await this.#api.create(inputFile);
+        batch = await this.#createOrFind(inputFile, marker, since);
       } catch (error) {
+        this.#options.record({ type: 'batch-launch-end', launch: marker });
         const outcome = classifyCallError(error, { stoppedBy: undefined, timeoutMs: 0, baseUrl: this.#api.baseUrl });
         for (const { item } of chunk) this.#settle(item, outcome);
         return;
       }
-      this.#options.record({ type: 'batch', batch: batch.id, input_file: inputFile, requests: booked.map((line) => line.record) });
+      this.#options.record({ type: 'batch', batch: batch.id, input_file: inputFile, requests, launch: marker });
       this.#book.add(batch.id, booked);
       this.#watch(batch.id);
     })();
     this.#launches.add(launch);
     void launch.finally(() => this.#launches.delete(launch));
+  }
+
+  /**
+   * Creates the batch. A create that failed without the server saying no (the connection
+   * lost, a 5xx) may have made it all the same: it is looked for by its marker before the
+   * failure stands, so that its requests are not sent twice.
+   */
+  async #createOrFind(inputFile: string, marker: string, since: number): Promise<Batch> {
+    try {
+      return await this.#api.create(inputFile, marker);
+    } catch (error) {
+      const status = (error as { status?: unknown }).status;
+      if (typeof status === 'number' && status >= 400 && status < 500) throw error;
+      const found = await this.#api.findLaunched(marker, since).catch(() => undefined);
+      if (found === undefined) throw error;
+      return found;
+    }
   }
 
   #watch(batchId: string): void {
@@ -193,7 +267,9 @@ export class BatchBackend implements ExecutionBackend {
 
   /** A batch ended: every line goes to the attempt that waits for it (or is kept for it), then the batch is ended in the journal. */
   #harvest(batchId: string, output: Map<string, OutputLine>, missing: Missing): void {
-    for (const { waiting, answer } of this.#book.take(batchId, output, missing)) this.#answered(waiting, answer, missing);
+    for (const { waiting, answer, record } of this.#book.take(batchId, output, missing)) {
+      this.#answered(waiting, answer, missing, { batch: batchId, customId: record.custom_id });
+    }
     // After the results it gave are journaled (they are, within this turn): a crash in between
     // must leave the batch open, for a resume to take them again, never ended without them.
     this.#ends.push(batchId);
@@ -204,8 +280,11 @@ export class BatchBackend implements ExecutionBackend {
     for (const batch of this.#ends.splice(0)) this.#options.record({ type: 'batch-end', batch });
   }
 
-  /** One answer of a batch (or of a synchronous repair): a result, a failure, or a repair sent on. */
-  #answered(waiting: Waiting, answer: LineAnswer | undefined, missing: Missing | undefined, viaBatch = true): void {
+  /**
+   * One answer of a batch (`line`: which batch line it is) or of a synchronous repair (no
+   * line): a result, a failure, or a repair sent on.
+   */
+  #answered(waiting: Waiting, answer: LineAnswer | undefined, missing: Missing | undefined, line: BatchLine | undefined): void {
     if (!this.#out.has(waiting)) return;
     if (answer === undefined) {
       const { errorClass, error } = missing ?? { errorClass: 'transient', error: 'no answer came' };
@@ -213,7 +292,9 @@ export class BatchBackend implements ExecutionBackend {
     }
     if (answer.kind === 'error') return this.#settle(waiting, answer);
     const used = requestUsage(answer.completion, waiting.n, waiting.n === 1 ? 'first' : 'repair', this.#options.model);
-    waiting.requests.push(viaBatch ? { ...used, batch: true } : used);
+    // A batch line is billed once: its usage line names it, so that an answer taken again
+    // after a crash (its usage written, its result not journaled) is not counted twice.
+    waiting.requests.push(line ? { ...used, batch: true, batch_id: line.batch, custom_id: line.customId } : used);
     const task = waiting.request.task;
     const judged = lines.judgeCompletion(answer.completion, { id: task.id, role: task.row.role ?? '' }, waiting.request.prompt?.pipeline ?? 'generic');
     if (judged.kind === 'result') {
@@ -238,7 +319,7 @@ export class BatchBackend implements ExecutionBackend {
     const timer = timeoutMs > 0 ? setTimeout(() => ((timedOut = true), controller.abort()), timeoutMs) : undefined;
     try {
       const completion = await this.#api.complete(this.#requestBody(waiting), controller.signal, timeoutMs);
-      this.#answered(waiting, { kind: 'completion', completion }, undefined, false);
+      this.#answered(waiting, { kind: 'completion', completion }, undefined, undefined);
     } catch (error) {
       const stoppedBy = timedOut ? 'timeout' : controller.signal.aborted ? 'abort' : undefined;
       this.#settle(waiting, classifyCallError(error, { stoppedBy, timeoutMs, baseUrl: this.#api.baseUrl }));
@@ -272,6 +353,20 @@ export class BatchBackend implements ExecutionBackend {
   }
 
   /**
+   * The budget is spent: the first requests waiting for the next batch are not sent (their
+   * submits reject with AttemptNotRun, their tasks go back to pending); repairs of attempts
+   * whose first answer came go out, as a running attempt finishes.
+   */
+  holdBack(): void {
+    this.#held = true;
+    for (const waiting of this.#queue.take((item) => item.n === 1)) this.#notRun(waiting);
+  }
+
+  #notRun(waiting: Waiting): void {
+    if (this.#out.delete(waiting)) waiting.reject(new AttemptNotRun());
+  }
+
+  /**
    * A stopping run took its tasks back: their submits reject, polling stops. The batches
    * run on at the server, open in the journal, for a later resume to re-attach to; with
    * `cancelOnStop` (--cancel-batch) they are cancelled and ended instead.
@@ -286,7 +381,7 @@ export class BatchBackend implements ExecutionBackend {
   }
 
   async #cancelBatches(): Promise<void> {
-    await Promise.allSettled([...this.#launches]);
+    await Promise.allSettled([...this.#launches, this.#recovering]);
     if (!this.#options.cancelOnStop) return;
     for (const batchId of this.#book.ids()) {
       this.#book.delete(batchId);
@@ -303,7 +398,7 @@ export class BatchBackend implements ExecutionBackend {
   async close(): Promise<void> {
     this.#closed = true;
     this.#queue.clear();
-    await Promise.allSettled([...this.#launches, this.#cancelled]);
+    await Promise.allSettled([...this.#launches, this.#recovering, this.#cancelled]);
     this.#stop.abort();
     this.#recordEnds();
     for (const waiting of [...this.#out]) this.#drop(waiting, new Error('The batch backend was closed'));

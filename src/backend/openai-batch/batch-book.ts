@@ -1,13 +1,14 @@
 import { lineAnswer, type LineAnswer, type OutputLine } from './batch-lines.js';
-import type { BatchRequestRecord, OpenBatch } from './batch-record.js';
+import type { BatchRequestRecord, CreatedBatch } from './batch-record.js';
 import type { EndedBatch } from './batch-watch.js';
 
 /** What a request without an answer line gets, by how its batch ended. */
 export type Missing = EndedBatch['missing'];
 
-/** An answer for an attempt: its line's answer (undefined: the batch has none for it) and its request number. */
+/** An answer for an attempt: its line's answer (undefined: the batch has none for it), its batch and its request number. */
 export interface BookedAnswer<W> {
   waiting: W;
+  batch: string;
   record: BatchRequestRecord;
   answer: LineAnswer | undefined;
   missing: Missing;
@@ -25,11 +26,14 @@ export class BatchBook<W> {
   /** Answers of an earlier run's batch that came before their task was submitted again. */
   readonly #early = new Map<string, Omit<BookedAnswer<W>, 'waiting'>>();
 
-  constructor(open: readonly OpenBatch[]) {
-    for (const batch of open) {
-      this.#batches.set(batch.batch, new Map(batch.requests.map((record) => [record.custom_id, { record }])));
-      for (const record of batch.requests) this.#unclaimed.set(record.task, { batch: batch.batch, record });
-    }
+  constructor(open: readonly CreatedBatch[]) {
+    for (const batch of open) this.open(batch);
+  }
+
+  /** A batch an earlier run created and did not end: its lines wait for their tasks to be submitted again. */
+  open(batch: CreatedBatch): void {
+    this.#batches.set(batch.batch, new Map(batch.requests.map((record) => [record.custom_id, { record }])));
+    for (const record of batch.requests) this.#unclaimed.set(record.task, { batch: batch.batch, record });
   }
 
   /** The batches not ended yet. */
@@ -69,10 +73,10 @@ export class BatchBook<W> {
       const line = output.get(customId);
       const answer = line === undefined ? undefined : lineAnswer(line);
       if (waiting !== undefined) {
-        answers.push({ waiting, record, answer, missing });
+        answers.push({ waiting, batch: batchId, record, answer, missing });
       } else if (this.#unclaimed.get(record.task)?.batch === batchId) {
         this.#unclaimed.delete(record.task);
-        this.#early.set(record.task, { record, answer, missing });
+        this.#early.set(record.task, { batch: batchId, record, answer, missing });
       }
     }
     return answers;

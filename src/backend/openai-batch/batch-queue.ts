@@ -40,6 +40,14 @@ export class BatchQueue<T> {
     this.#timer = setTimeout(() => this.#flush(), Math.max(0, Math.min(kQuietMs, this.#windowStart + kMaxWindowMs - now)));
   }
 
+  /** Takes out the waiting items `which` picks (they are not sent); returns them. */
+  take(which: (item: T) => boolean): T[] {
+    const taken = this.#items.filter(which);
+    this.#items = this.#items.filter((item) => !which(item));
+    if (this.#items.length === 0) this.clear();
+    return taken;
+  }
+
   /** Drops what waits: nothing more is sent. */
   clear(): void {
     clearTimeout(this.#timer);

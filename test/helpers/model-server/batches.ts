@@ -3,7 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 /**
  * OpenAI's Files and Batches endpoints, as its API reference documents them, for a test
  * model server: `POST /v1/files` (multipart, purpose `batch`), `GET /v1/files/:id/content`,
- * `POST /v1/batches`, `GET /v1/batches/:id`, `POST /v1/batches/:id/cancel`. A batch goes
+ * `POST /v1/batches`, `GET /v1/batches` (newest first, `limit` and `after`),
+ * `GET /v1/batches/:id`, `POST /v1/batches/:id/cancel`. A batch goes
  * validating → in_progress → finalizing → completed (or failed when its input file is
  * refused, expired, cancelling → cancelled), with `request_counts`, `output_file_id` and
  * `error_file_id`; each line runs through the server's own chat completion (`complete`).
@@ -31,6 +32,7 @@ export type BatchRouteEvent =
   | { kind: 'upload'; file: string; purpose: string; lines: number }
   | { kind: 'create'; batch: string; inputFileId: string; customIds: string[] }
   | { kind: 'retrieve'; batch: string; status: string }
+  | { kind: 'list'; after: string | null; count: number }
   | { kind: 'cancel'; batch: string }
   | { kind: 'content'; file: string }
   | { kind: 'line'; batch: string; customId: string; status: number };
@@ -208,6 +210,17 @@ export function batchRoutes(options: BatchRoutesOptions = {}): BatchRouteHandler
         return sendError(res, 400, 'Body is not JSON'), true;
       }
       createBatch(body, res);
+      return true;
+    }
+    if (method === 'GET' && path === '/v1/batches') {
+      // Newest first, as OpenAI lists them; a page of `limit` (1 to 100, default 20) after the batch `after`.
+      const all = [...batches.values()].reverse().map((batch) => batch.object);
+      const after = url.searchParams.get('after');
+      const from = after === null ? 0 : all.findIndex((batch) => batch.id === after) + 1;
+      const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 20) || 20));
+      const data = from === 0 && after !== null ? [] : all.slice(from, from + limit);
+      log({ kind: 'list', after, count: data.length });
+      sendJson(res, 200, { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: from + data.length < all.length });
       return true;
     }
     const one = /^\/v1\/batches\/([^/]+)(\/cancel)?$/.exec(path);
