@@ -170,14 +170,14 @@ describe.runIf(onLinux)('a run whose launcher is killed', () => {
       run.child.kill('SIGKILL');
     });
     const started = () => ids.filter((id) => existsSync(join(marks, `${id}.1`)) && readFileSync(join(marks, `${id}.1`), 'utf8').endsWith('\n'));
-    await waitFor(() => started().length === 3, 'three tasks to start', 60_000);
+    await waitFor(() => started().length === 3, 'three tasks to start');
     const first = started();
     const launcher = parentOf(Number(readFileSync(join(marks, `${first[0]}.1`), 'utf8')));
     expect(launcher).not.toBe(run.child.pid);
     process.kill(launcher, 'SIGKILL');
     // The free slots go to the tasks not started yet, on a fresh launcher.
     const rest = ids.filter((id) => !first.includes(id));
-    await waitFor(() => started().length === 6, 'the other three tasks to start', 60_000);
+    await waitFor(() => started().length === 6, 'the other three tasks to start');
     for (const id of rest) expect([launcher, run.child.pid]).not.toContain(parentOf(Number(readFileSync(join(marks, `${id}.1`), 'utf8'))));
     writeFileSync(join(marks, 'go'), '');
     const { code, stdout } = await run.exited;

@@ -111,7 +111,7 @@ describe('kill -9 loops of a --batch run', () => {
       child = spawnCli(index === 0 ? 'run' : 'resume', dir, ...flags);
       let exited = false;
       void child.exited.then(() => (exited = true));
-      await waitFor(() => exited || due(), `${k} more ${point} events`, 300_000);
+      await waitFor(() => exited || due(), `${k} more ${point} events`);
       due = () => false;
       kill();
       const ended = await child.exited;

@@ -94,7 +94,7 @@ describe.runIf(kRunRedisTests)('the coordinator killed with kill -9 at random mo
     };
     const watch = setInterval(collect, 20);
     try {
-      for (const worker of workers) await waitFor(() => worker.stdoutSoFar().includes('taking jobs'), 'a ready worker', 60_000);
+      for (const worker of workers) await waitFor(() => worker.stdoutSoFar().includes('taking jobs'), 'a ready worker');
       for (let kill = 0; kill < kKills; kill++) {
         const byStarts = kill % 2 === 0;
         const k = 1 + Math.floor(random() * 6);
@@ -102,7 +102,7 @@ describe.runIf(kRunRedisTests)('the coordinator killed with kill -9 at random mo
         const coordinator = spawnCli(kill === 0 ? 'run' : 'resume', dir, ...args);
         let exited = false;
         void coordinator.exited.then(() => (exited = true));
-        await waitFor(() => exited || (byStarts ? starts() : addCount) >= from + k, `${k} more ${byStarts ? 'task starts' : 'job adds'}`, 300_000);
+        await waitFor(() => exited || (byStarts ? starts() : addCount) >= from + k, `${k} more ${byStarts ? 'task starts' : 'job adds'}`);
         coordinator.child.kill('SIGKILL');
         await coordinator.exited;
         const journal = readJournal(dir);

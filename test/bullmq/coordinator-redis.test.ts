@@ -76,7 +76,7 @@ describe.runIf(kRunRedisTests)('the coordinator when Redis goes away', () => {
     const args = ['--cmd', waitingCommand(marks), '--concurrency', '1', '--backend', 'bullmq', '--redis', redis.url];
     const coordinator = spawnCli('run', dir, ...args, '--redis-timeout', '3');
     spawned.push(coordinator);
-    await waitFor(() => lines(join(marks, 'A.pids')).length === 1, 'task A started on the worker', 120_000);
+    await waitFor(() => lines(join(marks, 'A.pids')).length === 1, 'task A started on the worker');
     await redis.stop();
     const ended = await coordinator.exited;
     expect(ended.code, ended.stderr).toBe(1);
@@ -107,7 +107,7 @@ describe.runIf(kRunRedisTests)('the coordinator when Redis goes away', () => {
     workers.push(await readyWorker(redis.url, 'ctrl-c-away'));
     const coordinator = spawnCli('run', dir, '--cmd', waitingCommand(marks), '--concurrency', '1', '--grace', '0', '--backend', 'bullmq', '--redis', redis.url);
     spawned.push(coordinator);
-    await waitFor(() => lines(join(marks, 'A.pids')).length === 1, 'task A started on the worker', 120_000);
+    await waitFor(() => lines(join(marks, 'A.pids')).length === 1, 'task A started on the worker');
     await redis.stop();
     // The default --redis-timeout (60 s) has not run out: only the signal ends this run.
     coordinator.child.kill('SIGINT');

@@ -66,11 +66,11 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
     const coordinator = spawnCli('run', dir, '--cmd', waitingCommand(marks), '--backend', 'bullmq', '--redis', redis.url);
     let second: SpawnedCli | undefined;
     try {
-      await waitFor(() => lines(join(marks, 'A.pids')).length === 1, 'the task started on the first worker', 60_000);
+      await waitFor(() => lines(join(marks, 'A.pids')).length === 1, 'the task started on the first worker');
       first.child.kill('SIGKILL');
       await first.exited;
       second = await readyWorker(redis.url, 'kill-test');
-      await waitFor(() => lines(join(marks, 'A.pids')).length === 2, 'the task started again on the second worker', 120_000);
+      await waitFor(() => lines(join(marks, 'A.pids')).length === 2, 'the task started again on the second worker');
       writeFileSync(join(marks, 'release'), '');
       const ran = await coordinator.exited;
       expect(ran.code, ran.stderr).toBe(0);
@@ -93,11 +93,11 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
     const coordinator = spawnCli('run', dir, '--cmd', waitingCommand(marks), '--backend', 'bullmq', '--redis', redis.url);
     let second: SpawnedCli | undefined;
     try {
-      await waitFor(() => lines(join(marks, 'A.pids')).length === 1, 'the task started on the first worker', 60_000);
+      await waitFor(() => lines(join(marks, 'A.pids')).length === 1, 'the task started on the first worker');
       // Stopped, the first worker renews no lock: the job stalls and goes to the second one.
       first.child.kill('SIGSTOP');
       second = await readyWorker(redis.url, 'stall-test');
-      await waitFor(() => lines(join(marks, 'A.pids')).length === 2, 'the task started again on the second worker', 120_000);
+      await waitFor(() => lines(join(marks, 'A.pids')).length === 2, 'the task started again on the second worker');
       first.child.kill('SIGCONT');
       writeFileSync(join(marks, 'release'), '');
       // Both workers reply for the one attempt.
@@ -128,12 +128,12 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
     const args = ['--cmd', waitingCommand(marks), '--backend', 'bullmq', '--redis', redis.url];
     try {
       const killed = spawnCli('run', dir, ...args);
-      await waitFor(() => lines(join(marks, 'A.pids')).length === 1, 'the task started on the worker', 60_000);
+      await waitFor(() => lines(join(marks, 'A.pids')).length === 1, 'the task started on the worker');
       killed.child.kill('SIGKILL');
       await killed.exited;
       const resumed = spawnCli('resume', dir, ...args);
       // The job of attempt 1 is the one already running: resume waits for it instead of adding another.
-      await waitFor(() => resumed.stderrSoFar().includes('start workers with'), 'the resumed coordinator', 60_000);
+      await waitFor(() => resumed.stderrSoFar().includes('start workers with'), 'the resumed coordinator');
       writeFileSync(join(marks, 'release'), '');
       const ran = await resumed.exited;
       expect(ran.code, ran.stderr).toBe(0);
@@ -154,7 +154,7 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
     const worker = await readyWorker(redis.url, 'restart-test');
     const coordinator = spawnCli('run', dir, '--cmd', waitingCommand(marks), '--backend', 'bullmq', '--redis', redis.url);
     try {
-      await waitFor(() => lines(join(marks, 'A.pids')).length === 1, 'the task started on the worker', 60_000);
+      await waitFor(() => lines(join(marks, 'A.pids')).length === 1, 'the task started on the worker');
       // The test server keeps nothing on disk: the job of attempt 1 is gone with it.
       await redis.restart();
       writeFileSync(join(marks, 'release'), '');

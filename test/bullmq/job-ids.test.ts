@@ -51,7 +51,7 @@ async function finishedJob(client: Redis, id: string): Promise<string | undefine
 async function killRightAfterReply(dir: string, id: string, client: Redis, marks: string, args: string[]): Promise<string> {
   const coordinator = spawnCli('run', dir, ...args);
   try {
-    await waitFor(() => lines(join(marks, `${id}.pids`)).length === 1, `${id} to start on the worker`, 120_000);
+    await waitFor(() => lines(join(marks, `${id}.pids`)).length === 1, `${id} to start on the worker`);
     coordinator.child.kill('SIGSTOP');
     writeFileSync(join(marks, 'release'), '');
     let job: string | undefined;
@@ -63,7 +63,7 @@ async function killRightAfterReply(dir: string, id: string, client: Redis, marks
     await client.call('CLIENT', 'PAUSE', '600000', 'WRITE');
     coordinator.child.kill('SIGCONT');
     const accepted = () => readJournal(dir).some((entry) => entry.type === 'finish' && entry.id === id) || readRows(dir).get(id)?.status === 'completed';
-    await waitFor(accepted, `the coordinator to journal ${id}'s reply`, 120_000);
+    await waitFor(accepted, `the coordinator to journal ${id}'s reply`);
     coordinator.child.kill('SIGKILL');
     await coordinator.exited;
     return job;

@@ -55,7 +55,7 @@ describe.runIf(kRunRedisTests)('the session registry on a hostile or badly clock
     const run = await spawnCliWith(clockOff(-45_000), 'run', dir, '--cmd', 'echo done-{id}', '--backend', 'bullmq', '--redis', each.redis.url).exited;
     expect(run.code, run.stderr).toBe(0);
     for (const id of ['A', 'B']) expect(readRows(dir).get(id)?.findings).toBe(`done-${id}`);
-    await waitFor(() => /\[JOB\] clock\.r[0-9a-f]{12}\.A\.a1 completed/.test(worker.stdoutSoFar()), "the worker's line", 60_000);
+    await waitFor(() => /\[JOB\] clock\.r[0-9a-f]{12}\.A\.a1 completed/.test(worker.stdoutSoFar()), "the worker's line");
   });
 
   it('400 fake ids in the registry: a worker with a secret serves none of them, opens no connection for them, and still serves a signed session', { timeout: 300_000 }, async () => {
@@ -71,7 +71,7 @@ describe.runIf(kRunRedisTests)('the session registry on a hostile or badly clock
     // Its registry client, its cancel subscription and the session's three; nothing per fake id (the counting client is in both counts).
     const after = await redisClientCount(each.redis.url);
     expect(after - before).toBeLessThanOrEqual(6);
-    await waitFor(() => worker.stdoutSoFar().includes('ignores 404 registration(s) in the session registry'), 'the worker to say it ignores the fakes', 60_000);
+    await waitFor(() => worker.stdoutSoFar().includes('ignores 404 registration(s) in the session registry'), 'the worker to say it ignores the fakes');
     expect(worker.stdoutSoFar()).not.toContain('taking jobs of csv-wave-fake');
   });
 
@@ -80,7 +80,7 @@ describe.runIf(kRunRedisTests)('the session registry on a hostile or badly clock
     const before = await redisClientCount(each.redis.url);
     const worker = await readyWorkerWith(kNoSecret, each.redis.url, '--insecure-no-secret');
     each.started.push(worker);
-    await waitFor(() => worker.stdoutSoFar().includes('serves the 16 most recently beaten of 400 running sessions (--max-sessions 16)'), 'the worker to serve 16', 60_000);
+    await waitFor(() => worker.stdoutSoFar().includes('serves the 16 most recently beaten of 400 running sessions (--max-sessions 16)'), 'the worker to serve 16');
     const served = (worker.stdoutSoFar().match(/taking jobs of csv-wave-fake-\d+/g) ?? []).length;
     expect(served).toBe(16);
     // Three connections a session (BullMQ's worker, its blocking connection, the queue), and the worker's own few.
@@ -96,8 +96,8 @@ describe.runIf(kRunRedisTests)('the session registry on a hostile or badly clock
     } finally {
       client.disconnect();
     }
-    await waitFor(() => worker.stdoutSoFar().includes('taking jobs of csv-wave-fake-new'), 'the newest to be served', 60_000);
-    await waitFor(() => /csv-wave-fake-\d+ is left: 16 more recently beaten sessions run \(--max-sessions 16\)/.test(worker.stdoutSoFar()), 'one to be let go', 60_000);
+    await waitFor(() => worker.stdoutSoFar().includes('taking jobs of csv-wave-fake-new'), 'the newest to be served');
+    await waitFor(() => /csv-wave-fake-\d+ is left: 16 more recently beaten sessions run \(--max-sessions 16\)/.test(worker.stdoutSoFar()), 'one to be let go');
     expect((worker.stdoutSoFar().match(/taking jobs of csv-wave-fake-/g) ?? []).length).toBe(17);
   });
 

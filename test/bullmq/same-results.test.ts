@@ -71,7 +71,7 @@ describe.runIf(kRunRedisTests)('--backend bullmq', () => {
       spawnCli('worker', '--redis', redis.url, '--session-id', sessionId, '--concurrency', '4'),
     );
     try {
-      await waitFor(() => workers.every((worker) => worker.stdoutSoFar().includes('taking jobs')), 'three ready workers', 60_000);
+      await waitFor(() => workers.every((worker) => worker.stdoutSoFar().includes('taking jobs')), 'three ready workers');
       const coordinator = spawnCli('run', remote, '--module', agent, '--concurrency', '12', '--backend', 'bullmq', '--redis', redis.url);
       const ran = await coordinator.exited;
       expect(ran.code, ran.stderr).toBe(0);

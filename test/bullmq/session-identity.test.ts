@@ -52,7 +52,7 @@ describe.runIf(kRunRedisTests)('a session id belongs to one folder', () => {
     const b = spawnCli('run', copy, ...args);
     each.started.push(a, b);
     // Both have queued every task before any worker runs one: on one shared id, each job would be the first adder's.
-    await waitFor(() => startsOf(original) === kTasks && startsOf(copy) === kTasks, 'both runs to start every task', 120_000);
+    await waitFor(() => startsOf(original) === kTasks && startsOf(copy) === kTasks, 'both runs to start every task');
     each.started.push(await readyWorker(each.redis.url, '--concurrency', '2'));
     const [ranA, ranB] = await Promise.all([a.exited, b.exited]);
     expect(ranA.code, ranA.stderr).toBe(0);
@@ -78,13 +78,13 @@ describe.runIf(kRunRedisTests)('a session id belongs to one folder', () => {
     const args = ['--cmd', waitingCommand(each.marks), '--backend', 'bullmq', '--redis', each.redis.url];
     const first = spawnCli('run', original, ...args);
     each.started.push(first);
-    await waitFor(() => lines(join(each.marks, 'A.pids')).length === 1, 'the first run\'s task to start', 120_000);
+    await waitFor(() => lines(join(each.marks, 'A.pids')).length === 1, 'the first run\'s task to start');
     const second = spawnCli('run', copy, ...args);
     each.started.push(second);
     let secondEnded = false;
     void second.exited.then(() => (secondEnded = true));
     // Refused before it says where its tasks go; one that got that far was not refused.
-    await waitFor(() => secondEnded || second.stderrSoFar().includes('start workers with'), 'the second run to be refused or to go on', 120_000);
+    await waitFor(() => secondEnded || second.stderrSoFar().includes('start workers with'), 'the second run to be refused or to go on');
     expect(secondEnded, second.stderrSoFar()).toBe(true);
     const refused = await second.exited;
     expect(refused.code, refused.stderr).toBe(3);

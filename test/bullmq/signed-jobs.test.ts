@@ -29,8 +29,8 @@ describe.runIf(kRunRedisTests)('a worker runs only what a coordinator signed', (
     await addByHand(each.redis.url, queue, 'hand.C.a1', { ...jobData(command('C'), queue, 'hand.C.a1', kTestSecret), request: command('C2') });
     await addByHand(each.redis.url, queue, 'hand.S.a1', jobData(command('S'), queue, 'hand.S.a1', kTestSecret));
 
-    await waitFor(() => existsSync(join(each.marks, 'S')), 'the signed job to run', 120_000);
-    await waitFor(() => worker.stdoutSoFar().includes('[JOB] hand.S.a1 completed'), "the signed job's line", 60_000);
+    await waitFor(() => existsSync(join(each.marks, 'S')), 'the signed job to run');
+    await waitFor(() => worker.stdoutSoFar().includes('[JOB] hand.S.a1 completed'), "the signed job's line");
     const log = worker.stdoutSoFar();
     for (const name of ['U', 'W', 'M', 'C', 'C2']) expect(existsSync(join(each.marks, name)), name).toBe(false);
     expect(log).toMatch(/\[JOB\] hand\.U\.a1 refused: it is not signed/);
@@ -50,7 +50,7 @@ describe.runIf(kRunRedisTests)('a worker runs only what a coordinator signed', (
     each.started.push(worker);
     expect(worker.stdoutSoFar()).toContain('unsigned too (--insecure-no-secret');
     await addByHand(each.redis.url, queue, 'open.U.a1', jobData(handMadeRequest('U', { type: 'command', template: `id > ${join(each.marks, 'U')}` }), queue, 'open.U.a1'));
-    await waitFor(() => existsSync(join(each.marks, 'U')), 'the unsigned job to run', 120_000);
+    await waitFor(() => existsSync(join(each.marks, 'U')), 'the unsigned job to run');
   });
 
   it('--executors: a job of an executor the worker does not offer is refused, signed or not; the coordinator shows why', { timeout: 300_000 }, async () => {
@@ -63,7 +63,7 @@ describe.runIf(kRunRedisTests)('a worker runs only what a coordinator signed', (
     const row = readRows(dir).get('A');
     expect(row?.status).toBe('failed');
     expect(row?.error).toMatch(/^Refused by worker host \S+ pid \d+: its executor command is not one this worker runs \(--executors module,openai\)/);
-    await waitFor(() => /\[JOB\] narrow\.r[0-9a-f]{12}\.A\.a1 refused: its executor command/.test(worker.stdoutSoFar()), "the worker's line", 60_000);
+    await waitFor(() => /\[JOB\] narrow\.r[0-9a-f]{12}\.A\.a1 refused: its executor command/.test(worker.stdoutSoFar()), "the worker's line");
   });
 
   it("an openai job never sends the worker's key to a model server it does not allow, signed or not", { timeout: 300_000 }, async () => {
@@ -72,7 +72,7 @@ describe.runIf(kRunRedisTests)('a worker runs only what a coordinator signed', (
       const env = { env: { OPENAI_API_KEY: kApiKey, OPENAI_BASE_URL: undefined } };
       const worker = spawnCliWith(env, 'worker', '--redis', each.redis.url, '--session-id', 'model');
       each.started.push(worker);
-      await waitFor(() => worker.stdoutSoFar().includes('taking jobs'), 'a ready worker', 60_000);
+      await waitFor(() => worker.stdoutSoFar().includes('taking jobs'), 'a ready worker');
       // Unsigned, by hand.
       const queue = 'csv-wave-model';
       await addByHand(each.redis.url, queue, 'model.H.a1', jobData(handMadeRequest('H', { type: 'openai', model: 'm', baseUrl: attacker.baseUrl }), queue, 'model.H.a1'));
@@ -82,14 +82,14 @@ describe.runIf(kRunRedisTests)('a worker runs only what a coordinator signed', (
         '--backend', 'bullmq', '--redis', each.redis.url).exited;
       expect(run.code, run.stderr).toBe(1);
       expect(readRows(dir).get('A')?.error).toContain(`its model server ${attacker.baseUrl} is not one this worker sends its key to (--allow-base-url`);
-      await waitFor(() => /\[JOB\] model\.H\.a1 refused: it is not signed/.test(worker.stdoutSoFar()), 'the hand-made job refused', 60_000);
+      await waitFor(() => /\[JOB\] model\.H\.a1 refused: it is not signed/.test(worker.stdoutSoFar()), 'the hand-made job refused');
       expect(attacker.requests).toEqual([]);
       expect(worker.stdoutSoFar()).toContain('sends its OPENAI_API_KEY only to https://api.openai.com/v1');
 
       // A signed job naming that server, on a worker that allows it: it reaches it, with the key (so the test would see a leak).
       const allowing = spawnCliWith(env, 'worker', '--redis', each.redis.url, '--session-id', 'model-allowed', '--allow-base-url', attacker.baseUrl);
       each.started.push(allowing);
-      await waitFor(() => allowing.stdoutSoFar().includes('taking jobs'), 'the allowing worker', 60_000);
+      await waitFor(() => allowing.stdoutSoFar().includes('taking jobs'), 'the allowing worker');
       const allowedDir = sessionWithId('model-allowed', [{ id: 'A', description: 'a', role: 'worker' }]);
       const allowed = await spawnCliWith({ env: { OPENAI_API_KEY: undefined } }, 'run', allowedDir, '--retries', '0', '--executor', 'openai', '--model', 'm',
         '--base-url', attacker.baseUrl, '--backend', 'bullmq', '--redis', each.redis.url).exited;

@@ -34,12 +34,12 @@ describe.runIf(kRunRedisTests)('--backend bullmq: a job stalled twice', () => {
     try {
       for (const runs of [1, 2]) {
         const doomed = await worker();
-        await waitFor(() => lines(join(marks, 'A.pids')).length === runs, `run ${runs} of task A`, 120_000);
+        await waitFor(() => lines(join(marks, 'A.pids')).length === runs, `run ${runs} of task A`);
         doomed.child.kill('SIGKILL');
         await doomed.exited;
       }
       const last = await worker();
-      await waitFor(() => lines(join(marks, 'A.pids')).length >= 3, 'the next attempt', 180_000);
+      await waitFor(() => lines(join(marks, 'A.pids')).length >= 3, 'the next attempt');
       writeFileSync(join(marks, 'release'), '');
       const ran = await coordinator.exited;
       expect(ran.code, ran.stderr).toBe(0);

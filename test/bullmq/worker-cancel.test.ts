@@ -28,14 +28,14 @@ describe.runIf(kRunRedisTests)('csv-wave worker: Ctrl-C on the coordinator', () 
     let coordinator: SpawnedCli | undefined;
     try {
       coordinator = spawnCli('run', dir, '--cmd', waitingCommand(marks), '--concurrency', '2', '--grace', '1', '--backend', 'bullmq', '--redis', redis.url);
-      await waitFor(() => lines(join(marks, 'A.pids')).length === 1 && lines(join(marks, 'B.pids')).length === 1, 'both commands running', 120_000);
+      await waitFor(() => lines(join(marks, 'A.pids')).length === 1 && lines(join(marks, 'B.pids')).length === 1, 'both commands running');
       const pids = [...lines(join(marks, 'A.pids')), ...lines(join(marks, 'B.pids'))].map(Number);
       coordinator.child.kill('SIGINT');
       const ended = await coordinator.exited;
       expect(ended.code, ended.stderr).toBe(130);
-      await waitFor(() => pids.every((pid) => !isRunning(pid)), 'the commands to end', 60_000);
+      await waitFor(() => pids.every((pid) => !isRunning(pid)), 'the commands to end');
       const cancelled = (id: string) => new RegExp(`\\[JOB\\] ${jobIdSource('cancel-test', id, 1)} cancelled`).test(worker.stdoutSoFar());
-      await waitFor(() => cancelled('A') && cancelled('B'), 'the worker to cancel both jobs', 60_000);
+      await waitFor(() => cancelled('A') && cancelled('B'), 'the worker to cancel both jobs');
       // Removed, so that a resume adds the attempts' jobs again instead of taking their cancel for an outcome.
       for (const id of ['A', 'B']) {
         let kept = 1;

@@ -36,7 +36,7 @@ describe.runIf(kRunRedisTests)('csv-wave worker: the jobs\' working folders', ()
     const command = `pwd >> ${each.marks}/dirs; while [ ! -e ${each.marks}/release ]; do sleep 0.05; done; echo done-{id}`;
     const coordinator = spawnCli('run', dir, '--cmd', command, '--backend', 'bullmq', '--redis', each.redis.url);
     each.started.push(coordinator);
-    await waitFor(() => lines(join(each.marks, 'dirs')).length === 2, 'both commands running', 60_000);
+    await waitFor(() => lines(join(each.marks, 'dirs')).length === 2, 'both commands running');
     const folders = lines(join(each.marks, 'dirs'));
     expect(new Set(folders).size).toBe(2);
     for (const folder of folders) {
@@ -80,7 +80,7 @@ export default async function (task, ctx) {
     const written: string[] = [];
     // Two jobs run at a time: each pair is let go together once both started.
     for (let pair = 0; pair < 3; pair++) {
-      await waitFor(() => startsOf().length === 2 * (pair + 1), `jobs ${2 * pair + 1} and ${2 * pair + 2} running`, 60_000);
+      await waitFor(() => startsOf().length === 2 * (pair + 1), `jobs ${2 * pair + 1} and ${2 * pair + 2} running`);
       const [first, second] = startsOf().slice(2 * pair);
       expect(first![1]).not.toBe(second![1]);
       for (const [id] of [first!, second!]) writeFileSync(join(each.marks, `go-${id}`), '');

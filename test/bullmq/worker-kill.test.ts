@@ -9,7 +9,7 @@ import { isRunning, spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-
 /** A worker with a short stalled-job check, ready to take jobs. */
 async function readyWorker(url: string, sessionId: string): Promise<SpawnedCli> {
   const worker = spawnCli('worker', '--redis', url, '--session-id', sessionId, '--stalled-interval', '2');
-  await waitFor(() => worker.stdoutSoFar().includes('taking jobs'), 'a ready worker', 60_000);
+  await waitFor(() => worker.stdoutSoFar().includes('taking jobs'), 'a ready worker');
   return worker;
 }
 
@@ -27,16 +27,16 @@ describe.runIf(kRunRedisTests)('csv-wave worker killed with kill -9', () => {
     each.started.push(first);
     const coordinator = spawnCli('run', dir, '--cmd', waitingCommand(each.marks), '--backend', 'bullmq', '--redis', each.redis.url);
     each.started.push(coordinator);
-    await waitFor(() => lines(join(each.marks, 'A.pids')).length === 1, 'the command running on the first worker', 60_000);
+    await waitFor(() => lines(join(each.marks, 'A.pids')).length === 1, 'the command running on the first worker');
     const pid = Number(lines(join(each.marks, 'A.pids'))[0]);
     expect(isRunning(pid)).toBe(true);
     first.child.kill('SIGKILL');
     await first.exited;
     // The command waits for a release that has not come: only a kill ends it.
-    await waitFor(() => !isRunning(pid), 'the dead worker\'s command to be killed', 60_000);
+    await waitFor(() => !isRunning(pid), 'the dead worker\'s command to be killed');
     const second = await readyWorker(each.redis.url, 'orphan-test');
     each.started.push(second);
-    await waitFor(() => lines(join(each.marks, 'A.pids')).length === 2, 'the task started again on the second worker', 120_000);
+    await waitFor(() => lines(join(each.marks, 'A.pids')).length === 2, 'the task started again on the second worker');
     writeFileSync(join(each.marks, 'release'), '');
     const ran = await coordinator.exited;
     expect(ran.code, ran.stderr).toBe(0);

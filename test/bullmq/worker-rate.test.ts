@@ -83,7 +83,7 @@ describe.runIf(kRunRedisTests)('csv-wave worker: shared rate limit', () => {
     expect(windows.length).toBeGreaterThanOrEqual(10);
     // Every worker took some: the limit is the queue's, shared, not each worker's own.
     // (A worker writes its [JOB] lines together, up to 50 ms after its jobs.)
-    await waitFor(() => workers.every((worker) => worker.stdoutSoFar().includes('[JOB] rate-test.')), 'a [JOB] line from every worker', 60_000);
+    await waitFor(() => workers.every((worker) => worker.stdoutSoFar().includes('[JOB] rate-test.')), 'a [JOB] line from every worker');
   });
 
   it('a 429 with Retry-After on one worker pauses the whole queue for that long', { timeout: 600_000 }, async () => {

@@ -29,9 +29,9 @@ describe.runIf(kRunRedisTests)('csv-wave worker without --session-id', () => {
         for (const id of ['A', 'B', 'C']) expect(readRows(dir).get(id)).toMatchObject({ status: 'completed', findings: `done-${id}` });
         // A worker writes its [JOB] lines together, up to 50 ms after the job.
         const line = new RegExp(`\\[JOB\\] ${jobIdSource(sessionId, 'A', 1)} completed`);
-        await waitFor(() => line.test(worker.stdoutSoFar()), `the worker's line for ${sessionId}.A`, 60_000);
+        await waitFor(() => line.test(worker.stdoutSoFar()), `the worker's line for ${sessionId}.A`);
         // Its coordinator left: the worker stops listening to its queue.
-        await waitFor(() => worker.stdoutSoFar().includes(`csv-wave-${sessionId} has no coordinator any more`), 'the worker to let the session go', 60_000);
+        await waitFor(() => worker.stdoutSoFar().includes(`csv-wave-${sessionId} has no coordinator any more`), 'the worker to let the session go');
       }
     } finally {
       registry.disconnect();

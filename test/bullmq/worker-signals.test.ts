@@ -18,7 +18,7 @@ describe.runIf(kRunRedisTests)('csv-wave worker: signals', () => {
     each.started.push(worker);
     const coordinator = spawnCli('run', dir, '--cmd', waitingCommand(each.marks), '--backend', 'bullmq', '--redis', each.redis.url);
     each.started.push(coordinator);
-    await waitFor(() => lines(join(each.marks, 'A.pids')).length === 1, 'the command running on the worker', 60_000);
+    await waitFor(() => lines(join(each.marks, 'A.pids')).length === 1, 'the command running on the worker');
     coordinator.child.kill('SIGKILL');
     await coordinator.exited;
     return { worker, pid: Number(lines(join(each.marks, 'A.pids'))[0]) };
@@ -38,7 +38,7 @@ describe.runIf(kRunRedisTests)('csv-wave worker: signals', () => {
   it('Redis lost while the worker waits for its job: the second SIGTERM kills the command and the worker exits', { timeout: 300_000 }, async () => {
     const { worker, pid } = await workerRunningA('gone-second');
     worker.child.kill('SIGTERM');
-    await waitFor(() => worker.stderrSoFar().includes('the running ones finish first'), 'the first signal taken', 60_000);
+    await waitFor(() => worker.stderrSoFar().includes('the running ones finish first'), 'the first signal taken');
     await each.redis.stop();
     expect(isRunning(pid)).toBe(true);
     worker.child.kill('SIGTERM');

@@ -29,8 +29,8 @@ describe.runIf(kRunRedisTests)('csv-wave worker: who runs what', () => {
     let coordinator: SpawnedCli | undefined;
     try {
       coordinator = spawnCli('run', dir, '--cmd', waitingCommand(marks), '--concurrency', '2', '--backend', 'bullmq', '--redis', redis.url);
-      await waitFor(() => lines(join(marks, 'A.pids')).length === 1 && lines(join(marks, 'B.pids')).length === 1, 'both tasks running', 120_000);
-      await waitFor(() => coordinator!.stdoutSoFar().includes('[WORKERS] 2 worker(s)'), 'the run to count two workers', 60_000);
+      await waitFor(() => lines(join(marks, 'A.pids')).length === 1 && lines(join(marks, 'B.pids')).length === 1, 'both tasks running');
+      await waitFor(() => coordinator!.stdoutSoFar().includes('[WORKERS] 2 worker(s)'), 'the run to count two workers');
 
       const status = await runCli('status', dir, '--redis', redis.url);
       expect(status.code, status.stderr).toBe(0);

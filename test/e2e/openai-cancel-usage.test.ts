@@ -31,7 +31,7 @@ describe('the tokens of an attempt cancelled by Ctrl-C', () => {
     ]);
     const run = spawnCli('run', dir, ...model(), '--grace', '0');
     // PLAIN is done and HELD has sent its repair: its first request was answered, its attempt is still running.
-    await waitFor(() => repairsHeld() === 1 && /^\[DONE\] PLAIN /m.test(run.stdoutSoFar()), 'the repair to be held and PLAIN done', 60_000);
+    await waitFor(() => repairsHeld() === 1 && /^\[DONE\] PLAIN /m.test(run.stdoutSoFar()), 'the repair to be held and PLAIN done');
     run.child.kill('SIGINT');
     const ended = await run.exited;
     expect(ended.code, ended.stderr).toBe(130);

@@ -207,7 +207,7 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRep
     const k = 1 + Math.floor(random() * span);
     // The log is read and the run killed with no wait in between: for the execution seen
     // running to be accepted first, it would have to end and be journaled in that instant.
-    await waitFor(() => ended || midTask(readTaggedLog(log), run, k), `run ${run} to start ${k} executions`, 300_000);
+    await waitFor(() => ended || midTask(readTaggedLog(log), run, k), `run ${run} to start ${k} executions`);
     const signalled = child.child.kill('SIGKILL');
     const exit = await child.exited;
 

@@ -38,14 +38,14 @@ describe.skipIf(model === undefined)('a batch run against a real model', () => {
     const flags = ['--executor', 'openai', '--model', 'stories260K', '--base-url', server.url, '--batch', '--batch-poll', '0.05'];
 
     const run = spawnCli('run', dir, ...flags);
-    await waitFor(() => created().length === 1 && polls() >= 2, 'the coordinator to poll its batch', 120_000);
+    await waitFor(() => created().length === 1 && polls() >= 2, 'the coordinator to poll its batch');
     run.child.kill('SIGKILL');
     await run.exited;
     expect(server.log.records).toEqual([]); // held: the model has answered nothing yet
 
     const before = polls();
     const resumed = runCli('resume', dir, ...flags);
-    await waitFor(() => polls() > before, 'the resumed run to re-attach to the batch', 120_000);
+    await waitFor(() => polls() > before, 'the resumed run to re-attach to the batch');
     first.resolve('complete');
     const { code, stderr } = await resumed;
     expect([0, 1], stderr).toContain(code);

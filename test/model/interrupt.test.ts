@@ -35,7 +35,7 @@ describe.skipIf(model === undefined)('Ctrl-C during a session against a real mod
     // (a line on stdout) or has sent its repair, which the server holds.
     const takenIn = (task: string | undefined) =>
       new RegExp(`^\\[(DONE|FAIL)\\] ${task} `, 'm').test(run.stdoutSoFar()) || server!.log.running().some((record) => record.task === task);
-    await waitFor(() => server!.log.answered().every((record) => takenIn(record.task)), 'the run to take in the first two answers', 120_000);
+    await waitFor(() => server!.log.answered().every((record) => takenIn(record.task)), 'the run to take in the first two answers');
     run.child.kill('SIGINT');
     const ended = await run.exited;
     expect(ended.code, ended.stderr).toBe(130);

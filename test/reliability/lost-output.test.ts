@@ -171,7 +171,7 @@ describe('the terminal closes during a run', () => {
       expect(statusOf(rows.get('c')!)).toBe('pending');
       expect(readJournal(dir)).toEqual([]);
       expect(existsSync(join(dir, '.csv-wave', 'lock'))).toBe(false);
-      await waitFor(() => !commands.some(isRunning), 'the stopped commands to be gone', 5000);
+      await waitFor(() => !commands.some(isRunning), 'the stopped commands to be gone');
     } finally {
       writeFileSync(join(dir, 'release'), '');
       helper.kill('SIGKILL');

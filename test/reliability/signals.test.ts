@@ -106,7 +106,7 @@ describe('SIGTERM, SIGINT and SIGHUP', () => {
     expect(readJournal(dir)).toEqual([]);
     expect(existsSync(join(dir, '.csv-wave', 'lock'))).toBe(false);
     // The commands and their grandchildren are gone: nothing is left running unwatched.
-    await waitFor(() => !commands.some(isRunning), 'the killed commands to be gone', 5000);
+    await waitFor(() => !commands.some(isRunning), 'the killed commands to be gone');
 
     writeFileSync(join(dir, 'release'), '');
     const resumed = await runCli('resume', dir, '--cmd', kCmd);
@@ -130,7 +130,7 @@ describe('SIGTERM, SIGINT and SIGHUP', () => {
     expect(statusOf(byId.get('a')!)).toBe('pending');
     expect(statusOf(byId.get('b')!)).toBe('pending');
     expect(byId.get('c')!.status).toBe('completed');
-    await waitFor(() => !commands.some(isRunning), 'the killed commands to be gone', 5000);
+    await waitFor(() => !commands.some(isRunning), 'the killed commands to be gone');
 
     writeFileSync(join(dir, 'release'), '');
     expect((await runCli('resume', dir, '--cmd', kCmd)).code).toBe(0);

@@ -46,7 +46,7 @@ describe('csv-wave serve under clients that do not read', () => {
         for (let change = 1; change <= kChanges; change++) {
           const before = reader.messages.length;
           appendAttempt(dir, change);
-          await waitFor(() => reader.messages.length > before || server.child.exitCode !== null, `the notice of change ${change}`, 120_000);
+          await waitFor(() => reader.messages.length > before || server.child.exitCode !== null, `the notice of change ${change}`);
           // What a page does at a notice.
           await (await fetch(`${url}data`)).arrayBuffer();
           seen.push(Math.round(rssMiB(pid)));
@@ -74,7 +74,7 @@ describe('csv-wave serve under clients that do not read', () => {
       await new Promise((resolve) => client.once('connect', resolve));
       // Seen from the server's side: established while it sends, FIN-WAIT once it closed the connection.
       await waitFor(() => tcpState(port, client.localPort!) === '01', 'the server to take the connection');
-      await waitFor(() => tcpState(port, client.localPort!) !== '01', 'the server to drop the client that reads nothing', 60_000);
+      await waitFor(() => tcpState(port, client.localPort!) !== '01', 'the server to drop the client that reads nothing');
       let received = 0;
       client.on('data', (chunk: Buffer) => {
         received += chunk.length;
