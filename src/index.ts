@@ -5,10 +5,10 @@ export { emptyRow, kPriorityColumn, kTaskColumns, type KnownColumn, type SeedCol
 export { splitList } from './core/id-list.js';
 export * from './graph/index.js';
 export * from './schema/index.js';
-export { loadSession, type LoadedSession } from './engine/load.js';
-export { openSession, type Session } from './engine/session.js';
-export { validateTasks, type TaskPlan, type ValidationReport } from './engine/validate.js';
-export { runSession, type RunSessionOptions } from './engine/run-session.js';
+export { loadSession, type LoadedSession } from './session/load.js';
+export { openSession, type Session } from './session/session.js';
+export { validateTasks, type TaskPlan, type ValidationReport } from './commands/validate.js';
+export { runSession, type RunSessionOptions } from './run/run-session.js';
 export {
   RunEmitter,
   type RunEvents,
@@ -18,7 +18,7 @@ export {
   type TaskRetryEvent,
   type TaskDoneEvent,
   type WaveDoneEvent,
-} from './engine/events.js';
+} from './events/events.js';
 export {
   kDefaultGraceSeconds,
   normalizeRunOptions,
@@ -26,7 +26,7 @@ export {
   type ExecutorOption,
   type HaltPolicy,
   type RunOptions,
-} from './engine/options.js';
+} from './options/options.js';
 export type { ExecutorSpec } from './executors/messages.js';
 export type { TaskInput, ErrorClass } from './executors/types.js';
 export type { ModuleTaskContext, TaskModule } from './executors/module.js';

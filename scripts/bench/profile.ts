@@ -88,7 +88,7 @@ function originalPosition(file: string, line: number, column: number): { file: s
 }
 
 interface Located {
-  /** The module the frame belongs to, e.g. `src/engine/validate.ts`, `zod`, `node:internal`, `(native)`. */
+  /** The module the frame belongs to, e.g. `src/commands/validate.ts`, `zod`, `node:internal`, `(native)`. */
   module: string;
   /** `name (where:line)`, or a special name such as `(garbage collector)`. */
   fn: string;

@@ -244,7 +244,7 @@ function knownCauses(profiles: ProfiledRun[]): string[] {
       const post = main.selfByFunction.filter((row) => /^(postTask|postMessage) /.test(row.name)).reduce((sum, row) => sum + row.ms, 0);
       const pieces: string[] = [];
       if (rewrite / main.busyMs >= 0.1) {
-        pieces.push(`csv-stringify (the periodic rewrites of tasks.csv: \`checkpoint\` in src/engine/run-session.ts) ${percent(rewrite, main.busyMs)}`);
+        pieces.push(`csv-stringify (the periodic rewrites of tasks.csv: \`checkpoint\` in src/run/run-session.ts) ${percent(rewrite, main.busyMs)}`);
       }
       if (post / main.busyMs >= 0.1) pieces.push(`handing tasks to piscina (\`postTask\`, \`postMessage\`) ${percent(post, main.busyMs)}`);
       // The workers write nothing: each task's discovery file and long output are created here.
@@ -465,7 +465,7 @@ async function benchmark(options: Options): Promise<void> {
 
     const commandBaseline: BaselineOptions = { scratch, rssMethod, concurrency: kCommandConcurrency };
     const moduleBaseline: BaselineOptions = { scratch, rssMethod, concurrency: kModuleConcurrency };
-    // csv-wave's default --threads for module tasks (src/engine/options.ts): the raw loop gets as many.
+    // csv-wave's default --threads for module tasks (src/options/options.ts): the raw loop gets as many.
     const rawThreads = Math.min(kModuleConcurrency, availableParallelism());
 
     // Warm-up (page cache, parallel's perl, node's code cache): small runs, not counted.

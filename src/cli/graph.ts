@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
-import { loadSession } from '../engine/load.js';
-import { renderDot, renderGraphlibJson, renderMermaid } from '../engine/graph-render.js';
+import { loadSession } from '../session/load.js';
+import { renderDot, renderGraphlibJson, renderMermaid } from './graph-render.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
 import { addPipelineFlag, sessionOverrides } from './pipeline-flag.js';
 import type { PipelineName } from '../schema/session.js';

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { WaveError } from '../errors.js';
-import { initSession } from '../engine/init-session.js';
+import { initSession } from '../commands/init-session.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
 
 interface InitFlags {

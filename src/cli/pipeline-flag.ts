@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import type { SessionOverrides } from '../engine/session.js';
+import type { SessionOverrides } from '../session/session.js';
 import { kPipelines, type PipelineName } from '../schema/session.js';
 
 /** `--pipeline`, on every command that reads a session: it wins over session.json. */

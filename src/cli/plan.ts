@@ -1,8 +1,8 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { Command } from 'commander';
 import { writeTasksFile } from '../csv/serialize-tasks.js';
-import { loadSession } from '../engine/load.js';
-import { summarizePlan, writeWaveColumn } from '../engine/plan.js';
+import { loadSession } from '../session/load.js';
+import { summarizePlan, writeWaveColumn } from '../commands/plan.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
 import { addPipelineFlag, sessionOverrides } from './pipeline-flag.js';
 import type { PipelineName } from '../schema/session.js';

@@ -1,6 +1,6 @@
 import cliProgress from 'cli-progress';
-import type { RunEmitter } from '../engine/events.js';
-import { errorLine } from '../engine/error-line.js';
+import type { RunEmitter } from '../events/events.js';
+import { errorLine } from '../text/error-line.js';
 import { formatDuration } from '../knowledge/context-report.js';
 import { batchProgressLine, endOfRunText, type FailedTask } from './summary-text.js';
 

@@ -1,5 +1,5 @@
-import type { RunEmitter } from '../engine/events.js';
-import { errorLine } from '../engine/error-line.js';
+import type { RunEmitter } from '../events/events.js';
+import { errorLine } from '../text/error-line.js';
 import { formatDuration } from '../knowledge/context-report.js';
 import type { CliIo } from './io.js';
 import { attachBar, type TerminalStream } from './progress-bar.js';

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { openSession } from '../engine/session.js';
+import { openSession } from '../session/session.js';
 import { buildReportData } from '../report/report-data.js';
 import { currentTasks } from '../report/session-state.js';
 import { writeReport } from '../report/write-report.js';

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { WaveError } from '../errors.js';
-import { recoverRows } from '../engine/journal.js';
-import { loadSession } from '../engine/load.js';
-import { checkSessionOwner } from '../engine/session-owner.js';
-import { planRerun, resetTasks, type RerunSelection } from '../engine/rerun.js';
+import { recoverRows } from '../session/journal.js';
+import { loadSession } from '../session/load.js';
+import { checkSessionOwner } from '../session/session-owner.js';
+import { planRerun, resetTasks, type RerunSelection } from '../commands/rerun.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
 import { runWithReporter } from './run.js';
 import { addRunFlags, type RunFlags } from './run-flags.js';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { editSession } from '../engine/edit-session.js';
-import { applyRevision, planRevision } from '../engine/revise.js';
+import { editSession } from '../session/edit-session.js';
+import { applyRevision, planRevision } from '../commands/revise.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
 import { addPipelineFlag, sessionOverrides } from './pipeline-flag.js';
 import type { PipelineName } from '../schema/session.js';

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { WaveError } from '../errors.js';
-import { parseHalt, type RunOptions } from '../engine/options.js';
+import { parseHalt, type RunOptions } from '../options/options.js';
 import { kOutputModes, type OutputMode, type PipelineName } from '../schema/session.js';
 import { addPipelineFlag } from './pipeline-flag.js';
 import { addBackendFlags, type BackendFlags } from './backend-flag.js';

@@ -1,11 +1,11 @@
 import { constants as osConstants } from 'node:os';
 import type { Command } from 'commander';
-import { RunEmitter } from '../engine/events.js';
+import { RunEmitter } from '../events/events.js';
 import { WaveError } from '../errors.js';
 import { AnswerFile, AutoAnswers, NoAnswers, TerminalAnswers } from '../interactive/answers.js';
 import type { AnswerSource } from '../interactive/types.js';
-import { kDefaultGraceSeconds } from '../engine/options.js';
-import { runSession, type RunSessionOptions } from '../engine/run-session.js';
+import { kDefaultGraceSeconds } from '../options/options.js';
+import { runSession, type RunSessionOptions } from '../run/run-session.js';
 import { printJson, processIo, type CliIo } from './io.js';
 import { onOutputLost, type OutputName } from './process-output.js';
 import { attachReporter } from './progress.js';

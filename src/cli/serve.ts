@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { openSession } from '../engine/session.js';
+import { openSession } from '../session/session.js';
 import { WaveError } from '../errors.js';
 import { startLiveServer } from '../report/live-server.js';
 import { ExitCode, type CliIo } from './io.js';

@@ -1,5 +1,5 @@
-import type { BatchProgressEvent, RunSummary } from '../engine/events.js';
-import { errorLine } from '../engine/error-line.js';
+import type { BatchProgressEvent, RunSummary } from '../events/events.js';
+import { errorLine } from '../text/error-line.js';
 import { formatDuration } from '../knowledge/context-report.js';
 
 /** A task that failed in this run, as the end-of-run summary lists it. */

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadSession } from '../engine/load.js';
+import { loadSession } from '../session/load.js';
 import { ExitCode, printJson, type CliIo } from './io.js';
 import { addPipelineFlag, sessionOverrides } from './pipeline-flag.js';
 import type { PipelineName } from '../schema/session.js';

@@ -57,7 +57,7 @@ export function writeFileAtomic(
  * Removes a temporary file after a failed write, if it can. A folder that turned read-only
  * (or a disk that went away) refuses this too, and that second error must not hide the
  * first, which names the file and what went wrong; the next run removes what is left
- * (engine/stale-temporaries.ts).
+ * (session/stale-temporaries.ts).
  */
 function removeQuietly(temporary: string): void {
   try {

@@ -4,7 +4,7 @@ import { kCr, kLf, lineCounter } from './byte-lines.js';
 import { CsvSyntaxError, readCsvRecords } from './csv-records.js';
 import { formatCount, isKnownColumn, kOutputColumns, kRequiredColumns, showCell } from './columns.js';
 import { kTaskColumns, emptyRow, type TaskRow } from '../core/task.js';
-import { unguardCell } from './formula-guard.js';
+import { unguardCell } from '../text/formula-guard.js';
 import type { FileFormat, TasksTable } from './tasks-table.js';
 import { decodeUtf8Text, nulByteProblem } from './utf8-text.js';
 

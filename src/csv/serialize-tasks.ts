@@ -1,7 +1,7 @@
 import { stringify } from 'csv-stringify/sync';
 import { writeFileAtomic } from './atomic-write.js';
 import { kOutputColumns } from './columns.js';
-import { guardCell } from './formula-guard.js';
+import { guardCell } from '../text/formula-guard.js';
 import { cellReader, type FileFormat, type TasksTable } from './tasks-table.js';
 import type { TaskRow } from '../core/task.js';
 

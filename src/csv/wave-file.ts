@@ -1,5 +1,5 @@
 import { kWaveFileColumns } from './columns.js';
-import { guardCell } from './formula-guard.js';
+import { guardCell } from '../text/formula-guard.js';
 import { stringifyRecords } from './serialize-tasks.js';
 import type { FileFormat } from './tasks-table.js';
 import type { TaskRow } from '../core/task.js';

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { utf8Prefix, cutTextBytes } from '../knowledge/cut-text.js';
+import { utf8Prefix, cutTextBytes } from '../text/cut-text.js';
 import { kCanFindEscaped, killEscapedProcesses } from './escaped-processes.js';
 import type { OutputMode } from '../schema/session.js';
 import { parseTaskOutput } from './output.js';
-import { SecretScrubber } from './secret-scrubber.js';
+import { SecretScrubber } from '../text/secret-scrubber.js';
 import { renderCommand } from './template.js';
 import type { AttemptOutcome, Executor, ExecutorRunOptions, TaskInput } from './types.js';
 

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { procStatFields } from './proc-stat.js';
+import { procStatFields } from '../process/proc-stat.js';
 
 /** Rounds of looking: a process found may have started another before it was killed. */
 const kRounds = 5;

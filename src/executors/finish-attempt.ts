@@ -1,11 +1,11 @@
-import { cutText } from '../knowledge/cut-text.js';
+import { cutText } from '../text/cut-text.js';
 import { taskResultSchema } from '../schema/result.js';
 import type { PipelineName } from '../schema/session.js';
-import { nestsDeeperThan, tooDeepText } from './json-depth.js';
+import { nestsDeeperThan, tooDeepText } from '../text/json-depth.js';
 import type { AttemptReply, TaskLimits } from './messages.js';
 import { describe } from './module.js';
 import { applyReplyRules, type ReplyRules } from './reply-rules.js';
-import { SecretScrubber } from './secret-scrubber.js';
+import { SecretScrubber } from '../text/secret-scrubber.js';
 import type { AttemptOutcome, TaskInput } from './types.js';
 
 /**

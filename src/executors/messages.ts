@@ -2,7 +2,7 @@
  * The messages of one attempt, typed in one place (piscina `src/types.ts` style).
  *
  * - WorkerRequest / WorkerReply: between the scheduler and the engine's attempt runner
- *   (engine/task-runner.ts), on the main thread. The reply's files are written.
+ *   (run/task-runner.ts), on the main thread. The reply's files are written.
  * - AttemptRequest / AttemptReply: between the attempt runner and an execution backend
  *   (src/backend/), and on to the worker that runs the attempt. Plain JSON both ways, so
  *   that a backend may send them to another machine: the request carries everything the

@@ -1,7 +1,7 @@
 import type { OutputMode } from '../schema/session.js';
-import { cleanText } from './clean-text.js';
-import { nestsDeeperThan, tooDeepText } from './json-depth.js';
-import { scrubSecrets } from './secret-scrubber.js';
+import { cleanText } from '../text/clean-text.js';
+import { nestsDeeperThan, tooDeepText } from '../text/json-depth.js';
+import { scrubSecrets } from '../text/secret-scrubber.js';
 import type { AttemptOutcome } from './types.js';
 
 /** How much of a command's stdout was kept, when it was longer than its cap. */

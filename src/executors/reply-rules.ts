@@ -1,13 +1,13 @@
 import { artifactLimitsOf, artifactPath, planTaskArtifacts } from '../knowledge/artifacts.js';
-import { cutText } from '../knowledge/cut-text.js';
+import { cutText } from '../text/cut-text.js';
 import type { DiscoveryFileInput } from '../knowledge/discovery-files.js';
 import { pipelineFor } from '../pipelines/pipeline-for.js';
 import type { TaskResult } from '../schema/result.js';
 import type { PipelineName } from '../schema/session.js';
 import { kMaxTimerMs } from '../schema/timer-range.js';
-import { cleanText } from './clean-text.js';
+import { cleanText } from '../text/clean-text.js';
 import type { AttemptReply, FailedAttemptReply, FinishedAttempt, TaskLimits } from './messages.js';
-import { mapStrings, SecretScrubber } from './secret-scrubber.js';
+import { mapStrings, SecretScrubber } from '../text/secret-scrubber.js';
 
 /** An error message longer than this keeps its beginning and its end (where stderr says what went wrong). */
 export const kMaxErrorChars = 4000;

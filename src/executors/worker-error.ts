@@ -1,7 +1,7 @@
-import { cleanText } from './clean-text.js';
+import { cleanText } from '../text/clean-text.js';
 import type { FailedAttemptReply } from './messages.js';
 import { describe } from './module.js';
-import { scrubSecrets } from './secret-scrubber.js';
+import { scrubSecrets } from '../text/secret-scrubber.js';
 
 /**
  * The reply of an attempt that threw before it had an outcome (in the worker, or while the

@@ -4,14 +4,14 @@
  * worker neither reads nor writes the session folder (a command task runs in it, though).
  */
 import { threadId, type MessagePort } from 'node:worker_threads';
-import { cleanText } from './clean-text.js';
+import { cleanText } from '../text/clean-text.js';
 import { createExecutor } from './create-executor.js';
 import { finishAttempt } from './finish-attempt.js';
 import { kBatchStarted, type BatchReplies, type PoolBatch } from './pool-batch.js';
 import { workerErrorReply } from './worker-error.js';
 import type { AttemptReply, AttemptRequest, ExecutorSpec } from './messages.js';
 import { describe } from './module.js';
-import { scrubSecrets } from './secret-scrubber.js';
+import { scrubSecrets } from '../text/secret-scrubber.js';
 import { postUsage } from './usage-channel.js';
 import type { Executor } from './types.js';
 

@@ -1,4 +1,4 @@
-import { cutText, cutTextBytes } from './cut-text.js';
+import { cutText, cutTextBytes } from '../text/cut-text.js';
 import { sessionPathForWrite } from './session-path.js';
 import { writeWholeFile } from '../csv/write-all.js';
 

@@ -1,9 +1,9 @@
 import { isFolderWriteFailure } from '../csv/write-all.js';
-import { cleanText } from '../executors/clean-text.js';
+import { cleanText } from '../text/clean-text.js';
 import { cutError } from '../executors/reply-rules.js';
 import type { AttemptReply, ArtifactFile, TaskLimits, WorkerReply } from '../executors/messages.js';
 import { describe } from '../executors/module.js';
-import { scrubSecrets } from '../executors/secret-scrubber.js';
+import { scrubSecrets } from '../text/secret-scrubber.js';
 import { kArtifactNamePattern } from '../schema/result.js';
 import { artifactLimitsOf, maxPlannedBytes, writeArtifactFiles } from './artifacts.js';
 import { wantsDiscoveryFile, writeDiscoveryFile, type DiscoveryFilePolicy } from './discovery-files.js';

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { cutText } from './cut-text.js';
+import { cutText } from '../text/cut-text.js';
 import { discoveryLineSchema, type DiscoveryInput, type DiscoveryLine } from '../schema/discovery.js';
 import { sessionPathForWrite } from './session-path.js';
 import { writeWholeFile } from '../csv/write-all.js';

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DiscoveryFile } from '../schema/discovery-file.js';
-import { cutText } from './cut-text.js';
+import { cutText } from '../text/cut-text.js';
 import { sessionPathForWrite } from './session-path.js';
 import { writeWholeFile } from '../csv/write-all.js';
 

@@ -2,7 +2,7 @@ import { closeSync, createReadStream } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream';
-import type { Session } from '../engine/session.js';
+import type { Session } from '../session/session.js';
 import { WaveError } from '../errors.js';
 import { openArtifact } from './artifact-files.js';
 import { LiveClients } from './live-clients.js';

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Session } from '../engine/session.js';
+import type { Session } from '../session/session.js';
 import { embedJson } from './embed-json.js';
 import { buildReportData } from './report-data.js';
 import { reportPage } from './report-html.js';

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { kAttemptsFile } from '../engine/journal.js';
+import { kAttemptsFile } from '../session/journal.js';
 import { attemptLineSchema, kAttemptOutcomes, type AttemptLine } from '../schema/attempt.js';
 
 const kOutcomes = new Set<string>(kAttemptOutcomes);

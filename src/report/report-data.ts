@@ -1,6 +1,6 @@
 import { basename, join } from 'node:path';
 import type { TasksTable } from '../csv/tasks-table.js';
-import { countByStatus } from '../engine/status-report.js';
+import { countByStatus } from '../commands/status-report.js';
 import { readDiscoveries } from '../knowledge/discoveries-board.js';
 import { readUsage } from '../knowledge/usage.js';
 import type { AttemptEnd, AttemptLine } from '../schema/attempt.js';

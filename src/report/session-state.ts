@@ -1,8 +1,8 @@
 import type { TasksTable } from '../csv/tasks-table.js';
-import { readJournal, replayJournal } from '../engine/journal.js';
-import { readSessionTasks } from '../engine/prepare-session.js';
-import type { Session } from '../engine/session.js';
-import { checkSessionOwner } from '../engine/session-owner.js';
+import { readJournal, replayJournal } from '../session/journal.js';
+import { readSessionTasks } from '../session/prepare-session.js';
+import type { Session } from '../session/session.js';
+import { checkSessionOwner } from '../session/session-owner.js';
 
 /**
  * The session's tasks as they stand, also while a run goes on: tasks.csv with the

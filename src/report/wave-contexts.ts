@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { unguardCell } from '../csv/formula-guard.js';
+import { unguardCell } from '../text/formula-guard.js';
 import type { FileFormat } from '../csv/tasks-table.js';
 
 interface Parsed {

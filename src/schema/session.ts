@@ -25,7 +25,7 @@ export type OutputMode = (typeof kOutputModes)[number];
 
 /**
  * session.json: written by `init`, optional. A session that names no pipeline is brainstorm
- * when all its roles are brainstorm roles, else generic (engine/session.ts settlePipeline).
+ * when all its roles are brainstorm roles, else generic (session/session.ts settlePipeline).
  */
 export const sessionConfigSchema = z
   .object({

@@ -13,7 +13,7 @@ import { afterEach, describe, expect, onTestFinished, test, vi } from 'vitest';
 import { Launcher } from '../../src/backend/local/launcher.js';
 import { LocalBackend } from '../../src/backend/local/local-backend.js';
 import type { AttemptRequest } from '../../src/executors/messages.js';
-import { procStatFields } from '../../src/executors/proc-stat.js';
+import { procStatFields } from '../../src/process/proc-stat.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
 import { expectEnded, isRunning, startedPid, waiter } from '../helpers/waiting-commands.js';
 import { spawnCli, waitFor } from '../helpers/spawn-cli.js';

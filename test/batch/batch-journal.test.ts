@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { Journal, readJournal, readOpenBatches, recoverRows } from '../../src/engine/journal.js';
+import { Journal, readJournal, readOpenBatches, recoverRows } from '../../src/session/journal.js';
 import { emptyRow } from '../../src/core/task.js';
 
 function sessionDir(): string {

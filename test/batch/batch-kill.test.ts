@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { mulberry32 } from '../../scripts/gen-dag.js';
-import { readJournal, replayJournal } from '../../src/engine/journal.js';
+import { readJournal, replayJournal } from '../../src/session/journal.js';
 import type { BatchRouteEvent } from '../helpers/model-server/batches.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';

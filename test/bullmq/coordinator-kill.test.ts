@@ -5,7 +5,7 @@ import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../scripts/gen-dag.js';
-import { readJournal, replayJournal, type JournalEntry } from '../../src/engine/journal.js';
+import { readJournal, replayJournal, type JournalEntry } from '../../src/session/journal.js';
 import { jobIdSource } from '../helpers/bullmq-session.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { readJournal } from '../../src/engine/journal.js';
+import { readJournal } from '../../src/session/journal.js';
 import { lines, readyWorker, redisForEachTest, sessionWithId } from '../helpers/bullmq-session.js';
 import { readRows } from '../helpers/generic-session.js';
 import { kRunRedisTests } from '../helpers/redis-server.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { attachReporter } from '../../src/cli/progress.js';
-import { errorLine, kMaxErrorLineChars } from '../../src/engine/error-line.js';
-import { RunEmitter } from '../../src/engine/events.js';
+import { errorLine, kMaxErrorLineChars } from '../../src/text/error-line.js';
+import { RunEmitter } from '../../src/events/events.js';
 import { runCli } from '../helpers/cli.js';
 import { startFakeOpenAiServer } from '../helpers/fake-openai-server.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';

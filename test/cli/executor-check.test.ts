@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { checkExecutor } from '../../src/engine/check-executor.js';
+import { checkExecutor } from '../../src/run/check-executor.js';
 import { runCli } from '../helpers/cli.js';
 import { genericSession, readRows, tasksCsv } from '../helpers/generic-session.js';
 

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { loadSession } from '../../src/engine/load.js';
+import { loadSession } from '../../src/session/load.js';
 import { runCli } from '../helpers/cli.js';
 import { readRows } from '../helpers/generic-session.js';
 import { copySample, tempSession } from '../helpers/temp-session.js';

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { attachReporter } from '../../src/cli/progress.js';
-import { RunEmitter, type RunSummary } from '../../src/engine/events.js';
+import { RunEmitter, type RunSummary } from '../../src/events/events.js';
 
 /** A terminal that keeps what is written and tells each write. */
 class Terminal extends Writable {

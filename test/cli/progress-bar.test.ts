@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { eta } from '../../src/cli/progress-bar.js';
 import { attachReporter } from '../../src/cli/progress.js';
-import { RunEmitter, type RunSummary, type TaskDoneEvent } from '../../src/engine/events.js';
+import { RunEmitter, type RunSummary, type TaskDoneEvent } from '../../src/events/events.js';
 
 // The live bar of a terminal, drawn on a fake terminal: a stream that says it is a TTY and
 // keeps what is written, escape codes and all.

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { parseTasks } from '../../src/csv/parse-tasks.js';
-import { readJournal, replayJournal } from '../../src/engine/journal.js';
+import { readJournal, replayJournal } from '../../src/session/journal.js';
 import { runCli } from '../helpers/cli.js';
 import { kLogRun } from '../helpers/runs-log.js';
 import { spawnCli, waitFor } from '../helpers/spawn-cli.js';

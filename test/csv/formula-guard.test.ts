@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { guardCell, unguardCell } from '../../src/csv/formula-guard.js';
+import { guardCell, unguardCell } from '../../src/text/formula-guard.js';
 
 /** What a spreadsheet runs as a formula when a cell starts with it (DESIGN.md section 2). */
 const kFormulaStarts = ['=', '+', '-', '@', '\t', '\r'];

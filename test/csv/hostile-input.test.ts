@@ -11,8 +11,8 @@ import { decodeUtf8Text, textProblem } from '../../src/csv/utf8-text.js';
 import { kDefaultMaxRows, parseTasks, readTasksFile } from '../../src/csv/parse-tasks.js';
 import { serializeTasks } from '../../src/csv/serialize-tasks.js';
 import { serializeWaveFile } from '../../src/csv/wave-file.js';
-import { readSessionConfig } from '../../src/engine/session.js';
-import { validateTasks } from '../../src/engine/validate.js';
+import { readSessionConfig } from '../../src/session/session.js';
+import { validateTasks } from '../../src/commands/validate.js';
 import { expectWaveError } from '../helpers/wave-error.js';
 
 const kSeedHeader = kTaskColumns.join(',');

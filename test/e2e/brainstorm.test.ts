@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import type { TaskRow } from '../../src/core/task.js';
-import { SessionLock } from '../../src/engine/lock.js';
+import { SessionLock } from '../../src/session/lock.js';
 import { runCli } from '../helpers/cli.js';
 import { readCsvRecords, readRows } from '../helpers/generic-session.js';
 import { discoveryKeys, kScriptedAgentCmd } from '../helpers/scripted-agent.js';

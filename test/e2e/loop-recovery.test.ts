@@ -7,7 +7,7 @@ import { rowCells } from '../../src/csv/tasks-table.js';
 import type { TaskRow } from '../../src/core/task.js';
 import { serializeTasks } from '../../src/csv/serialize-tasks.js';
 import { sessionCommands } from '../../src/backend/local/child-groups.js';
-import { engineDir, readJournal, replayJournal, type JournalEntry } from '../../src/engine/journal.js';
+import { engineDir, readJournal, replayJournal, type JournalEntry } from '../../src/session/journal.js';
 import { runCli } from '../helpers/cli.js';
 import { readCsvRecords, readRows } from '../helpers/generic-session.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { attemptLineText } from '../../src/engine/attempt-line-text.js';
+import { attemptLineText } from '../../src/session/attempt-line-text.js';
 import { kAttemptOutcomes, type AttemptLine } from '../../src/schema/attempt.js';
 
 // Texts JSON must escape: quotes, backslashes, control characters, lone surrogates, line separators.

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { readJournal } from '../../src/engine/journal.js';
+import { readJournal } from '../../src/session/journal.js';
 import { attemptLineSchema, type AttemptLine } from '../../src/schema/attempt.js';
 import { runCli } from '../helpers/cli.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';

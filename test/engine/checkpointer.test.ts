@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { readTasksFile } from '../../src/csv/parse-tasks.js';
 import type { WriteFn } from '../../src/csv/write-all.js';
-import { Checkpointer } from '../../src/engine/checkpointer.js';
-import { Journal, readJournal, type JournalEntry } from '../../src/engine/journal.js';
-import { TasksWriter } from '../../src/engine/tasks-writer.js';
+import { Checkpointer } from '../../src/session/checkpointer.js';
+import { Journal, readJournal, type JournalEntry } from '../../src/session/journal.js';
+import { TasksWriter } from '../../src/session/tasks-writer.js';
 import { WaveError } from '../../src/errors.js';
 import { genericSession } from '../helpers/generic-session.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { InFlight } from '../../src/engine/in-flight.js';
+import { InFlight } from '../../src/run/in-flight.js';
 
 /** A promise and the hand that settles it. */
 function pending<T>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (error: unknown) => void } {

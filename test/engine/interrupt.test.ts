@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
-import { Interrupt, type InterruptOptions } from '../../src/engine/interrupt.js';
+import { Interrupt, type InterruptOptions } from '../../src/run/interrupt.js';
 
 interface Calls {
   stops: string[];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { emptyRow, type TaskRow } from '../../src/core/task.js';
-import { jobsToReattach } from '../../src/engine/job-reattach.js';
-import type { JournalEntry } from '../../src/engine/journal.js';
+import { jobsToReattach } from '../../src/run/job-reattach.js';
+import type { JournalEntry } from '../../src/session/journal.js';
 
 function row(id: string, status: TaskRow['status']): TaskRow {
   return { ...emptyRow(), id, title: id, description: id, role: 'r', status };

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { emptyRow, type TaskRow } from '../../src/core/task.js';
-import { Journal, engineDir, readJournal, readJournalWithCarried, replayJournal, type JournalEntry } from '../../src/engine/journal.js';
+import { Journal, engineDir, readJournal, readJournalWithCarried, replayJournal, type JournalEntry } from '../../src/session/journal.js';
 
 function sessionDir(): string {
   return mkdtempSync(join(tmpdir(), 'csv-wave-journal-'));

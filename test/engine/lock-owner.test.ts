@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SessionLock } from '../../src/engine/lock.js';
+import { SessionLock } from '../../src/session/lock.js';
 
 const kLinux = existsSync('/proc/self/stat');
 

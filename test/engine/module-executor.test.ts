@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { readDiscoveryFile } from '../../src/knowledge/discovery-files.js';
-import { RunEmitter, type TaskRetryEvent } from '../../src/engine/events.js';
-import { runSession } from '../../src/engine/run-session.js';
+import { RunEmitter, type TaskRetryEvent } from '../../src/events/events.js';
+import { runSession } from '../../src/run/run-session.js';
 import { runCli } from '../helpers/cli.js';
 import { fixturePath, genericSession, readRows, type RowInput } from '../helpers/generic-session.js';
 

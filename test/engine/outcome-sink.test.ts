@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { emptyRow } from '../../src/core/task.js';
 import type { TaskRow } from '../../src/core/task.js';
-import { RunEmitter, type RunEvents, type TaskDoneEvent } from '../../src/engine/events.js';
-import { Journal, readJournal, type JournalEntry } from '../../src/engine/journal.js';
-import { OutcomeSink, type OutcomeSinkSetup } from '../../src/engine/outcome-sink.js';
-import { RunTally } from '../../src/engine/run-tally.js';
+import { RunEmitter, type RunEvents, type TaskDoneEvent } from '../../src/events/events.js';
+import { Journal, readJournal, type JournalEntry } from '../../src/session/journal.js';
+import { OutcomeSink, type OutcomeSinkSetup } from '../../src/run/outcome-sink.js';
+import { RunTally } from '../../src/run/run-tally.js';
 
 const kDone = {
   wave: 1,

@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import type { JournalEntry } from '../../src/engine/journal.js';
-import { SessionLock } from '../../src/engine/lock.js';
-import { planTasks, prepareSession, writeFirst } from '../../src/engine/prepare-session.js';
-import { openSession } from '../../src/engine/session.js';
+import type { JournalEntry } from '../../src/session/journal.js';
+import { SessionLock } from '../../src/session/lock.js';
+import { planTasks, prepareSession, writeFirst } from '../../src/session/prepare-session.js';
+import { openSession } from '../../src/session/session.js';
 import { tempSession } from '../helpers/temp-session.js';
 import { expectWaveError } from '../helpers/wave-error.js';
 

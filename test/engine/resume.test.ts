@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseTasks } from '../../src/csv/parse-tasks.js';
-import { readJournal, type JournalEntry } from '../../src/engine/journal.js';
+import { readJournal, type JournalEntry } from '../../src/session/journal.js';
 import { statusOf } from '../../src/core/skip-cause.js';
 import { runCli } from '../helpers/cli.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';

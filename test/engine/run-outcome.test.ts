@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { editedStopReason, runOutcome, writeStopReason, type RunFacts } from '../../src/engine/run-outcome.js';
+import { editedStopReason, runOutcome, writeStopReason, type RunFacts } from '../../src/run/run-outcome.js';
 
 const kPath = 'my-session';
 const kShown = 'my-session/tasks.csv';

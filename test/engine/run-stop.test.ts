@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
-import type { StopReason } from '../../src/engine/events.js';
-import { writeStopReason } from '../../src/engine/run-outcome.js';
-import { RunStop } from '../../src/engine/run-stop.js';
+import type { StopReason } from '../../src/events/events.js';
+import { writeStopReason } from '../../src/run/run-outcome.js';
+import { RunStop } from '../../src/run/run-stop.js';
 
 function recordingScheduler(): { stops: [StopReason, string][]; stop(reason: StopReason, explanation: string): void } {
   const stops: [StopReason, string][] = [];

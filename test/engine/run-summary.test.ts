@@ -2,8 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { RunEmitter } from '../../src/engine/events.js';
-import { runSession } from '../../src/engine/run-session.js';
+import { RunEmitter } from '../../src/events/events.js';
+import { runSession } from '../../src/run/run-session.js';
 import { runCli } from '../helpers/cli.js';
 import { kScriptedAgentCmd } from '../helpers/scripted-agent.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseTasks } from '../../src/csv/parse-tasks.js';
-import { RunEmitter } from '../../src/engine/events.js';
-import { Scheduler } from '../../src/engine/scheduler.js';
+import { RunEmitter } from '../../src/events/events.js';
+import { Scheduler } from '../../src/run/scheduler.js';
 import type { WorkerReply } from '../../src/executors/messages.js';
 import { tasksCsv } from '../helpers/generic-session.js';
 

@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import type { RunOptions } from '../../src/engine/options.js';
-import { executorFromConfig, withSessionDefaults } from '../../src/engine/session-defaults.js';
+import type { RunOptions } from '../../src/options/options.js';
+import { executorFromConfig, withSessionDefaults } from '../../src/options/session-defaults.js';
 import { sessionConfigSchema, type SessionConfig } from '../../src/schema/session.js';
 import { expectWaveError } from '../helpers/wave-error.js';
 

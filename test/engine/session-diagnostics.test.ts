@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { jsonErrorOffset, jsonErrorPosition } from '../../src/engine/json-error-position.js';
-import { editDistance, nearestName } from '../../src/engine/nearest-name.js';
-import { sessionViolations } from '../../src/engine/session-diagnostics.js';
+import { jsonErrorOffset, jsonErrorPosition } from '../../src/text/json-error-position.js';
+import { editDistance, nearestName } from '../../src/text/nearest-name.js';
+import { sessionViolations } from '../../src/session/session-diagnostics.js';
 import { sessionConfigSchema } from '../../src/schema/session.js';
 
 describe('editDistance and nearestName', () => {

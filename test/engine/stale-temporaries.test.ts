@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { removeStaleTemporaries } from '../../src/engine/stale-temporaries.js';
+import { removeStaleTemporaries } from '../../src/session/stale-temporaries.js';
 
 /** The pid of a process that has ended (and was reaped). */
 function deadPid(): number {

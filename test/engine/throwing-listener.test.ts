@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { RunEmitter, type RunEvents } from '../../src/engine/events.js';
-import { readJournal } from '../../src/engine/journal.js';
-import { runSession } from '../../src/engine/run-session.js';
+import { RunEmitter, type RunEvents } from '../../src/events/events.js';
+import { readJournal } from '../../src/session/journal.js';
+import { runSession } from '../../src/run/run-session.js';
 import { expectTasksCsvValid } from '../hostile/helpers.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { normalizeRunOptions } from '../../src/engine/options.js';
+import { normalizeRunOptions } from '../../src/options/options.js';
 import { finishAttempt } from '../../src/executors/finish-attempt.js';
 import { kMaxTimerMs, kMaxTimerSeconds } from '../../src/schema/timer-range.js';
 import { runCli } from '../helpers/cli.js';

@@ -3,7 +3,7 @@ import { readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseTasks } from '../../src/csv/parse-tasks.js';
-import { TasksWriter } from '../../src/engine/tasks-writer.js';
+import { TasksWriter } from '../../src/session/tasks-writer.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 import { tempSession } from '../helpers/temp-session.js';

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { UsageWriter } from '../../src/engine/usage-writer.js';
+import { UsageWriter } from '../../src/session/usage-writer.js';
 import type { RequestUsage, UsageLine } from '../../src/knowledge/usage.js';
 
 const request = (n: number): RequestUsage => ({

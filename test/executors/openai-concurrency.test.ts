@@ -2,7 +2,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { afterEach, describe, expect, test } from 'vitest';
-import { normalizeRunOptions } from '../../src/engine/options.js';
+import { normalizeRunOptions } from '../../src/options/options.js';
 import { runCli } from '../helpers/cli.js';
 import { roleResult } from '../helpers/fake-openai-server.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';

@@ -13,7 +13,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseTasks } from '../../src/csv/parse-tasks.js';
-import { readJournal, replayJournal } from '../../src/engine/journal.js';
+import { readJournal, replayJournal } from '../../src/session/journal.js';
 import { readTaggedLog, taggedLogCommands, type LoggedEvent } from './runs-log.js';
 import { sleep, spawnCliWith, waitFor } from './spawn-cli.js';
 import { tempSession } from './temp-session.js';

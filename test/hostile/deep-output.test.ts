@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { kMaxJsonDepth, nestsDeeperThan } from '../../src/executors/json-depth.js';
+import { kMaxJsonDepth, nestsDeeperThan } from '../../src/text/json-depth.js';
 import type { AttemptRequest, ExecutorSpec } from '../../src/executors/messages.js';
 import { replyText } from '../../src/executors/worker.js';
 import { readReply } from '../../src/backend/local/pool-replies.js';

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { normalizeRunOptions, type RunOptions } from '../../src/engine/options.js';
+import { normalizeRunOptions, type RunOptions } from '../../src/options/options.js';
 import type { AttemptRequest, WorkerReply } from '../../src/executors/messages.js';
 import runWorkerAttempt from '../../src/executors/worker.js';
 import { writeAttemptFiles } from '../../src/knowledge/attempt-files.js';

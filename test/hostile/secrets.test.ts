@@ -8,10 +8,10 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { attachReporter } from '../../src/cli/progress.js';
-import { RunEmitter } from '../../src/engine/events.js';
-import { runSession } from '../../src/engine/run-session.js';
+import { RunEmitter } from '../../src/events/events.js';
+import { runSession } from '../../src/run/run-session.js';
 import type { ExecutorSpec } from '../../src/executors/messages.js';
-import { scrubSecrets, secretValues } from '../../src/executors/secret-scrubber.js';
+import { scrubSecrets, secretValues } from '../../src/text/secret-scrubber.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
 import { expectOthersIntact, hostileSession, kBystanders, kScriptOrOk } from './helpers.js';
 

@@ -1,10 +1,10 @@
 /** The small pieces behind the hostile-output guarantees, checked directly. */
 import { describe, expect, test } from 'vitest';
-import { cleanText } from '../../src/executors/clean-text.js';
+import { cleanText } from '../../src/text/clean-text.js';
 import { finishAttempt } from '../../src/executors/finish-attempt.js';
 import { parseTaskOutput } from '../../src/executors/output.js';
-import { mapStrings, SecretScrubber } from '../../src/executors/secret-scrubber.js';
-import { cutTextBytes, utf8Prefix } from '../../src/knowledge/cut-text.js';
+import { mapStrings, SecretScrubber } from '../../src/text/secret-scrubber.js';
+import { cutTextBytes, utf8Prefix } from '../../src/text/cut-text.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { Budget } from '../../src/knowledge/budget.js';
 import { appendUsageLines, readUsage, usageLines, type RequestUsage } from '../../src/knowledge/usage.js';
-import { UsageWriter } from '../../src/engine/usage-writer.js';
+import { UsageWriter } from '../../src/session/usage-writer.js';
 
 /**
  * usage.ndjson as a reader must take it: cut short by a kill or a full disk, edited by

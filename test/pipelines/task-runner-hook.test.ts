@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { createTaskRunner } from '../../src/engine/task-runner.js';
+import { createTaskRunner } from '../../src/run/task-runner.js';
 import type { ExecutionBackend } from '../../src/backend/execution-backend.js';
 import type { AttemptReply, AttemptRequest, WorkerRequest } from '../../src/executors/messages.js';
 import { writeAttemptFiles } from '../../src/knowledge/attempt-files.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import type { WaveError } from '../../src/errors.js';
-import { Journal, readJournal, type JournalEntry } from '../../src/engine/journal.js';
+import { Journal, readJournal, type JournalEntry } from '../../src/session/journal.js';
 
 // A journal write that fails (a full disk) must neither throw from the event loop nor
 // lose or tear entries: writeSync is made to fail on request, after writing half.

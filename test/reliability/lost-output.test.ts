@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readJournal } from '../../src/engine/journal.js';
+import { readJournal } from '../../src/session/journal.js';
 import { statusOf } from '../../src/core/skip-cause.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseTasks } from '../../src/csv/parse-tasks.js';
 import type { TaskRow } from '../../src/core/task.js';
-import { readJournal } from '../../src/engine/journal.js';
+import { readJournal } from '../../src/session/journal.js';
 import { genericSession } from '../helpers/generic-session.js';
 import { countRuns } from '../helpers/runs-log.js';
 import { spawnCliWith, waitFor, type SpawnedCli, type SpawnOptions } from '../helpers/spawn-cli.js';

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readJournal } from '../../src/engine/journal.js';
+import { readJournal } from '../../src/session/journal.js';
 import { statusOf } from '../../src/core/skip-cause.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
 import { spawnCli } from '../helpers/spawn-cli.js';

@@ -1,6 +1,6 @@
 import type { AttemptRequest, TaskLimits } from '../../executors/messages.js';
 import type { ReplyRules } from '../../executors/reply-rules.js';
-import { SecretScrubber } from '../../executors/secret-scrubber.js';
+import { SecretScrubber } from '../../text/secret-scrubber.js';
 
 /**
  * What the backend keeps of a queued attempt, to hold its reply to the rules of every

@@ -202,7 +202,7 @@ export class BullmqBackend implements ExecutionBackend {
    */
   #await(id: string, { taskId, rules, digest }: AwaitedReply, signal: AbortSignal | undefined): Promise<AttemptReply> {
     return new Promise<AttemptReply>((resolve, reject) => {
-      // The run's submits carry no signal (engine/task-runner.ts): the promise's own
+      // The run's submits carry no signal (run/task-runner.ts): the promise's own
       // resolvers are kept, no closures of ours, a few hundred bytes less per queued attempt.
       if (!signal) {
         this.#waiting.set(id, { resolve, reject, taskId, rules, digest });

@@ -1,10 +1,10 @@
 import { setMaxListeners } from 'node:events';
 import { availableParallelism, hostname } from 'node:os';
 import { UnrecoverableError, type Job } from 'bullmq';
-import { cleanText } from '../../executors/clean-text.js';
+import { cleanText } from '../../text/clean-text.js';
 import type { AttemptReply } from '../../executors/messages.js';
 import { describe } from '../../executors/module.js';
-import { scrubSecrets } from '../../executors/secret-scrubber.js';
+import { scrubSecrets } from '../../text/secret-scrubber.js';
 import { killTaskCommands } from '../local/child-groups.js';
 import { LocalBackend } from '../local/local-backend.js';
 import { CancelListener } from './cancel-channel.js';

@@ -1,7 +1,7 @@
-import { cleanText } from '../../executors/clean-text.js';
+import { cleanText } from '../../text/clean-text.js';
 import { cutError } from '../../executors/reply-rules.js';
 import type { AttemptReply } from '../../executors/messages.js';
-import { scrubSecrets } from '../../executors/secret-scrubber.js';
+import { scrubSecrets } from '../../text/secret-scrubber.js';
 import { lostJobReply } from './job-replies.js';
 import { workerShown } from './worker-presence.js';
 

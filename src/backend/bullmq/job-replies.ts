@@ -1,7 +1,7 @@
-import { cleanText } from '../../executors/clean-text.js';
+import { cleanText } from '../../text/clean-text.js';
 import { cutError } from '../../executors/reply-rules.js';
 import type { AttemptReply } from '../../executors/messages.js';
-import { scrubSecrets } from '../../executors/secret-scrubber.js';
+import { scrubSecrets } from '../../text/secret-scrubber.js';
 
 /** A job BullMQ failed: its worker died under it more often than the stalled-job check allows, or it could not run it. */
 export function lostJobReply(reason: string | undefined): AttemptReply {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { cleanText } from '../../executors/clean-text.js';
+import { cleanText } from '../../text/clean-text.js';
 import type { AttemptReply } from '../../executors/messages.js';
-import { nestsDeeperThan } from '../../executors/json-depth.js';
+import { nestsDeeperThan } from '../../text/json-depth.js';
 import { compactDigest, replySigned, type Signing } from './signing.js';
 
 /** What the coordinator expects of the reply of one awaited job. */

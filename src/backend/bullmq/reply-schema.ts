@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { cleanText } from '../../executors/clean-text.js';
+import { cleanText } from '../../text/clean-text.js';
 import type { AttemptReply } from '../../executors/messages.js';
-import { kMaxJsonDepth, nestsDeeperThan, tooDeepText } from '../../executors/json-depth.js';
+import { kMaxJsonDepth, nestsDeeperThan, tooDeepText } from '../../text/json-depth.js';
 import { describe } from '../../executors/module.js';
 import { applyReplyRules, type ReplyRules } from '../../executors/reply-rules.js';
-import { scrubSecrets } from '../../executors/secret-scrubber.js';
+import { scrubSecrets } from '../../text/secret-scrubber.js';
 import { discoveryInputSchema } from '../../schema/discovery.js';
 import { kArtifactNamePattern, taskResultSchema } from '../../schema/result.js';
 import type { AwaitedTask } from './awaited-task.js';

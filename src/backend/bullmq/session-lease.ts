@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
 import { WaveError } from '../../errors.js';
-import { ownerStateOf, ownIdentity, type OwnerState, type ProcessOwner } from '../../executors/process-identity.js';
+import { ownerStateOf, ownIdentity, type OwnerState, type ProcessOwner } from '../../process/process-identity.js';
 
 /**
  * How long a coordinator's hold on its session id lasts unrenewed. It renews it with each

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { procStatFields } from '../../executors/proc-stat.js';
+import { procStatFields } from '../../process/proc-stat.js';
 
 /**
  * The process groups of the commands this process started for a session: the children of

@@ -1,7 +1,7 @@
-import { cleanText } from '../../executors/clean-text.js';
+import { cleanText } from '../../text/clean-text.js';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
 import { describe } from '../../executors/module.js';
-import { scrubSecrets } from '../../executors/secret-scrubber.js';
+import { scrubSecrets } from '../../text/secret-scrubber.js';
 
 /**
  * A reply read back from its JSON text. Any reply that cannot be read fails its task

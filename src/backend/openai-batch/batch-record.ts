@@ -1,5 +1,5 @@
 /**
- * What the journal keeps of the Batch API mode (engine/journal.ts): a batch about to be
+ * What the journal keeps of the Batch API mode (session/journal.ts): a batch about to be
  * created (its launch, with the marker its metadata will carry), the batch once created,
  * with the request lines it holds, and its end once its answers were taken (or it was
  * given up). A batch or a launch without an end is open: its entry outlives the journal's

@@ -1,10 +1,10 @@
 import type { ExecutionBackend } from '../backend/execution-backend.js';
-import { cleanText } from '../executors/clean-text.js';
-import { scrubSecrets } from '../executors/secret-scrubber.js';
+import { cleanText } from '../text/clean-text.js';
+import { scrubSecrets } from '../text/secret-scrubber.js';
 import { endOf, type OpenBatch } from '../backend/openai-batch/batch-record.js';
-import type { RunEmitter } from './events.js';
-import type { Journal } from './journal.js';
-import type { NormalizedRunOptions } from './options.js';
+import type { RunEmitter } from '../events/events.js';
+import type { Journal } from '../session/journal.js';
+import type { NormalizedRunOptions } from '../options/options.js';
 
 export interface BatchBackendWiring {
   /** The batches an earlier run left open, created or launched (its journal's). */

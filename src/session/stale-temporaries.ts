@@ -1,6 +1,6 @@
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { isAlive } from '../executors/process-identity.js';
+import { isAlive } from '../process/process-identity.js';
 
 /**
  * Deletes the temporary files of atomic writes (`tasks.csv.<pid>.tmp`, `wave-<N>.csv.<pid>.tmp`)

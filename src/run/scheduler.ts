@@ -5,9 +5,9 @@ import { buildPrevContext } from '../graph/prev-context.js';
 import type { Effect, RefusedChange } from '../core/effects.js';
 import { SchedulingCore } from '../core/scheduling-core.js';
 import type { ExecutorSpec, WorkerReply, WorkerRequest } from '../executors/messages.js';
-import { cleanText } from '../executors/clean-text.js';
+import { cleanText } from '../text/clean-text.js';
 import { describe } from '../executors/module.js';
-import { scrubSecrets } from '../executors/secret-scrubber.js';
+import { scrubSecrets } from '../text/secret-scrubber.js';
 import { kRetryableClasses } from '../executors/types.js';
 import type { HandlerResult } from '../interactive/types.js';
 import type {
@@ -18,7 +18,7 @@ import type {
   TaskRetryEvent,
   TaskStartEvent,
   TasksChangedEvent,
-} from './events.js';
+} from '../events/events.js';
 import type { HaltPolicy } from '../core/core-options.js';
 
 /** Runs a prepared request: on the worker pool, or in the interactive lane. */

@@ -1,7 +1,7 @@
 import type { TaskRow } from '../core/task.js';
-import type { RunEmitter, RunSummary } from './events.js';
+import type { RunEmitter, RunSummary } from '../events/events.js';
 import type { RunEnding } from './run-outcome.js';
-import { countByStatus } from './status-report.js';
+import { countByStatus } from '../commands/status-report.js';
 
 /**
  * What a run did, counted from its events, for its summary: a halt or a stop leaves

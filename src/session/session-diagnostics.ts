@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { showCell } from '../csv/columns.js';
 import type { Violation } from '../errors.js';
 import { sessionConfigSchema } from '../schema/session.js';
-import { jsonErrorPosition, positionOf } from './json-error-position.js';
-import { nearestName } from './nearest-name.js';
+import { jsonErrorPosition, positionOf } from '../text/json-error-position.js';
+import { nearestName } from '../text/nearest-name.js';
 
 /**
  * The message for a session.json JSON.parse refused, in a compiler's terms:

@@ -13,7 +13,7 @@ import { attemptLineText } from './attempt-line-text.js';
 /**
  * An attempt started. `job`: the BullMQ job it runs as (--backend bullmq), recorded before
  * the job is added, so that every job in Redis is named by a journaled attempt: a resume
- * awaits again only such jobs (engine/job-reattach.ts).
+ * awaits again only such jobs (run/job-reattach.ts).
  */
 export interface JournalStart {
   type: 'start';
@@ -133,7 +133,7 @@ export class Journal {
 
   /**
    * Keeps the start entries of the jobs an earlier run left, which this run may await again
-   * (engine/job-reattach.ts), through this run's checkpoints until their tasks start or finish
+   * (run/job-reattach.ts), through this run's checkpoints until their tasks start or finish
    * here: a run killed before it got to them leaves them to the next resume (call before the first).
    */
   carryJobs(starts: Iterable<JournalStart>): void {
@@ -235,7 +235,7 @@ export function readOpenBatches(sessionDir: string): OpenBatch[] {
 
 /**
  * The task entries of a session's journal preceded by the start entries the last checkpoint
- * carried over (the jobs of attempts out, engine/job-reattach.ts): a kill between emptying
+ * carried over (the jobs of attempts out, run/job-reattach.ts): a kill between emptying
  * the journal and writing them back loses none.
  */
 export function readJournalWithCarried(sessionDir: string): JournalEntry[] {

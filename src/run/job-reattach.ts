@@ -1,6 +1,6 @@
 import { statusOf } from '../core/skip-cause.js';
 import type { TaskRow } from '../core/task.js';
-import type { JournalEntry, JournalStart } from './journal.js';
+import type { JournalEntry, JournalStart } from '../session/journal.js';
 
 /** A start entry that names its job. */
 export type JobStart = JournalStart & { job: string };

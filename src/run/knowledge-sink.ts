@@ -20,7 +20,7 @@ import type { UsageLine } from '../knowledge/usage.js';
 import { KnownFiles } from '../knowledge/known-files.js';
 import { buildUpstream, type DependencyState, type UpstreamContext } from '../knowledge/upstream.js';
 import { appendWisdom, kWisdomKinds, type WisdomKind } from '../knowledge/wisdom.js';
-import { UsageWriter } from './usage-writer.js';
+import { UsageWriter } from '../session/usage-writer.js';
 import type { WaveContexts } from '../report/wave-contexts.js';
 
 export interface KnowledgeSinkSetup {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { AttemptEnd } from '../schema/attempt.js';
-import type { AttemptDetail, TaskDoneEvent, TaskRetryEvent, TaskStartEvent } from './events.js';
-import type { Journal } from './journal.js';
+import type { AttemptDetail, TaskDoneEvent, TaskRetryEvent, TaskStartEvent } from '../events/events.js';
+import type { Journal } from '../session/journal.js';
 
 /** An error kept in attempts.ndjson is cut here: the whole one is in tasks.csv and the discovery file. */
 const kMaxErrorChars = 2000;

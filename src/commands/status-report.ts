@@ -3,7 +3,7 @@ import { cellOf, type TasksTable } from '../csv/tasks-table.js';
 import type { TaskRow } from '../core/task.js';
 import { kTaskStatuses, type TaskStatus } from '../schema/row.js';
 import { satisfiesDependents, statusOf } from '../core/skip-cause.js';
-import { errorLine } from './error-line.js';
+import { errorLine } from '../text/error-line.js';
 
 export interface TaskLine {
   /** `[????]` marks a status cell outside the enum: status shows files that would not validate. */

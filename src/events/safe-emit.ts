@@ -1,6 +1,6 @@
-import { cleanText } from '../executors/clean-text.js';
+import { cleanText } from '../text/clean-text.js';
 import { describe } from '../executors/module.js';
-import { scrubSecrets } from '../executors/secret-scrubber.js';
+import { scrubSecrets } from '../text/secret-scrubber.js';
 
 /** How a listener went wrong: it threw, or the promise it returned rejected. */
 export type ListenerFailure = 'threw' | 'failed';

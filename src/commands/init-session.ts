@@ -14,8 +14,8 @@ import {
 import { splitList } from '../core/id-list.js';
 import { genericStarterTasks } from '../pipelines/generic/starter.js';
 import type { SessionConfig } from '../schema/session.js';
-import { engineDir } from './journal.js';
-import { SessionLock } from './lock.js';
+import { engineDir } from '../session/journal.js';
+import { SessionLock } from '../session/lock.js';
 import { validateTasks } from './validate.js';
 import { fillWaveColumn } from '../core/wave-column.js';
 import { writeWholeFile } from '../csv/write-all.js';

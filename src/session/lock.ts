@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { WaveError } from '../errors.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
-import { ownerStateOf, ownIdentity, type OwnerState, type ProcessOwner } from '../executors/process-identity.js';
+import { ownerStateOf, ownIdentity, type OwnerState, type ProcessOwner } from '../process/process-identity.js';
 
 /** What link() fails with where a file system has no hard links (some network and FUSE mounts). */
 const kNoHardLinks = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);

@@ -1,4 +1,4 @@
-import type { StopReason } from './events.js';
+import type { StopReason } from '../events/events.js';
 import { writeStopReason } from './run-outcome.js';
 
 /** A stop asked for: what and why. */

@@ -1,4 +1,4 @@
-import type { RunSummary, StopReason } from './events.js';
+import type { RunSummary, StopReason } from '../events/events.js';
 
 /** How a run stopped early (`stopped` undefined: it did not), and why, in words. */
 export interface RunEnding {

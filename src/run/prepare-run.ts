@@ -1,12 +1,12 @@
 import type { TaskRow } from '../core/task.js';
 import type { PipelineName } from '../schema/session.js';
 import { checkExecutor } from './check-executor.js';
-import { normalizeRunOptions, type NormalizedRunOptions, type RunOptions } from './options.js';
+import { normalizeRunOptions, type NormalizedRunOptions, type RunOptions } from '../options/options.js';
 import { fillWaveColumn } from '../core/wave-column.js';
-import { planTasks, prepareSession, writeFirst, type HeldSession } from './prepare-session.js';
-import { openSession } from './session.js';
-import { withSessionDefaults } from './session-defaults.js';
-import type { TaskPlan } from './validate.js';
+import { planTasks, prepareSession, writeFirst, type HeldSession } from '../session/prepare-session.js';
+import { openSession } from '../session/session.js';
+import { withSessionDefaults } from '../options/session-defaults.js';
+import type { TaskPlan } from '../commands/validate.js';
 
 /** What a run is asked to do (the fields of RunSessionOptions that preparing it reads). */
 export interface RunRequest extends RunOptions {

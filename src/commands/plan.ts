@@ -1,6 +1,6 @@
 import { writeTasksFile } from '../csv/serialize-tasks.js';
 import { fillWaveColumn } from '../core/wave-column.js';
-import type { LoadedSession } from './load.js';
+import type { LoadedSession } from '../session/load.js';
 
 export interface WaveSummary {
   wave: number;

@@ -2,8 +2,8 @@ import type { TaskRow } from '../core/task.js';
 import { rowCells } from '../csv/tasks-table.js';
 import type { WorkerReply } from '../executors/messages.js';
 import { AttemptLog } from './attempt-log.js';
-import type { TaskDoneEvent, TaskRetryEvent, TaskStartEvent, TasksChangedEvent } from './events.js';
-import type { Journal } from './journal.js';
+import type { TaskDoneEvent, TaskRetryEvent, TaskStartEvent, TasksChangedEvent } from '../events/events.js';
+import type { Journal } from '../session/journal.js';
 import type { KnowledgeSink } from './knowledge-sink.js';
 import type { RunRecorder } from './scheduler.js';
 

@@ -1,4 +1,4 @@
-import type { RunEmitter } from './events.js';
+import type { RunEmitter } from '../events/events.js';
 import type { Journal } from './journal.js';
 import type { TasksWriter } from './tasks-writer.js';
 

@@ -1,4 +1,4 @@
-import { cutText } from '../knowledge/cut-text.js';
+import { cutText } from './cut-text.js';
 
 /**
  * Characters an error line may take. Only a first line longer than this is cut (at a word
