@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { getCurrentTest } from 'vitest/suite';
+import { TestRunner } from 'vitest';
 // Sets CSV_WAVE_SECRET, which every spawned CLI inherits.
 import './test-secret.js';
 
@@ -81,7 +81,7 @@ const kNetOutsideTestMs = 119_000;
 
 /** Milliseconds until a second before the running test's timeout (vitest's `startTime` is Date.now()). */
 function restOfTestTimeout(): number {
-  const test = getCurrentTest();
+  const test = TestRunner.getCurrentTest();
   const started = test?.result?.startTime;
   if (test === undefined || started === undefined) return kNetOutsideTestMs;
   return Math.max(1_000, started + test.timeout - 1_000 - Date.now());
