@@ -3,9 +3,9 @@ import type { StopReason } from '../../src/events/events.js';
 import { writeStopReason } from '../../src/run/run-outcome.js';
 import { RunStop } from '../../src/run/run-stop.js';
 
-function recordingScheduler(): { stops: [StopReason, string][]; stop(reason: StopReason, explanation: string): void } {
+function recordingScheduler(): { stops: [StopReason, string][]; stop(reason: StopReason, explanation: string): void; takeBack(): void } {
   const stops: [StopReason, string][] = [];
-  return { stops, stop: (reason, explanation) => stops.push([reason, explanation]) };
+  return { stops, stop: (reason, explanation) => stops.push([reason, explanation]), takeBack: () => {} };
 }
 
 describe('RunStop', () => {
@@ -60,5 +60,37 @@ describe('RunStop', () => {
     });
     expect(stop.writeProblem).toBe('disk gone');
     expect(stop.first?.stopped).toBe('io');
+  });
+
+  test('a backend that lost its tasks stops the run as io and takes the tasks out back; the run then ends on that stop', async () => {
+    const stop = new RunStop('s', () => {});
+    const taken: string[][] = [];
+    const scheduler = { ...recordingScheduler(), takeBack: (ids: readonly string[]) => taken.push([...ids]) };
+    stop.attach(scheduler);
+    const never = new Promise<never>(() => {});
+    void stop.inFlight.track('A', never, () => true);
+    void stop.inFlight.track('B', never, () => true);
+    stop.backendLost('Stopped: Redis went away');
+    expect(taken).toEqual([['A', 'B']]);
+    expect(scheduler.stops).toEqual([['io', 'Stopped: Redis went away']]);
+    expect(stop.ending({ stopped: undefined, reason: '' })).toEqual({ stopped: 'io', reason: 'Stopped: Redis went away' });
+  });
+
+  test('a reply of class io is a failed write: kept until then, and after it a failed reply goes back to pending', () => {
+    const stop = new RunStop('s', () => {});
+    expect(stop.keeps({ kind: 'error', errorClass: 'timeout', error: 'slow' })).toBe(true);
+    expect(stop.keeps({ kind: 'error', errorClass: 'io', error: 'EROFS' })).toBe(false);
+    expect(stop.writeProblem).toBe('EROFS');
+    expect(stop.keeps({ kind: 'error', errorClass: 'timeout', error: 'slow' })).toBe(false);
+    expect(stop.ending({ stopped: 'halt', reason: 'scheduler' })).toEqual({ stopped: 'halt', reason: 'scheduler' });
+  });
+
+  test('a spent budget halts, saying how to go on', () => {
+    const stop = new RunStop('my-session', () => {});
+    stop.budgetReached('the budget of 1000 tokens is spent');
+    expect(stop.first).toEqual({
+      stopped: 'halt',
+      reason: 'Halted: the budget of 1000 tokens is spent; no new tasks were started. Raise the budget and run `csv-wave resume my-session` to go on.',
+    });
   });
 });
