@@ -29,6 +29,25 @@ export interface ExecutionBackend {
    * Optional: a backend without it begins every attempt it was given.
    */
   holdBack?(): void;
+  /**
+   * Ends what the attempts a run took back may have left running beyond cancelAll (local:
+   * what their commands started outside their process groups, setsid). Called once, after
+   * the last cancelAll of a run that took tasks back. Optional: nothing outlives a cancel.
+   */
+  sweep?(): void;
+  /**
+   * Attempts run as jobs elsewhere (bullmq): the job of each, which the journal's start and
+   * finish entries name. Optional: a backend without jobs leaves them out.
+   */
+  readonly jobs?: AttemptJobs;
+}
+
+/** The jobs of a backend's attempts, for the journal (OutcomeSink). */
+export interface AttemptJobs {
+  /** The job of an attempt, which its start entry records before the job is added (a resume awaits again only a job its journal names). */
+  started(taskId: string, attempt: number): string;
+  /** The job whose reply finished the attempt, which the finish entry records, to find the job in Redis. */
+  finished(taskId: string, attempt: number): string | undefined;
 }
 
 /** A submit's rejection when the backend held the attempt back before it began (holdBack): nothing ran, nothing was spent. */

@@ -1,3 +1,4 @@
+import type { AttemptJobs } from '../backend/execution-backend.js';
 import type { TaskRow } from '../core/task.js';
 import { rowCells } from '../csv/tasks-table.js';
 import type { WorkerReply } from '../executors/messages.js';
@@ -20,7 +21,7 @@ export interface OutcomeSinkSetup {
    * `finished`, the job whose reply finished it, which the finish entry records, to find
    * the job in Redis.
    */
-  jobs?: { started: (task: string, attempt: number) => string; finished: (task: string, attempt: number) => string | undefined } | undefined;
+  jobs?: AttemptJobs | undefined;
 }
 
 /**

@@ -1,17 +1,16 @@
 import type { TaskRow } from '../core/task.js';
-import type { ExecutionBackend } from '../backend/execution-backend.js';
 import { NoAnswers } from '../interactive/answers.js';
 import { InteractiveLane } from '../interactive/lane.js';
 import type { AnswerSource, InteractiveHandler } from '../interactive/types.js';
 import { writeContextReport } from '../knowledge/context-report.js';
 import { pipelineFor } from '../pipelines/pipeline-for.js';
 import type { PipelineName } from '../schema/session.js';
-import { killLeftoverCommands } from '../backend/local/child-groups.js';
+import { chooseBackend, openBackend, type BackendChoice, type BackendPlan, type ExecutionBackend } from '../backend/index.js';
+import { backendAsk } from './backend-ask.js';
 import { RunEmitter, type RunSummary } from '../events/events.js';
 import { Interrupt } from './interrupt.js';
 import { Journal, readJournalWithCarried, readOpenBatches } from '../session/journal.js';
 import { jobsToReattach } from './job-reattach.js';
-import { createBackend } from './create-backend.js';
 import { OutcomeSink } from './outcome-sink.js';
 import { RunReporter } from '../report/run-reporter.js';
 import type { RunOptions } from '../options/options.js';
@@ -22,17 +21,11 @@ import { RunTally } from './run-tally.js';
 import { Scheduler } from './scheduler.js';
 import { createTaskRunner } from './task-runner.js';
 import { KnowledgeSink } from './knowledge-sink.js';
-import { LocalBackend } from '../backend/local/local-backend.js';
-import { backendFromConfig, configuredRate, type BackendChoice } from '../backend/backend-choice.js';
 import { skippedForFailure, statusOf } from '../core/skip-cause.js';
 import { Checkpointer } from '../session/checkpointer.js';
-import { WaveError } from '../errors.js';
-import { redisLostReason } from '../backend/bullmq/redis-lost.js';
 import type { SecretOptions } from '../backend/bullmq/secret-source.js';
 import { sessionBudget } from '../knowledge/budget.js';
 import { LiveUsage } from './live-usage.js';
-import type { OpenBatch } from '../backend/openai-batch/batch-record.js';
-import type { JobStart } from './job-reattach.js';
 
 export interface RunSessionOptions extends RunOptions {
   /**
@@ -108,7 +101,7 @@ export class SessionRun {
   readonly #events: RunEmitter;
   readonly #warn: (message: string) => void;
   readonly #prepared: PreparedRun;
-  readonly #where: BackendChoice;
+  readonly #plan: BackendPlan;
   readonly #stop: RunStop;
   #open: OpenRun | undefined;
 
@@ -133,17 +126,8 @@ export class SessionRun {
     this.#events = voice.events;
     this.#warn = voice.warn;
     this.#prepared = prepared;
-    this.#where = options.backend ?? backendFromConfig(prepared.session.config.backend);
-    if (this.#where.type !== 'bullmq' && options.redisTimeoutSeconds !== undefined) {
-      throw new WaveError('USAGE', '--redis-timeout goes with the bullmq backend (--backend bullmq, or session.json\'s "backend")');
-    }
-    if (this.#where.type !== 'bullmq' && options.bullmqSecret !== undefined) {
-      throw new WaveError('USAGE', '--secret-file and --insecure-no-secret go with the bullmq backend (--backend bullmq, or session.json\'s "backend")');
-    }
-    // A batch waits hours at OpenAI for one wave: workers on many machines would hold nothing.
-    if (this.#where.type === 'bullmq' && prepared.settings.batch) {
-      throw new WaveError('USAGE', '--batch sends the model tasks through OpenAI\'s Batch API from this machine; it does not go with --backend bullmq (drop one of them)');
-    }
+    // Each backend's options are checked here, before the run makes anything (a bullmq run without a secret is refused).
+    this.#plan = chooseBackend(backendAsk(options, prepared.settings), prepared.session.config.backend);
     this.#stop = new RunStop(path, this.#warn);
   }
 
@@ -160,7 +144,7 @@ export class SessionRun {
     const warn = this.#warn;
     // What an interrupted run left out, read before this run empties the journal: the jobs
     // of its tasks (bullmq) and its open batches (--batch), both kept through this run's checkpoints.
-    const reattach = this.#where.type === 'bullmq' ? jobsToReattach(readJournalWithCarried(session.dir), table.rows, reset) : [];
+    const reattach = this.#plan.type === 'bullmq' ? jobsToReattach(readJournalWithCarried(session.dir), table.rows, reset) : [];
     const leftOpen = readOpenBatches(session.dir);
     const journal = new Journal(session.dir, stop.writeFailed, { attempts: true });
     journal.carry(leftOpen);
@@ -169,15 +153,22 @@ export class SessionRun {
 
     const runIds = new Set(table.rows.filter((row) => statusOf(row) === 'pending').map((row) => row.id));
     let backend: ExecutionBackend;
-    let jobs: OutcomeJobs | undefined;
     try {
-      ({ backend, jobs } = await this.#openBackend(journal, runIds, leftOpen, reattach));
+      backend = await openBackend(this.#plan, {
+        sessionDir: session.dir,
+        path: this.#path,
+        pending: runIds,
+        left: { batches: leftOpen, jobs: new Map(reattach.map((start) => [start.id, start.job])) },
+        record: (entry) => journal.append(entry),
+        flush: () => void journal.flush(),
+        lost: stop.backendLost,
+        warn,
+        workersConnected: (count) => events.emit('workers:connected', count),
+        batchProgress: (progress) => events.emit('batch:progress', progress),
+      });
     } catch (error) {
       journal.close();
       throw error;
-    }
-    if (leftOpen.length > 0 && !settings.batch) {
-      warn(`${leftOpen.length} batch(es) of an earlier --batch run are still open; this run sends its tasks one by one. Stop it and resume with --batch to take their answers instead`);
     }
     // report.html at each wave end shows the attempts of the wave: they are flushed first.
     const reporter = new RunReporter(session.dir, table, warn);
@@ -251,7 +242,7 @@ export class SessionRun {
       },
       events,
       // Every change is recorded here before its event is emitted: no listener can lose it.
-      new OutcomeSink({ journal, knowledge: sink, guarded: stop.guarded, jobs }),
+      new OutcomeSink({ journal, knowledge: sink, guarded: stop.guarded, jobs: backend.jobs }),
     );
     stop.attach(scheduler);
 
@@ -290,7 +281,7 @@ export class SessionRun {
       // what they started outside their process groups (setsid): no task of the run is left.
       if (interrupt.takenBack.length > 0) {
         await backend.cancelAll();
-        killLeftoverCommands(this.#prepared.session.dir);
+        backend.sweep?.();
       }
       await liveUsage.close();
     }
@@ -337,53 +328,4 @@ export class SessionRun {
     if (this.#open === undefined) throw new Error('SessionRun: open() comes before drain() and finish()');
     return this.#open;
   }
-
-  /** Where the attempts run: bullmq jobs, OpenAI's Batch API (--batch), or this machine. */
-  async #openBackend(
-    journal: Journal,
-    runIds: ReadonlySet<string>,
-    leftOpen: readonly OpenBatch[],
-    reattach: readonly JobStart[],
-  ): Promise<{ backend: ExecutionBackend; jobs?: OutcomeJobs }> {
-    const { session, settings } = this.#prepared;
-    const where = this.#where;
-    if (where.type === 'bullmq') {
-      const stop = this.#stop;
-      // BullMQ and ioredis are loaded only by a run that uses them: they are most of a start-up.
-      const remote = await (await import('../backend/bullmq/open-coordinator.js')).openCoordinator(
-        session.dir,
-        where.url,
-        this.#warn,
-        // Redis away too long stops the run like a failed write: no new task, the running ones back to pending.
-        { redisTimeoutSeconds: this.#options.redisTimeoutSeconds, lost: (reason) => stop.backendLost(redisLostReason(reason, this.#path)), secret: this.#options.bullmqSecret },
-        where.rate ?? configuredRate(session.config.backend),
-        (count) => this.#events.emit('workers:connected', count),
-        {
-          reattach: new Map(reattach.map((start) => [start.id, start.job])),
-          // The journal is flushed before each add: every job in Redis is named by a journaled start.
-          beforeAdd: () => journal.flush(),
-          // Another coordinator took the session id over (this one stopped beating): its jobs are no longer this run's.
-          superseded: (reason) =>
-            stop.backendLost(
-              `Stopped: ${reason}. No new task was started; the tasks whose jobs were out went back to pending. Stop the other run, then run \`csv-wave resume ${this.#path}\`.`,
-            ),
-        },
-      );
-      const jobs = { started: (task: string, attempt: number) => remote.jobFor(task, attempt), finished: (task: string, attempt: number) => remote.jobOf(task, attempt) };
-      return { backend: remote, jobs };
-    }
-    if (settings.batch) return { backend: await createBackend(settings, { open: leftOpen, pending: runIds, journal, events: this.#events, warn: this.#warn }) };
-    const backend = new LocalBackend({
-      sessionDir: session.dir,
-      threads: settings.threads,
-      tasksPerThread: Math.ceil(settings.concurrency / settings.threads),
-      workerMemoryMb: settings.workerMemoryMb,
-      // One limit per run is one per endpoint: a run talks to one model server.
-      endpointConcurrency: settings.executor.type === 'openai' ? settings.endpointConcurrency : undefined,
-    });
-    return { backend };
-  }
 }
-
-/** The jobs of attempts run elsewhere, for the journal's start and finish entries (OutcomeSinkSetup.jobs). */
-type OutcomeJobs = NonNullable<ConstructorParameters<typeof OutcomeSink>[0]['jobs']>;

@@ -1,64 +1,56 @@
 import { realpathSync } from 'node:fs';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
-import type { ExecutionBackend } from '../execution-backend.js';
+import type { BackendContext } from '../backend-context.js';
+import type { BackendPlan } from '../backend-choice.js';
+import type { AttemptJobs, ExecutionBackend } from '../execution-backend.js';
 import { BullmqBackend } from './bullmq-backend.js';
 import { publishCancel } from './cancel-channel.js';
 import { checkRedisReachable } from './connection.js';
 import { isJobOfSession, newRunId, queueNameOf } from './names.js';
 import { QueueRate } from './rate-limit.js';
-import type { RateLimit } from './rate.js';
 import { maskRedisUrl } from './redis-url.js';
-import { kSecretEnv, signingFrom, type SecretOptions } from './secret-source.js';
+import { kSecretEnv } from './secret-source.js';
+import { redisLostReason } from './redis-lost.js';
 import { SessionRegistration } from './session-registry.js';
 import { sessionIdOf } from './session-id.js';
 import { SessionLease } from './session-lease.js';
 import { WorkerWatch } from './worker-presence.js';
 
-/** What a coordinator needs of the run it serves, beyond Redis. */
-export interface CoordinatorRun {
-  /**
-   * The jobs an interrupted run left for tasks of this one, by task id (their attempt 1),
-   * as the journal names them: awaited again, and spared by the clean-up at the start.
-   */
-  reattach: ReadonlyMap<string, string>;
-  /** Called before each add of jobs: the run's journal is made durable first. */
-  beforeAdd: () => void;
-  /** Told when another run took over the session id (see SessionLease.take): the run must stop. */
-  superseded: (reason: string) => void;
-}
+/** A bullmq run's choice (chooseBackend): the Redis, the queue's rate, how long Redis may be away, the signing secret. */
+export type BullmqPlan = Extract<BackendPlan, { type: 'bullmq' }>;
 
 /**
- * The backend of a coordinator (`run --backend bullmq`): the signing secret (refused
- * without one, unless `--insecure-no-secret`), the session's id (made on its first such
- * run, and anew in a copy of the folder), this run's hold on it (a second coordinator on
- * one id is refused: SESSION_LOCKED), the session's jobs that no attempt awaits removed,
- * the queue's rate limit, the connection to Redis, the session's place among the running
- * ones (for workers that serve every session), and a line telling how to start workers.
+ * The backend of a coordinator (`run --backend bullmq`): the session's id (made on its
+ * first such run, and anew in a copy of the folder), this run's hold on it (a second
+ * coordinator on one id is refused: SESSION_LOCKED), the session's jobs that no attempt
+ * awaits removed, the queue's rate limit, the connection to Redis, the session's place
+ * among the running ones (for workers that serve every session), and a line telling how
+ * to start workers. The secret was settled with the choice: a run without one never gets here.
  */
-export async function openCoordinator(
-  sessionDir: string,
-  url: string,
-  tell: (line: string) => void,
-  redis: { redisTimeoutSeconds: number | undefined; lost: (reason: string) => void; secret?: SecretOptions | undefined },
-  rate?: RateLimit,
-  onWorkers?: (count: number) => void,
-  run: CoordinatorRun = { reattach: new Map(), beforeAdd: () => undefined, superseded: redis.lost },
-): Promise<ExecutionBackend & Pick<BullmqBackend, 'jobOf' | 'jobFor'>> {
-  // First: a run without a secret stops before it makes anything (exit 2).
-  const signing = signingFrom(redis.secret ?? {}, 'A run with --backend bullmq');
+export async function openCoordinator(plan: BullmqPlan, run: BackendContext): Promise<ExecutionBackend> {
+  const { url, signing } = plan;
+  const { sessionDir } = run;
+  const tell = (line: string) => run.warn(line);
+  // Redis away too long stops the run like a failed write: no new task, the running ones back to pending.
+  const lost = (reason: string) => run.lost(redisLostReason(reason, run.path));
+  // Another coordinator took the session id over (this one stopped beating): its jobs are no longer this run's.
+  const superseded = (reason: string) =>
+    run.lost(
+      `Stopped: ${reason}. No new task was started; the tasks whose jobs were out went back to pending. Stop the other run, then run \`csv-wave resume ${run.path}\`.`,
+    );
   if (signing.insecure) tell('bullmq: --insecure-no-secret: jobs and replies are not signed; whoever can write to the Redis can run commands on the workers');
   const sessionId = sessionIdOf(sessionDir, tell);
   const runId = newRunId();
-  const timeout = redis.redisTimeoutSeconds === undefined ? {} : { redisTimeoutMs: redis.redisTimeoutSeconds * 1000 };
+  const timeout = plan.redisTimeoutSeconds === undefined ? {} : { redisTimeoutMs: plan.redisTimeoutSeconds * 1000 };
   // A journal copied from another folder names jobs of that folder's id: not this session's.
-  const reattach = new Map([...run.reattach].filter(([, job]) => isJobOfSession(job, sessionId)));
+  const reattach = new Map([...run.left.jobs].filter(([, job]) => isJobOfSession(job, sessionId)));
   // Held before anything of the queue is touched: the sweep below removes what no attempt of this run awaits.
   await checkRedisReachable(url);
-  const lease = await SessionLease.take(url, sessionId, runId, realpathSync(sessionDir), run.superseded);
-  const queueRate = new QueueRate(url, sessionId, rate);
+  const lease = await SessionLease.take(url, sessionId, runId, realpathSync(sessionDir), superseded);
+  const queueRate = new QueueRate(url, sessionId, plan.rate);
   let backend: BullmqBackend;
   try {
-    backend = await BullmqBackend.open({ url, sessionId, signing, runId, reattach, beforeAdd: run.beforeAdd, warn: tell, lost: redis.lost, ...timeout });
+    backend = await BullmqBackend.open({ url, sessionId, signing, runId, reattach, beforeAdd: () => run.flush(), warn: tell, lost, ...timeout });
   } catch (error) {
     queueRate.stop();
     await lease.release(true);
@@ -86,7 +78,7 @@ export async function openCoordinator(
         signing.insecure ? 'with --insecure-no-secret' : `with the same secret (${kSecretEnv} or --secret-file)`
       }`,
   );
-  const watch = onWorkers === undefined ? undefined : new WorkerWatch(url, sessionId, onWorkers);
+  const watch = new WorkerWatch(url, sessionId, (count) => run.workersConnected(count));
   return new Coordinator(backend, { registration, lease, watch, queueRate }, url, sessionId, tell);
 }
 
@@ -129,15 +121,11 @@ class Coordinator implements ExecutionBackend {
     return this.#backend.submit(request, signal);
   }
 
-  /** The job whose reply finished the attempt, for the journal's finish entry. */
-  jobOf(taskId: string, attempt: number): string | undefined {
-    return this.#backend.jobOf(taskId, attempt);
-  }
-
-  /** The job of an attempt, for the journal's start entry (written before the job is added). */
-  jobFor(taskId: string, attempt: number): string {
-    return this.#backend.jobFor(taskId, attempt);
-  }
+  /** Each attempt is a job: its start entry names it before it is added, its finish entry the job that answered. */
+  readonly jobs: AttemptJobs = {
+    started: (taskId, attempt) => this.#backend.jobFor(taskId, attempt),
+    finished: (taskId, attempt) => this.#backend.jobOf(taskId, attempt),
+  };
 
   /** The backend removes the jobs no worker took; then the workers end the ones they run. */
   cancelAll(): Promise<void> {

@@ -1,5 +1,5 @@
 import pLimit, { type LimitFunction } from 'p-limit';
-import { killChildProcessGroups } from './child-groups.js';
+import { killChildProcessGroups, killLeftoverCommands } from './child-groups.js';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
 import { abortError, AttemptNotRun, type ExecutionBackend } from '../execution-backend.js';
 import { Launchers } from './launchers.js';
@@ -95,6 +95,11 @@ export class LocalBackend implements ExecutionBackend {
   async cancelAll(): Promise<void> {
     for (const cancel of [...this.#out]) cancel(abortError());
     await killChildProcessGroups(this.#sessionDir, 10, undefined, this.#launchers.parents());
+  }
+
+  /** What the commands cancelled started outside their process groups (setsid), and any spawned while the pool was closing. */
+  sweep(): void {
+    killLeftoverCommands(this.#sessionDir);
   }
 
   async close(): Promise<void> {

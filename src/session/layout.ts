@@ -1,0 +1,78 @@
+import { join } from 'node:path';
+
+/** The folder of the engine's own files, which a person never edits. */
+const kEngine = '.csv-wave';
+
+/**
+ * The session folder's layout: every file csv-wave keeps there, by its path relative to
+ * the folder (README "The session folder"). The one place these names are spelled; it
+ * imports nothing but node:path, so any layer may read it.
+ */
+export const kLayout = {
+  /** The tasks, when a session is named by its folder. */
+  tasks: 'tasks.csv',
+  /** The session's settings (schema/session.ts). */
+  config: 'session.json',
+  /** The discoveries board: one JSON line per finding, shared by the tasks. */
+  discoveries: 'discoveries.ndjson',
+  /** A task's discoveries record, `discoveries/<id>.json`. */
+  discoveryRecords: 'discoveries',
+  /** An interactive task's result, `interactive/<id>-result.json`. */
+  interactive: 'interactive',
+  /** The files tasks left, `artifacts/<id>/…`. */
+  artifacts: 'artifacts',
+  /** The wisdom files, `wisdom/<kind>.md`. */
+  wisdom: 'wisdom',
+  /** The exploration cache of the analyze pipeline. */
+  explorations: 'explorations',
+  /** The run's context report. */
+  context: 'context.md',
+  /** The analyze pipeline's discussion rounds. */
+  discussion: 'discussion.md',
+  /** One line per model request: its tokens and cost. */
+  usage: 'usage.ndjson',
+  /** One line per attempt of a task. */
+  attempts: 'attempts.ndjson',
+  /** The HTML report. */
+  report: 'report.html',
+  /** The engine's folder. */
+  engine: kEngine,
+  /** The journal of the run: every state change, before tasks.csv shows it. */
+  journal: join(kEngine, 'journal.ndjson'),
+  /** What a checkpoint carries over (open batches, the jobs of attempts out). */
+  carried: join(kEngine, 'carried.ndjson'),
+  /** The session lock. */
+  lock: join(kEngine, 'lock'),
+  /** Which tasks file owns the folder. */
+  owner: join(kEngine, 'tasks-file'),
+  /** The session's id on Redis (--backend bullmq). */
+  sessionId: join(kEngine, 'session-id'),
+} as const;
+
+/** The wave file of wave `wave`: its csv-wave rows with their prev_context. */
+export function waveFile(wave: number): string {
+  return `wave-${wave}.csv`;
+}
+
+/** Whether a name in the session folder is a wave file. */
+export function isWaveFile(name: string): boolean {
+  return /^wave-\d+\.csv$/.test(name);
+}
+
+/**
+ * What runs write at the top of the session folder, beside tasks.csv and session.json
+ * (and the wave files): what `init --force` removes when it replaces a session.
+ */
+export const kRunOutputs: readonly string[] = [
+  kLayout.discoveries,
+  kLayout.discoveryRecords,
+  kLayout.interactive,
+  kLayout.artifacts,
+  kLayout.wisdom,
+  kLayout.explorations,
+  kLayout.context,
+  kLayout.discussion,
+  kLayout.usage,
+  kLayout.attempts,
+  kLayout.report,
+];
