@@ -14,11 +14,11 @@ import {
 import { splitList } from '../core/id-list.js';
 import { genericStarterTasks } from '../pipelines/generic/starter.js';
 import type { SessionConfig } from '../schema/session.js';
-import { engineDir } from '../session/journal.js';
 import { SessionLock } from '../session/lock.js';
 import { validateTasks } from './validate.js';
 import { fillWaveColumn } from '../core/wave-column.js';
 import { writeWholeFile } from '../csv/write-all.js';
+import { isWaveFile, kLayout, kRunOutputs } from '../session/layout.js';
 
 export interface InitOptions {
   /** `generic` writes a starter: two tasks and a report of them, to be replaced by the user's own. */
@@ -53,26 +53,11 @@ export interface InitResult {
   waveCount: number;
 }
 
-/** What csv-wave writes into a session folder besides tasks.csv and session.json (DESIGN.md section 1). */
-const kSessionOutputs = [
-  'discoveries.ndjson',
-  'discoveries',
-  'interactive',
-  'artifacts',
-  'wisdom',
-  'explorations',
-  'context.md',
-  'discussion.md',
-  'usage.ndjson',
-  'attempts.ndjson',
-  'report.html',
-];
-
 /** The decomposer: writes a new session's tasks.csv and session.json. */
 export function initSession(dir: string, options: InitOptions): InitResult {
   if (options.topic.trim() === '' && options.template !== 'generic') throw new WaveError('USAGE', 'init needs a --topic');
-  const tasksPath = join(dir, 'tasks.csv');
-  const configPath = join(dir, 'session.json');
+  const tasksPath = join(dir, kLayout.tasks);
+  const configPath = join(dir, kLayout.config);
   const exists = existsSync(tasksPath) || existsSync(configPath);
   if (exists && !options.force) {
     throw new WaveError('USAGE', `${dir} already holds a session (tasks.csv or session.json): pass --force to overwrite it`, {
@@ -142,12 +127,13 @@ export function initSession(dir: string, options: InitOptions): InitResult {
   return { dir, config, tasks, waveCount: plan.waveCount };
 }
 
-/** Deletes what runs wrote into a session folder; the engine folder keeps only the lock. */
+/** Deletes what runs wrote into a session folder (the layout's run outputs and wave files); the engine folder keeps only the lock. */
 function removeSessionOutputs(dir: string): void {
   for (const name of readdirSync(dir)) {
-    if (kSessionOutputs.includes(name) || /^wave-\d+\.csv$/.test(name)) rmSync(join(dir, name), { recursive: true, force: true });
+    if (kRunOutputs.includes(name) || isWaveFile(name)) rmSync(join(dir, name), { recursive: true, force: true });
   }
-  for (const name of readdirSync(engineDir(dir))) {
-    if (name !== 'lock') rmSync(join(engineDir(dir), name), { recursive: true, force: true });
+  const engine = join(dir, kLayout.engine);
+  for (const name of readdirSync(engine)) {
+    if (join(kLayout.engine, name) !== kLayout.lock) rmSync(join(engine, name), { recursive: true, force: true });
   }
 }

@@ -4,6 +4,7 @@ import type { WorkerReply, WorkerRequest } from '../executors/messages.js';
 import type { AnswerSource, HandlerResult, InteractiveContext, InteractiveHandler } from './types.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
 import { writeWholeFile } from '../csv/write-all.js';
+import { kLayout } from '../session/layout.js';
 
 export interface LaneSetup {
   handlers: ReadonlyMap<string, InteractiveHandler>;
@@ -54,5 +55,5 @@ export class InteractiveLane {
 
 function writeResultFile(sessionDir: string, taskId: string, status: string, record: Record<string, unknown>): void {
   const content = { task_id: taskId, status, ...record, timestamp: new Date().toISOString() };
-  writeWholeFile(sessionPathForWrite(sessionDir, join('interactive', `${taskId}-result.json`)), `${JSON.stringify(content, null, 2)}\n`);
+  writeWholeFile(sessionPathForWrite(sessionDir, join(kLayout.interactive, `${taskId}-result.json`)), `${JSON.stringify(content, null, 2)}\n`);
 }

@@ -6,6 +6,7 @@ import { readUsage } from './usage.js';
 import { costLine, usageProblemLines } from './cost-text.js';
 import { formatUsd, type PriceTable } from './pricing.js';
 import { sessionPathForWrite } from './session-path.js';
+import { kLayout } from '../session/layout.js';
 
 export interface ContextReportInput {
   table: TasksTable;
@@ -82,7 +83,7 @@ export function writeContextReport(sessionDir: string, input: ContextReportInput
   }
 
   lines.push('## Discoveries', '');
-  const discoveries = readDiscoveries(join(sessionDir, 'discoveries.ndjson'));
+  const discoveries = readDiscoveries(join(sessionDir, kLayout.discoveries));
   if (discoveries.length === 0) lines.push('None.', '');
   const byType = new Map<string, number>();
   for (const discovery of discoveries) byType.set(discovery.type, (byType.get(discovery.type) ?? 0) + 1);
@@ -96,7 +97,7 @@ export function writeContextReport(sessionDir: string, input: ContextReportInput
     if (count > 20) lines.push(`- … and ${count - 20} more`);
     lines.push('');
   }
-  writeFileAtomic(sessionPathForWrite(sessionDir, 'context.md'), lines.join('\n'));
+  writeFileAtomic(sessionPathForWrite(sessionDir, kLayout.context), lines.join('\n'));
 }
 
 export function formatDuration(ms: number): string {

@@ -4,6 +4,7 @@ import { cutText } from '../text/cut-text.js';
 import { discoveryLineSchema, type DiscoveryInput, type DiscoveryLine } from '../schema/discovery.js';
 import { sessionPathForWrite } from './session-path.js';
 import { writeWholeFile } from '../csv/write-all.js';
+import { kLayout } from '../session/layout.js';
 
 /** @default 64 KiB: one discovery line of discoveries.ndjson at most (`max_discovery_line_bytes`). */
 export const kDefaultMaxDiscoveryLineBytes = 64 * 1024;
@@ -38,7 +39,7 @@ export class DiscoveryBoard {
   readonly #maxLineBytes: number;
 
   constructor(sessionDir: string, warn: (message: string) => void, options: { maxLineBytes?: number } = {}) {
-    this.#path = join(sessionDir, 'discoveries.ndjson');
+    this.#path = join(sessionDir, kLayout.discoveries);
     this.#warn = warn;
     this.#maxLineBytes = options.maxLineBytes ?? kDefaultMaxDiscoveryLineBytes;
     for (const line of readDiscoveries(this.#path, warn)) this.#keys.add(dedupKey(line.type, line.data));

@@ -4,6 +4,7 @@ import type { DiscoveryFile } from '../schema/discovery-file.js';
 import { cutText } from '../text/cut-text.js';
 import { sessionPathForWrite } from './session-path.js';
 import { writeWholeFile } from '../csv/write-all.js';
+import { kLayout } from '../session/layout.js';
 
 /** key_findings keeps at most 5 items of under 100 characters each (seed 000). */
 const kMaxKeyFindings = 5;
@@ -71,12 +72,12 @@ export function writeDiscoveryFile(sessionDir: string, input: DiscoveryFileInput
     },
     artifacts_produced: [...input.artifacts],
   };
-  writeWholeFile(sessionPathForWrite(sessionDir, join('discoveries', `${input.taskId}.json`)), `${JSON.stringify(record, null, 2)}\n`);
+  writeWholeFile(sessionPathForWrite(sessionDir, join(kLayout.discoveryRecords, `${input.taskId}.json`)), `${JSON.stringify(record, null, 2)}\n`);
 }
 
 /** The parsed discovery file of a task, or null when there is none (or it is unreadable). */
 export function readDiscoveryFile(sessionDir: string, taskId: string): DiscoveryFile | null {
-  const path = join(sessionDir, 'discoveries', `${taskId}.json`);
+  const path = join(sessionDir, kLayout.discoveryRecords, `${taskId}.json`);
   if (!existsSync(path)) return null;
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as DiscoveryFile;

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { writeFileAtomic } from '../csv/atomic-write.js';
 import { sessionPathForWrite } from './session-path.js';
 import { writeWholeFile } from '../csv/write-all.js';
+import { kLayout } from '../session/layout.js';
 
 export interface CacheEntry {
   angle: string;
@@ -42,7 +43,7 @@ export class ExplorationCache {
 
   constructor(sessionDir: string) {
     this.#sessionDir = sessionDir;
-    this.#folder = join(sessionDir, 'explorations');
+    this.#folder = join(sessionDir, kLayout.explorations);
     const index = join(this.#folder, 'cache-index.json');
     if (existsSync(index)) {
       try {
@@ -75,10 +76,10 @@ export class ExplorationCache {
     // The key is kebab-case ([a-z0-9-]), so the file name cannot climb out; the folder may be a symlink.
     const file = `explore-${key}.json`;
     const record: CachedExploration = { angle, task_id: taskId, findings, timestamp };
-    writeWholeFile(sessionPathForWrite(this.#sessionDir, join('explorations', file)), `${JSON.stringify(record, null, 2)}\n`);
+    writeWholeFile(sessionPathForWrite(this.#sessionDir, join(kLayout.explorations, file)), `${JSON.stringify(record, null, 2)}\n`);
     this.#entries.set(key, { angle: key, file, created_by: taskId, timestamp });
     writeFileAtomic(
-      sessionPathForWrite(this.#sessionDir, join('explorations', 'cache-index.json')),
+      sessionPathForWrite(this.#sessionDir, join(kLayout.explorations, 'cache-index.json')),
       `${JSON.stringify({ entries: [...this.#entries.values()] }, null, 2)}\n`,
     );
   }

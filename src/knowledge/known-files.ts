@@ -1,5 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { kLayout } from '../session/layout.js';
 
 /**
  * Which discovery files, and whether `wisdom/`, exist in a session folder, as the engine's
@@ -15,8 +16,8 @@ export class KnownFiles {
   #wisdom: boolean;
 
   constructor(sessionDir: string) {
-    this.#discoveries = discoveryIds(join(sessionDir, 'discoveries'));
-    this.#wisdom = existsSync(join(sessionDir, 'wisdom'));
+    this.#discoveries = discoveryIds(join(sessionDir, kLayout.discoveryRecords));
+    this.#wisdom = existsSync(join(sessionDir, kLayout.wisdom));
   }
 
   /** False only when `discoveries/<id>.json` is surely missing. */

@@ -2,6 +2,7 @@ import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { join } from 'node:path';
 import { sessionPathForRead } from './session-path.js';
 import type { UpstreamContext } from './upstream.js';
+import { kLayout } from '../session/layout.js';
 
 /**
  * What a model prompt shows of the session besides the task's own row: the pipeline and
@@ -45,7 +46,7 @@ const kWisdomFileChars = 1000;
 const kWisdomChars = 3000;
 /** A newest-last digest of discoveries.ndjson, read from the end so that its size does not matter. */
 function discoveriesDigest(session: string): string {
-  const path = join(session, 'discoveries.ndjson');
+  const path = join(session, kLayout.discoveries);
   let text: string;
   let fd: number | undefined;
   try {

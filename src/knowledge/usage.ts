@@ -4,8 +4,9 @@ import { sessionPathForWrite } from './session-path.js';
 import { writeWholeFile } from '../csv/write-all.js';
 import { requestCost, type ModelPrice, type PriceTable } from './pricing.js';
 import { batchIdentity, checkUsageLine, type CountedLine } from './usage-line-check.js';
+import { kLayout } from '../session/layout.js';
 
-const kUsageFile = 'usage.ndjson';
+const kUsageFile = kLayout.usage;
 
 /** Prompt and completion tokens (the executors' TokenUsage, not imported: executors import this file). */
 interface TokenUsage {

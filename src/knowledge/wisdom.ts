@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sessionPathForWrite } from './session-path.js';
 import { writeWholeFile } from '../csv/write-all.js';
+import { kLayout } from '../session/layout.js';
 
 /** The append-only wisdom files (seed 000). */
 export const kWisdomKinds = ['learnings', 'decisions', 'conventions', 'issues'] as const;
@@ -11,12 +12,12 @@ export type WisdomKind = (typeof kWisdomKinds)[number];
 export function appendWisdom(sessionDir: string, taskId: string, kind: WisdomKind, entries: readonly string[]): void {
   if (entries.length === 0) return;
   const lines = entries.map((entry) => `- [${taskId}] ${entry.replace(/\r?\n/g, ' ')}\n`).join('');
-  writeWholeFile(sessionPathForWrite(sessionDir, join('wisdom', `${kind}.md`)), lines, 'a');
+  writeWholeFile(sessionPathForWrite(sessionDir, join(kLayout.wisdom, `${kind}.md`)), lines, 'a');
 }
 
 /** Every `wisdom/*.md` file by name. */
 export function readWisdom(sessionDir: string): Record<string, string> {
-  const folder = join(sessionDir, 'wisdom');
+  const folder = join(sessionDir, kLayout.wisdom);
   if (!existsSync(folder)) return {};
   const wisdom: Record<string, string> = {};
   for (const name of readdirSync(folder).sort()) {

@@ -2,6 +2,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, type
 import { join } from 'node:path';
 import { kArtifactNamePattern } from '../schema/result.js';
 import { kTaskIdPattern } from '../schema/row.js';
+import { kLayout } from '../session/layout.js';
 
 /** True for `<name>.md` with a name an executor may give (schema/result.ts): no `/`, no scheme, no `..` alone. */
 function isArtifactFileName(fileName: string): boolean {
@@ -30,7 +31,7 @@ function isWrittenFile(stat: Stats | undefined): stat is Stats {
  * `serve` show only what csv-wave wrote.
  */
 export function listArtifacts(sessionDir: string, ids: ReadonlySet<string>): [string, string][] {
-  const root = join(sessionDir, 'artifacts');
+  const root = join(sessionDir, kLayout.artifacts);
   if (!isPlainFolder(root)) return [];
   const paths: [string, string][] = [];
   // One readdir of artifacts/ rather than a stat per task: a session may hold 100,000 tasks.
@@ -52,7 +53,7 @@ export function listArtifacts(sessionDir: string, ids: ReadonlySet<string>): [st
 /** `artifacts/<id>/<fileName>` and what lstat says of it, when both parts are named as csv-wave names them and no folder on the way is a symlink. */
 function artifactPath(sessionDir: string, id: string, fileName: string): { path: string; stat: Stats | undefined } | undefined {
   if (!kTaskIdPattern.test(id) || !isArtifactFileName(fileName)) return undefined;
-  const root = join(sessionDir, 'artifacts');
+  const root = join(sessionDir, kLayout.artifacts);
   if (!isPlainFolder(root) || !isPlainFolder(join(root, id))) return undefined;
   const path = join(root, id, fileName);
   return { path, stat: lstatSync(path, { throwIfNoEntry: false }) };

@@ -6,9 +6,10 @@ import { buildReportData } from './report-data.js';
 import { reportPage } from './report-html.js';
 import { currentTasks } from './session-state.js';
 import { WaveContexts } from './wave-contexts.js';
+import { kLayout } from '../session/layout.js';
 
 /** The files whose change means the page should update. */
-const kWatched = ['tasks.csv', join('.csv-wave', 'journal.ndjson'), 'attempts.ndjson', 'discoveries.ndjson'];
+const kWatched = [kLayout.tasks, kLayout.journal, kLayout.attempts, kLayout.discoveries];
 
 /**
  * The page's data at one change of the session's files. It is built once per change and the

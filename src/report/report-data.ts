@@ -10,6 +10,7 @@ import { groupFailures, type FailureGroup } from './failures.js';
 import { assignLanes } from './lanes.js';
 import { readAttempts } from './read-attempts.js';
 import { WaveContexts } from './wave-contexts.js';
+import { kLayout } from '../session/layout.js';
 
 /**
  * A task as the page shows it: [id, title, role, wave, status, findings, error, deps,
@@ -138,7 +139,7 @@ function taskDetails(sessionDir: string, table: TasksTable, waveContexts: WaveCo
     detail(id).prev_context =
       prevContext.length > kMaxPrevContextChars ? `${prevContext.slice(0, kMaxPrevContextChars)}\n[… cut here; the wave file has all of it]` : prevContext;
   }
-  for (const line of readDiscoveries(join(sessionDir, 'discoveries.ndjson'))) {
+  for (const line of readDiscoveries(join(sessionDir, kLayout.discoveries))) {
     if (ids.has(line.worker)) (detail(line.worker).discoveries ??= []).push({ type: line.type, data: line.data });
   }
   for (const [id, path] of listArtifacts(sessionDir, ids)) (detail(id).artifacts ??= []).push(path);

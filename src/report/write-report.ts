@@ -8,8 +8,9 @@ import { sessionPathForWrite } from '../knowledge/session-path.js';
 import { buildReportData } from './report-data.js';
 import { reportHtml } from './report-html.js';
 import type { WaveContexts } from './wave-contexts.js';
+import { kLayout } from '../session/layout.js';
 
-export const kReportFile = 'report.html';
+export const kReportFile = kLayout.report;
 
 /**
  * Writes report.html (or `out`) for the session's rows and returns its path. report.html
@@ -25,7 +26,7 @@ export function writeReport(sessionDir: string, table: TasksTable, out?: string,
     return out;
   }
   const path = sessionPathForWrite(sessionDir, kReportFile);
-  const temporary = sessionPathForWrite(sessionDir, join('.csv-wave', `${kReportFile}.${process.pid}.tmp`));
+  const temporary = sessionPathForWrite(sessionDir, join(kLayout.engine, `${kReportFile}.${process.pid}.tmp`));
   try {
     // A fresh file, never one planted at the temporary name (a symlink would be written through).
     rmSync(temporary, { force: true });

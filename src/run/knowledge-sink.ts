@@ -22,6 +22,7 @@ import { buildUpstream, type DependencyState, type UpstreamContext } from '../kn
 import { appendWisdom, kWisdomKinds, type WisdomKind } from '../knowledge/wisdom.js';
 import { UsageWriter } from '../session/usage-writer.js';
 import type { WaveContexts } from '../report/wave-contexts.js';
+import { waveFile } from '../session/layout.js';
 
 export interface KnowledgeSinkSetup {
   sessionDir: string;
@@ -118,7 +119,7 @@ export class KnowledgeSink {
       row,
       prevContext: buildPrevContext(splitList(row.context_from), lookup, prevContextCap),
     }));
-    const name = `wave-${wave}.csv`;
+    const name = waveFile(wave);
     const path = sessionPathForWrite(sessionDir, name);
     writeFileAtomic(path, serializeWaveFile(withContext, table.format));
     this.#setup.waveContexts?.written(path, name, table.format, new Map(withContext.map(({ row, prevContext }) => [row.id, prevContext])));

@@ -9,6 +9,7 @@ import { sessionPathForWrite } from '../knowledge/session-path.js';
 import type { AttemptLine } from '../schema/attempt.js';
 import { AppendOnlyFile } from './append-only-file.js';
 import { attemptLineText } from './attempt-line-text.js';
+import { kLayout } from './layout.js';
 
 /**
  * An attempt started. `job`: the BullMQ job it runs as (--backend bullmq), recorded before
@@ -23,7 +24,7 @@ export interface JournalStart {
 }
 
 /** The attempts log in the session folder (README "Seeing a run"). */
-export const kAttemptsFile = 'attempts.ndjson';
+export const kAttemptsFile = kLayout.attempts;
 
 /** A state change, in the order it happened. The journal is the durable record of a run. */
 export type JournalEntry =
@@ -45,11 +46,11 @@ export type JournalEntry =
   | { type: 'update'; id: string; deps?: string; context_from?: string };
 
 export function engineDir(sessionDir: string): string {
-  return join(sessionDir, '.csv-wave');
+  return join(sessionDir, kLayout.engine);
 }
 
 function journalPath(sessionDir: string): string {
-  return join(engineDir(sessionDir), 'journal.ndjson');
+  return join(sessionDir, kLayout.journal);
 }
 
 /**
@@ -58,7 +59,7 @@ function journalPath(sessionDir: string): string {
  * finds them here. Absent when none was open.
  */
 /** What a checkpoint carries over (open batches, the jobs of attempts out), kept while the journal is emptied. */
-const kCarriedFile = join('.csv-wave', 'carried.ndjson');
+const kCarriedFile = kLayout.carried;
 
 /**
  * Append-only journal under `.csv-wave/`. Entries are buffered for at most one turn of the
@@ -99,7 +100,7 @@ export class Journal {
   constructor(sessionDir: string, onError?: (error: WaveError) => void, options: { attempts?: boolean } = {}) {
     this.#sessionDir = sessionDir;
     this.#snapshotMayExist = existsSync(join(sessionDir, kCarriedFile));
-    const path = sessionPathForWrite(sessionDir, join('.csv-wave', 'journal.ndjson'));
+    const path = sessionPathForWrite(sessionDir, kLayout.journal);
     try {
       this.#file = new AppendOnlyFile(path);
       if (options.attempts) this.#attempts = new AppendOnlyFile(sessionPathForWrite(sessionDir, kAttemptsFile));

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { WaveError } from '../errors.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
 import { ownerStateOf, ownIdentity, type OwnerState, type ProcessOwner } from '../process/process-identity.js';
+import { kLayout } from './layout.js';
 
 /** What link() fails with where a file system has no hard links (some network and FUSE mounts). */
 const kNoHardLinks = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
@@ -45,7 +46,7 @@ export class SessionLock {
   }
 
   static acquire(sessionDir: string, warn: (message: string) => void): SessionLock {
-    const path = sessionPathForWrite(sessionDir, join('.csv-wave', 'lock'));
+    const path = sessionPathForWrite(sessionDir, kLayout.lock);
     const content = ownContent();
     let warned = false;
     for (let attempt = 0; attempt < kAttempts; attempt++) {
@@ -219,7 +220,7 @@ function parseLock(raw: string): LockContent | undefined {
  * reads: `status` uses it to tell a running task from one a killed run left `in_progress`.
  */
 export function runHoldsLock(sessionDir: string): boolean {
-  const path = join(sessionDir, '.csv-wave', 'lock');
+  const path = join(sessionDir, kLayout.lock);
   let raw: string | undefined;
   try {
     raw = readRaw(path);

@@ -3,11 +3,8 @@ import { basename, join } from 'node:path';
 import { writeWholeFile } from '../csv/write-all.js';
 import { WaveError } from '../errors.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
-import { engineDir } from './journal.js';
 import type { Session } from './session.js';
-
-/** Under `.csv-wave/`: the name of the tasks file whose state the folder holds. */
-const kOwnerFile = 'tasks-file';
+import { kLayout } from './layout.js';
 
 /**
  * The name of the tasks file that owns the folder's session state, if one was recorded.
@@ -16,7 +13,7 @@ const kOwnerFile = 'tasks-file';
  * folder would mix their results (the journal of `a.csv` applied to `b.csv`).
  */
 function recordedOwner(session: Session): string | undefined {
-  const path = join(engineDir(session.dir), kOwnerFile);
+  const path = join(session.dir, kLayout.owner);
   if (!existsSync(path)) return undefined;
   const name = readFileSync(path, 'utf8').trim();
   return name === '' ? undefined : name;
@@ -44,7 +41,7 @@ export function checkSessionOwner(session: Session): void {
 export function claimSession(session: Session): void {
   checkSessionOwner(session);
   if (recordedOwner(session) !== undefined) return;
-  const path = sessionPathForWrite(session.dir, join('.csv-wave', kOwnerFile));
+  const path = sessionPathForWrite(session.dir, kLayout.owner);
   try {
     writeWholeFile(path, `${basename(session.tasksPath)}\n`);
   } catch (error) {

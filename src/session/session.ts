@@ -5,6 +5,7 @@ import { WaveError, formatViolations } from '../errors.js';
 import { inferPipeline } from '../pipelines/roles.js';
 import { sessionConfigSchema, type PipelineName, type SessionConfig } from '../schema/session.js';
 import { jsonSyntaxMessage, sessionViolations } from './session-diagnostics.js';
+import { kLayout } from './layout.js';
 
 /** Where a session's files are, and its settings. */
 export interface Session {
@@ -35,7 +36,7 @@ export interface SessionOverrides {
 export function openSession(pathArgument: string, overrides: SessionOverrides = {}): Session {
   const absolute = resolve(pathArgument);
   let tasksPath: string;
-  if (existsSync(absolute) && statSync(absolute).isDirectory()) tasksPath = join(absolute, 'tasks.csv');
+  if (existsSync(absolute) && statSync(absolute).isDirectory()) tasksPath = join(absolute, kLayout.tasks);
   else tasksPath = absolute;
   if (!existsSync(tasksPath)) {
     throw new WaveError(
@@ -75,7 +76,7 @@ export function readSessionConfig(dir: string): SessionConfig {
 
 /** session.json checked (see readSessionConfig), and whether it names the pipeline. */
 function readSessionFile(dir: string): { config: SessionConfig; pipelineNamed: boolean } {
-  const path = join(dir, 'session.json');
+  const path = join(dir, kLayout.config);
   if (!existsSync(path)) return { config: sessionConfigSchema.parse({}), pipelineNamed: false };
   const shown = displayPathOf(path);
   let bytes: Buffer;

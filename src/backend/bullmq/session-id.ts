@@ -5,9 +5,10 @@ import { writeWholeFile } from '../../csv/write-all.js';
 import { WaveError } from '../../errors.js';
 import { sessionPathForWrite } from '../../knowledge/session-path.js';
 import { kSessionIdPattern } from './names.js';
+import { kLayout } from '../../session/layout.js';
 
 /** Where a session keeps its id: engine state, next to the journal. */
-const kSessionIdFile = join('.csv-wave', 'session-id');
+const kSessionIdFile = kLayout.sessionId;
 
 /**
  * The session folder an id was made for: its device and inode (as decimal text: an inode

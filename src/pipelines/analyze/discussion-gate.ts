@@ -9,6 +9,7 @@ import { statusOf, supersededCause } from '../../core/skip-cause.js';
 import type { GateDecision, HandlerResult, InteractiveContext, InteractiveHandler, SessionChanges } from '../../interactive/types.js';
 import { sessionPathForWrite } from '../../knowledge/session-path.js';
 import { writeWholeFile } from '../../csv/write-all.js';
+import { kLayout } from '../../session/layout.js';
 
 /** The roles of a discussion loop: the discussions and the supplementary analyses between them. */
 const kLoopRoles = new Set(['discussant', 'analyst']);
@@ -61,7 +62,7 @@ export function discussionRound(rows: readonly TaskRow[], discussion: TaskRow): 
 }
 
 function note(sessionDir: string, round: number, text: string): void {
-  writeWholeFile(sessionPathForWrite(sessionDir, 'discussion.md'), `### Round ${round} - ${new Date().toISOString()}\n\n${text}\n\n`, 'a');
+  writeWholeFile(sessionPathForWrite(sessionDir, kLayout.discussion), `### Round ${round} - ${new Date().toISOString()}\n\n${text}\n\n`, 'a');
 }
 
 /**
