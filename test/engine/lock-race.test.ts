@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 const kContenders = 8;
 const kRounds = 200;
 const kFixture = fileURLToPath(new URL('../fixtures/lock-contender.mjs', import.meta.url));
-const kLockModule = fileURLToPath(new URL('../../src/engine/lock.ts', import.meta.url));
+const kLockModule = fileURLToPath(new URL('../../src/session/lock.ts', import.meta.url));
 
 async function deadPid(): Promise<number> {
   const dead = spawn('true');
