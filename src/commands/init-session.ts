@@ -16,7 +16,7 @@ import { genericStarterTasks } from '../pipelines/generic/starter.js';
 import type { SessionConfig } from '../schema/session.js';
 import { engineDir } from '../session/journal.js';
 import { SessionLock } from '../session/lock.js';
-import { validateTasks } from './validate.js';
+import { validateTasks } from '../session/validate.js';
 import { fillWaveColumn } from '../core/wave-column.js';
 import { writeWholeFile } from '../csv/write-all.js';
 

@@ -1,4 +1,5 @@
 import type { TaskRow } from '../core/task.js';
+import type { TasksTable } from '../csv/tasks-table.js';
 import type { WorkerReply } from '../executors/messages.js';
 import { NoAnswers } from '../interactive/answers.js';
 import { InteractiveLane } from '../interactive/lane.js';
@@ -14,7 +15,6 @@ import { Journal, readJournalWithCarried, readOpenBatches } from '../session/jou
 import { jobsToReattach } from './job-reattach.js';
 import { createBackend } from './create-backend.js';
 import { OutcomeSink } from './outcome-sink.js';
-import { RunReporter } from '../report/run-reporter.js';
 import type { RunOptions } from '../options/options.js';
 import { prepareRun } from './prepare-run.js';
 import { editedStopReason, runOutcome, type RunEnding } from './run-outcome.js';
@@ -22,7 +22,7 @@ import { RunStop } from './run-stop.js';
 import { RunTally } from './run-tally.js';
 import { Scheduler } from './scheduler.js';
 import { createTaskRunner } from './task-runner.js';
-import { KnowledgeSink } from './knowledge-sink.js';
+import { KnowledgeSink, type WaveFilesSeen } from './knowledge-sink.js';
 import { LocalBackend } from '../backend/local/local-backend.js';
 import { backendFromConfig, configuredRate, type BackendChoice } from '../backend/backend-choice.js';
 import { skippedForFailure, statusOf } from '../core/skip-cause.js';
@@ -71,7 +71,26 @@ export interface RunSessionOptions extends RunOptions {
    * `--insecure-no-secret`). @default CSV_WAVE_SECRET; a run without any is refused (exit 2)
    */
   bullmqSecret?: SecretOptions;
+  /**
+   * Keeps a report of the run (report.html) up to date: the engine builds none itself. The
+   * CLI and the package's `runSession` pass report/run-reporter.ts's `htmlReport`.
+   * @default none
+   */
+  report?: RunReportFactory;
 }
+
+/** A report the run keeps up to date, told when its files change (report/run-reporter.ts). */
+export interface RunReport {
+  /** A wave ended; its attempts are in the journal. */
+  waveEnd(): void;
+  /** Every result of the run is written; called before `run:done`. */
+  final(): void;
+  /** Told of each wave file the run writes, so that the report need not parse it. */
+  readonly waveContexts?: WaveFilesSeen;
+}
+
+/** Builds the run's report once the session is open and its tasks read. */
+export type RunReportFactory = (sessionDir: string, table: TasksTable, warn: (message: string) => void) => RunReport;
 
 /**
  * Runs every pending task of a session and resolves with a summary. Holds the session
@@ -127,10 +146,10 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     const journal = new Journal(session.dir, writeFailed, { attempts: true });
     const jobs = remote && { started: (task: string, attempt: number) => remote.jobFor(task, attempt), finished: (task: string, attempt: number) => remote.jobOf(task, attempt) };
     // report.html at each wave end shows the attempts of the wave: they are flushed first.
-    const reporter = new RunReporter(session.dir, table, warn);
+    const reporter = options.report?.(session.dir, table, warn);
     events.on('wave:done', () => {
       journal.flush();
-      reporter.waveEnd();
+      reporter?.waveEnd();
     });
     // Batches an earlier run left open are known only to its journal: kept through this run's checkpoints.
     const leftOpen = readOpenBatches(session.dir);
@@ -172,7 +191,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
       maxDiscoveryLineBytes: settings.maxDiscoveryLineBytes,
       limits,
       prevContextCap: settings.prevContextCap,
-      waveContexts: reporter.waveContexts,
+      ...(reporter?.waveContexts ? { waveContexts: reporter.waveContexts } : {}),
       warn,
       pricing: settings.pricing,
       onUsage: (lines) => {
@@ -298,7 +317,7 @@ export async function runSession(path: string, options: RunSessionOptions = {}):
     } catch (error) {
       warn(`context.md was not written: ${error instanceof Error ? error.message : String(error)}`);
     }
-    reporter.final();
+    reporter?.final();
     const summary = tally.summary(table.rows, durationMs, outcome);
     events.emit('run:done', summary);
     return summary;
