@@ -1,33 +1,48 @@
+// The package's public API, named one by one: what is not here is internal, and a refactor
+// of csv/, graph/ or the engine breaks no user. test/cli/library-api.test.ts pins the list.
+import type { RunSummary } from './events/events.js';
+import { htmlReport } from './report/run-reporter.js';
+import { runSession as runEngine, type RunSessionOptions as EngineOptions } from './run/run-session.js';
+
 export { main } from './cli/main.js';
 export { WaveError, type WaveErrorCode, type Violation } from './errors.js';
-export * from './csv/index.js';
-export { emptyRow, kPriorityColumn, kTaskColumns, type KnownColumn, type SeedColumn, type TaskRow } from './core/task.js';
-export { splitList } from './core/id-list.js';
-export * from './graph/index.js';
-export * from './schema/index.js';
-export { loadSession, type LoadedSession } from './session/load.js';
-export { openSession, type Session } from './session/session.js';
-export { validateTasks, type TaskPlan, type ValidationReport } from './commands/validate.js';
-export { runSession, type RunSessionOptions } from './run/run-session.js';
 export {
   RunEmitter,
+  type AttemptDetail,
+  type BatchProgressEvent,
   type RunEvents,
   type RunSummary,
   type StopReason,
-  type TaskStartEvent,
-  type TaskRetryEvent,
   type TaskDoneEvent,
+  type TaskRetryEvent,
+  type TaskStartEvent,
+  type TasksChangedEvent,
   type WaveDoneEvent,
 } from './events/events.js';
-export {
-  kDefaultGraceSeconds,
-  normalizeRunOptions,
-  parseHalt,
-  type ExecutorOption,
-  type HaltPolicy,
-  type RunOptions,
-} from './options/options.js';
+export type { ExecutorOption, HaltPolicy, RunOptions } from './options/options.js';
+export type { BackendChoice } from './backend/backend-choice.js';
+export type { SecretOptions } from './backend/bullmq/secret-source.js';
 export type { ExecutorSpec } from './executors/messages.js';
-export type { TaskInput, ErrorClass } from './executors/types.js';
+export type { ErrorClass, TokenUsage } from './executors/types.js';
 export type { ModuleTaskContext, TaskModule } from './executors/module.js';
 export type { AnswerSource, InteractiveHandler, SessionChanges } from './interactive/types.js';
+export type { TaskRow } from './core/task.js';
+// The zod schemas of the session folder's formats (their JSON Schema documents are in schemas/).
+export { taskRowSchema, type TaskRowInput } from './schema/row.js';
+export { taskResultSchema, type TaskResult, type TaskResultInput } from './schema/result.js';
+export { taskInputSchema, type TaskInput } from './schema/task-input.js';
+export { sessionConfigSchema, type PipelineName, type SessionConfig } from './schema/session.js';
+export { discoveryLineSchema, type DiscoveryLine } from './schema/discovery.js';
+export { discoveryFileSchema, type DiscoveryFile } from './schema/discovery-file.js';
+export { attemptLineSchema, type AttemptLine } from './schema/attempt.js';
+
+/** runSession's options: RunOptions and what only a library caller passes (events, signals, answers). */
+export type RunSessionOptions = Omit<EngineOptions, 'report'>;
+
+/**
+ * Runs every pending task of a session and resolves with a summary (run/run-session.ts),
+ * keeping report.html up to date as the CLI does: the engine itself builds no report.
+ */
+export function runSession(path: string, options: RunSessionOptions = {}): Promise<RunSummary> {
+  return runEngine(path, { ...options, report: htmlReport });
+}

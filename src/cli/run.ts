@@ -5,6 +5,7 @@ import { WaveError } from '../errors.js';
 import { AnswerFile, AutoAnswers, NoAnswers, TerminalAnswers } from '../interactive/answers.js';
 import type { AnswerSource } from '../interactive/types.js';
 import { kDefaultGraceSeconds } from '../options/options.js';
+import { htmlReport } from '../report/run-reporter.js';
 import { runSession, type RunSessionOptions } from '../run/run-session.js';
 import { printJson, processIo, type CliIo } from './io.js';
 import { onOutputLost, type OutputName } from './process-output.js';
@@ -47,7 +48,7 @@ export async function runWithReporter(
   const interrupted = io === processIo ? onSignals(io, grace ?? kDefaultGraceSeconds) : undefined;
   const stopWatchingOutput = io === processIo ? onOutputLost((name, code) => events.emit('warning', lostOutputNote(name, code))) : undefined;
   try {
-    const options: RunSessionOptions = { ...runOptionsFromFlags(flags), ...extra, ...sessionOverrides(flags), ...backendFromFlags(flags), events, answers: answerSource(flags, io) };
+    const options: RunSessionOptions = { ...runOptionsFromFlags(flags), ...extra, ...sessionOverrides(flags), ...backendFromFlags(flags), events, answers: answerSource(flags, io), report: htmlReport };
     if (grace !== undefined) options.graceSeconds = grace;
     if (interrupted) {
       options.signal = interrupted.signal;

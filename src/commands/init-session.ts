@@ -15,7 +15,7 @@ import { splitList } from '../core/id-list.js';
 import { genericStarterTasks } from '../pipelines/generic/starter.js';
 import type { SessionConfig } from '../schema/session.js';
 import { SessionLock } from '../session/lock.js';
-import { validateTasks } from './validate.js';
+import { validateTasks } from '../session/validate.js';
 import { fillWaveColumn } from '../core/wave-column.js';
 import { writeWholeFile } from '../csv/write-all.js';
 import { isWaveFile, kLayout, kRunOutputs } from '../session/layout.js';

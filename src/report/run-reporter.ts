@@ -1,4 +1,5 @@
 import type { TasksTable } from '../csv/tasks-table.js';
+import type { RunReport, RunReportFactory } from '../run/run-session.js';
 import { WaveContexts } from './wave-contexts.js';
 import { writeReport } from './write-report.js';
 
@@ -10,7 +11,7 @@ const kMaxShareOfTime = 0.05;
  * it would take more than 5% of the run's time, as with a huge session and short waves)
  * and always at the end. A report that cannot be written is a warning: it never stops a run.
  */
-export class RunReporter {
+export class RunReporter implements RunReport {
   readonly #sessionDir: string;
   readonly #table: TasksTable;
   readonly #warn: (message: string) => void;
@@ -45,3 +46,6 @@ export class RunReporter {
     this.#lastDuration = performance.now() - this.#lastStart;
   }
 }
+
+/** report.html kept up to date during a run: what the CLI and the package's `runSession` attach. */
+export const htmlReport: RunReportFactory = (sessionDir, table, warn) => new RunReporter(sessionDir, table, warn);

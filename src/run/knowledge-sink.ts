@@ -1,11 +1,11 @@
 import { splitList } from '../core/id-list.js';
 import { writeFileAtomic } from '../csv/atomic-write.js';
 import type { TaskRow } from '../core/task.js';
-import type { TasksTable } from '../csv/tasks-table.js';
+import type { FileFormat, TasksTable } from '../csv/tasks-table.js';
 import { serializeWaveFile } from '../csv/wave-file.js';
 import type { AttemptReply, TaskLimits, WorkerReply } from '../executors/messages.js';
 import { buildPrevContext } from '../graph/prev-context.js';
-import { writeAttemptFiles } from '../knowledge/attempt-files.js';
+import { writeAttemptFiles } from './attempt-files.js';
 import { DiscoveryBoard } from '../knowledge/discoveries-board.js';
 import {
   wantsDiscoveryFile,
@@ -21,8 +21,13 @@ import { KnownFiles } from '../knowledge/known-files.js';
 import { buildUpstream, type DependencyState, type UpstreamContext } from '../knowledge/upstream.js';
 import { appendWisdom, kWisdomKinds, type WisdomKind } from '../knowledge/wisdom.js';
 import { UsageWriter } from '../session/usage-writer.js';
-import type { WaveContexts } from '../report/wave-contexts.js';
 import { waveFile } from '../session/layout.js';
+
+/** What is told of the wave files a run writes (report/wave-contexts.ts's cache). */
+export interface WaveFilesSeen {
+  /** A wave file just written at `path`, with the prev_context cells it holds by task id, as written. */
+  written(path: string, name: string, format: FileFormat, contexts: Map<string, string>): void;
+}
 
 export interface KnowledgeSinkSetup {
   sessionDir: string;
@@ -37,7 +42,7 @@ export interface KnowledgeSinkSetup {
   /** The prev_context cap, for the wave files. */
   prevContextCap: number;
   /** Told each wave file written, so that report.html need not parse it again. */
-  waveContexts?: WaveContexts;
+  waveContexts?: WaveFilesSeen;
   warn: (message: string) => void;
   /** Prices by model, to put each request's cost in its usage line. @default none */
   pricing?: PriceTable;

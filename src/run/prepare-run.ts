@@ -6,7 +6,7 @@ import { fillWaveColumn } from '../core/wave-column.js';
 import { planTasks, prepareSession, writeFirst, type HeldSession } from '../session/prepare-session.js';
 import { openSession } from '../session/session.js';
 import { withSessionDefaults } from '../options/session-defaults.js';
-import type { TaskPlan } from '../commands/validate.js';
+import type { TaskPlan } from '../session/validate.js';
 
 /** What a run is asked to do (the fields of RunSessionOptions that preparing it reads). */
 export interface RunRequest extends RunOptions {

@@ -1,7 +1,7 @@
 import type { RunSummary } from '../events/events.js';
-import { SessionRun, type RunSessionOptions } from './session-run.js';
+import { SessionRun, type RunReport, type RunReportFactory, type RunSessionOptions } from './session-run.js';
 
-export type { RunSessionOptions };
+export type { RunReport, RunReportFactory, RunSessionOptions };
 
 /**
  * Runs every pending task of a session and resolves with a summary. Holds the session

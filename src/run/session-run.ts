@@ -12,7 +12,6 @@ import { Interrupt } from './interrupt.js';
 import { Journal, readJournalWithCarried, readOpenBatches } from '../session/journal.js';
 import { jobsToReattach } from './job-reattach.js';
 import { OutcomeSink } from './outcome-sink.js';
-import { RunReporter } from '../report/run-reporter.js';
 import type { RunOptions } from '../options/options.js';
 import { prepareRun, type PreparedRun } from './prepare-run.js';
 import { editedStopReason, runOutcome, type RunEnding } from './run-outcome.js';
@@ -20,7 +19,8 @@ import { RunStop } from './run-stop.js';
 import { RunTally } from './run-tally.js';
 import { Scheduler } from './scheduler.js';
 import { createTaskRunner } from './task-runner.js';
-import { KnowledgeSink } from './knowledge-sink.js';
+import { KnowledgeSink, type WaveFilesSeen } from './knowledge-sink.js';
+import type { TasksTable } from '../csv/tasks-table.js';
 import { skippedForFailure, statusOf } from '../core/skip-cause.js';
 import { Checkpointer } from '../session/checkpointer.js';
 import type { SecretOptions } from '../backend/bullmq/secret-source.js';
@@ -65,7 +65,27 @@ export interface RunSessionOptions extends RunOptions {
    * `--insecure-no-secret`). @default CSV_WAVE_SECRET; a run without any is refused (exit 2)
    */
   bullmqSecret?: SecretOptions;
+  /**
+   * Keeps a report of the run (report.html) up to date: the engine builds none itself. The
+   * CLI and the package's `runSession` pass report/run-reporter.ts's `htmlReport`.
+   * @default none
+   */
+  report?: RunReportFactory;
 }
+
+/** A report the run keeps up to date, told when its files change (report/run-reporter.ts). */
+export interface RunReport {
+  /** A wave ended; its attempts are in the journal. */
+  waveEnd(): void;
+  /** Every result of the run is written; called before `run:done`. */
+  final(): void;
+  /** Told of each wave file the run writes, so that the report need not parse it. */
+  readonly waveContexts?: WaveFilesSeen;
+}
+
+/** Builds the run's report once the session is open and its tasks read. */
+export type RunReportFactory = (sessionDir: string, table: TasksTable, warn: (message: string) => void) => RunReport;
+
 
 /** How a run tells what happens: its events, and its warnings among them. */
 interface RunVoice {
@@ -77,7 +97,7 @@ interface RunVoice {
 interface OpenRun {
   journal: Journal;
   backend: ExecutionBackend;
-  reporter: RunReporter;
+  reporter: RunReport | undefined;
   tally: RunTally;
   liveUsage: LiveUsage;
   scheduler: Scheduler;
@@ -171,10 +191,10 @@ export class SessionRun {
       throw error;
     }
     // report.html at each wave end shows the attempts of the wave: they are flushed first.
-    const reporter = new RunReporter(session.dir, table, warn);
+    const reporter = this.#options.report?.(session.dir, table, warn);
     events.on('wave:done', () => {
       journal.flush();
-      reporter.waveEnd();
+      reporter?.waveEnd();
     });
     const tally = new RunTally(events, runIds.size);
     events.emit('run:start', { session: session.dir, total: runIds.size, waveCount: plan.waveCount });
@@ -195,7 +215,7 @@ export class SessionRun {
       maxDiscoveryLineBytes: settings.maxDiscoveryLineBytes,
       limits,
       prevContextCap: settings.prevContextCap,
-      waveContexts: reporter.waveContexts,
+      ...(reporter?.waveContexts ? { waveContexts: reporter.waveContexts } : {}),
       warn,
       pricing: settings.pricing,
       onUsage: (lines) => {
@@ -313,7 +333,7 @@ export class SessionRun {
     } catch (error) {
       this.#warn(`context.md was not written: ${error instanceof Error ? error.message : String(error)}`);
     }
-    reporter.final();
+    reporter?.final();
     const summary = tally.summary(table.rows, durationMs, outcome);
     this.#events.emit('run:done', summary);
     return summary;

@@ -1,7 +1,7 @@
 import type { TasksTable } from '../csv/tasks-table.js';
 import { planTasks, prepareSession } from './prepare-session.js';
 import { openSession, type Session, type SessionOverrides } from './session.js';
-import type { TaskPlan } from '../commands/validate.js';
+import type { TaskPlan } from './validate.js';
 
 export interface LoadedSession {
   session: Session;

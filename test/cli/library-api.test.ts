@@ -1,8 +1,35 @@
 import { describe, expect, test } from 'vitest';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import * as api from '../../src/index.js';
 import { RunEmitter, runSession, type ExecutorOption, type TaskDoneEvent } from '../../src/index.js';
 import { genericSession } from '../helpers/generic-session.js';
 
 describe('the library API', () => {
+  test('the package exports these runtime values and nothing else: the rest is internal', () => {
+    // A name added here is a new public API; a name removed is a breaking change.
+    expect(Object.keys(api).sort()).toEqual([
+      'RunEmitter',
+      'WaveError',
+      'attemptLineSchema',
+      'discoveryFileSchema',
+      'discoveryLineSchema',
+      'main',
+      'runSession',
+      'sessionConfigSchema',
+      'taskInputSchema',
+      'taskResultSchema',
+      'taskRowSchema',
+    ]);
+  });
+
+  test("the package's runSession keeps report.html, as the CLI does", async () => {
+    const dir = genericSession([{ id: 'A', description: 'first', role: 'r' }]);
+    const summary = await runSession(dir, { executor: { type: 'command', cmd: 'echo {id}' } });
+    expect(summary.exitCode).toBe(0);
+    expect(existsSync(join(dir, 'report.html'))).toBe(true);
+  });
+
   test('runSession and the typed events come from the package entry, as the README shows', async () => {
     const dir = genericSession([
       { id: 'A', description: 'first', role: 'r' },

@@ -12,7 +12,7 @@ import { kDefaultMaxRows, parseTasks, readTasksFile } from '../../src/csv/parse-
 import { serializeTasks } from '../../src/csv/serialize-tasks.js';
 import { serializeWaveFile } from '../../src/csv/wave-file.js';
 import { readSessionConfig } from '../../src/session/session.js';
-import { validateTasks } from '../../src/commands/validate.js';
+import { validateTasks } from '../../src/session/validate.js';
 import { expectWaveError } from '../helpers/wave-error.js';
 
 const kSeedHeader = kTaskColumns.join(',');

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { RunEmitter, type RunEvents } from '../../src/events/events.js';
 import { readJournal } from '../../src/session/journal.js';
-import { runSession } from '../../src/run/run-session.js';
+// The package's runSession: report.html is attached there, as the CLI attaches it.
+import { runSession } from '../../src/index.js';
 import { expectTasksCsvValid } from '../hostile/helpers.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
 

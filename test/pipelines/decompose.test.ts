@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { kTaskColumns, type TaskRow } from '../../src/core/task.js';
 import { serializeTasks } from '../../src/csv/serialize-tasks.js';
-import { validateTasks } from '../../src/commands/validate.js';
+import { validateTasks } from '../../src/session/validate.js';
 import { analyzeTasks } from '../../src/pipelines/analyze/decompose.js';
 import { brainstormTasks, kDefaultAngles } from '../../src/pipelines/brainstorm/decompose.js';
 

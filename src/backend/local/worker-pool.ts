@@ -41,7 +41,7 @@ export class WorkerPool {
   constructor(options: WorkerPoolOptions) {
     this.#options = options;
     this.#pool = new Piscina({
-      filename: workerFile(),
+      ...workerEntry(),
       name: kWorkerEntry,
       minThreads: 1,
       maxThreads: options.threads,
@@ -89,7 +89,7 @@ export class WorkerPool {
 
   #isolatedPool(): Piscina<PoolRequest, string> {
     this.#isolated ??= new Piscina({
-      filename: workerFile(),
+      ...workerEntry(),
       name: kWorkerEntry,
       // Not 0: piscina (5.3) replaces a dead thread only up to minThreads, so with 0 the
       // tasks queued behind a task that killed the last thread would wait forever.
@@ -103,11 +103,17 @@ export class WorkerPool {
   }
 }
 
-/** The compiled worker entry. Under a TypeScript test runner this file is .ts; the worker is in dist/. */
-function workerFile(): string {
+/**
+ * Where piscina's threads load the worker entry from. Compiled, it is the worker.js beside
+ * this file. Under a TypeScript test runner this file is .ts and a thread cannot read
+ * TypeScript by itself: it loads src/executors/worker.ts through tsx's loader, so the unit
+ * tests need no dist/ (vitest's own transform reaches only its own threads, not these).
+ */
+function workerEntry(): { filename: string; execArgv?: string[] } {
   const here = import.meta.url;
-  const url = here.endsWith('.ts')
-    ? new URL('../../../dist/executors/worker.js', here)
-    : new URL('../../executors/worker.js', here);
-  return fileURLToPath(url);
+  if (!here.endsWith('.ts')) return { filename: fileURLToPath(new URL('../../executors/worker.js', here)) };
+  return {
+    filename: fileURLToPath(new URL('../../executors/worker.ts', here)),
+    execArgv: [...process.execArgv, '--import', import.meta.resolve('tsx')],
+  };
 }

@@ -5,9 +5,9 @@ import type { AttemptReply, ArtifactFile, TaskLimits, WorkerReply } from '../exe
 import { describe } from '../executors/module.js';
 import { scrubSecrets } from '../text/secret-scrubber.js';
 import { kArtifactNamePattern } from '../schema/result.js';
-import { artifactLimitsOf, maxPlannedBytes, writeArtifactFiles } from './artifacts.js';
-import { wantsDiscoveryFile, writeDiscoveryFile, type DiscoveryFilePolicy } from './discovery-files.js';
-import type { KnownFiles } from './known-files.js';
+import { artifactLimitsOf, maxPlannedBytes, writeArtifactFiles } from '../knowledge/artifacts.js';
+import { wantsDiscoveryFile, writeDiscoveryFile, type DiscoveryFilePolicy } from '../knowledge/discovery-files.js';
+import type { KnownFiles } from '../knowledge/known-files.js';
 
 /**
  * Writes the files a finished attempt produced into the session folder — its artifacts,

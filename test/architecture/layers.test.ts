@@ -1,0 +1,128 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const kSrc = join(import.meta.dirname, '../../src');
+
+/**
+ * The layers of src/, from the bottom up. A folder (or a file at the top of src/) may
+ * import its own files and anything in a layer below its own: never its own layer's other
+ * members, never a layer above. Each layer is what the ones above it are built from:
+ *
+ * - the leaves: the error class, the version, text helpers, process utilities;
+ * - schema (zod), graph, core (the pure scheduling core), csv (tasks.csv and wave files);
+ * - knowledge (a task's files: artifacts, discoveries, usage), executors (one attempt),
+ *   interactive (the lane run in the main thread), pipelines (what makes brainstorm,
+ *   analyze and generic differ), backend (where attempts run), options (run options);
+ * - events (the public events), session (the folder, its lock and journal), commands
+ *   (init, validate, plan, status, rerun, revise as functions), run (one run);
+ * - report (report.html, the live server), cli, and index.ts, the public API.
+ */
+const kLayers: readonly (readonly string[])[] = [
+  ['errors.ts', 'version.ts', 'text', 'process'],
+  ['schema'],
+  ['graph'],
+  ['core'],
+  ['csv'],
+  ['knowledge'],
+  ['executors'],
+  ['interactive'],
+  ['pipelines'],
+  ['backend'],
+  ['options'],
+  ['events'],
+  ['session'],
+  ['commands'],
+  ['run'],
+  ['report'],
+  ['cli'],
+  ['index.ts'],
+];
+
+/**
+ * Imports that still point up, each to be removed, never added to: `from` is the importing
+ * file under src/, `to` the layer it reaches up into. The test fails when one is gone, so
+ * that the list only shrinks.
+ */
+const kExceptions: readonly { from: string; to: string; why: string }[] = [
+  // The result rules of a pipeline's roles (the challenger's severity, the evaluator's
+  // scores) are applied where a reply is made, in the worker: they belong below executors.
+  { from: 'executors/reply-rules.ts', to: 'pipelines', why: "a reply is held to its pipeline's result rules" },
+  { from: 'executors/openai/contract-schema.ts', to: 'pipelines', why: "a role's answer fields and checkpoint roles" },
+  { from: 'executors/openai/role-check.ts', to: 'pipelines', why: "a model's answer is held to its role's rules" },
+];
+
+interface Import {
+  /** The importing file, relative to src/. */
+  file: string;
+  /** The import's specifier as written. */
+  specifier: string;
+  /** The layer member (top folder or top file of src/) it reaches. */
+  to: string;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** The folder under src/ a path is in, or the file's own name for a file at the top of src/. */
+function memberOf(path: string): string {
+  return relative(kSrc, path).split(sep)[0]!;
+}
+
+/** Every relative import of src/: static, re-exports, side-effect and dynamic. */
+function relativeImports(): Import[] {
+  return sourceFiles(kSrc).flatMap((path) => {
+    // Comments may show an import; only code counts.
+    const code = readFileSync(path, 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/(^|[^:])\/\/.*$/gm, '$1');
+    const specifiers = [...code.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)'(\.{1,2}\/[^']+)'/g)].map((match) => match[1]!);
+    return specifiers.map((specifier) => ({
+      file: relative(kSrc, path).split(sep).join('/'),
+      specifier,
+      // A top file is imported by its compiled name (errors.js is src/errors.ts).
+      to: memberOf(resolve(dirname(path), specifier)).replace(/\.js$/, '.ts'),
+    }));
+  });
+}
+
+const kRank = new Map(kLayers.flatMap((members, rank) => members.map((member) => [member, rank] as const)));
+
+function upward(imports: Import[]): Import[] {
+  return imports.filter(({ file, to }) => {
+    const from = memberOf(join(kSrc, file));
+    return from !== to && !(kRank.get(to)! < kRank.get(from)!);
+  });
+}
+
+describe('the layers of src/', () => {
+  const imports = relativeImports();
+
+  it('finds the imports', () => {
+    expect(imports.length).toBeGreaterThan(500);
+    expect(imports).toContainEqual({ file: 'run/run-session.ts', specifier: '../session/journal.js', to: 'session' });
+  });
+
+  it('places every folder and top file of src/ in a layer', () => {
+    const members = readdirSync(kSrc).filter((name) => !name.endsWith('.d.ts'));
+    expect(members.filter((member) => !kRank.has(member)), 'add it to kLayers in this test').toEqual([]);
+  });
+
+  it('has imports that point down only, but for the listed exceptions', () => {
+    const excepted = (i: Import) => kExceptions.some(({ from, to }) => from === i.file && to === i.to);
+    const found = upward(imports)
+      .filter((i) => !excepted(i))
+      .map(({ file, specifier }) => `${file} imports ${specifier}`);
+    expect(found, 'an import that points up the layers of kLayers (move the code down, or pass it in from above)').toEqual([]);
+  });
+
+  it('lists no exception that is gone', () => {
+    const stale = kExceptions.filter(({ from, to }) => !upward(imports).some((i) => i.file === from && i.to === to));
+    expect(stale, 'remove it from kExceptions').toEqual([]);
+  });
+});
