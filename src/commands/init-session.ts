@@ -18,7 +18,7 @@ import { SessionLock } from '../session/lock.js';
 import { validateTasks } from '../session/validate.js';
 import { fillWaveColumn } from '../core/wave-column.js';
 import { writeWholeFile } from '../csv/write-all.js';
-import { isWaveFile, kLayout, kRunOutputs } from '../session/layout.js';
+import { isWaveFile, kLayout, kRunOutputs } from '../layout.js';
 
 export interface InitOptions {
   /** `generic` writes a starter: two tasks and a report of them, to be replaced by the user's own. */

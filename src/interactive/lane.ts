@@ -4,7 +4,7 @@ import type { WorkerReply, WorkerRequest } from '../executors/messages.js';
 import type { AnswerSource, HandlerResult, InteractiveContext, InteractiveHandler } from './types.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
 import { writeWholeFile } from '../csv/write-all.js';
-import { kLayout } from '../session/layout.js';
+import { kLayout } from '../layout.js';
 
 export interface LaneSetup {
   handlers: ReadonlyMap<string, InteractiveHandler>;

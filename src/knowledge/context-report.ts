@@ -6,7 +6,7 @@ import { readUsage } from './usage.js';
 import { costLine, usageProblemLines } from './cost-text.js';
 import { formatUsd, type PriceTable } from './pricing.js';
 import { sessionPathForWrite } from './session-path.js';
-import { kLayout } from '../session/layout.js';
+import { kLayout } from '../layout.js';
 
 export interface ContextReportInput {
   table: TasksTable;

@@ -4,7 +4,7 @@ import { cutText } from '../text/cut-text.js';
 import { discoveryLineSchema, type DiscoveryInput, type DiscoveryLine } from '../schema/discovery.js';
 import { sessionPathForWrite } from './session-path.js';
 import { writeWholeFile } from '../csv/write-all.js';
-import { kLayout } from '../session/layout.js';
+import { kLayout } from '../layout.js';
 
 /** @default 64 KiB: one discovery line of discoveries.ndjson at most (`max_discovery_line_bytes`). */
 export const kDefaultMaxDiscoveryLineBytes = 64 * 1024;

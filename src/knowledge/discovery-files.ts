@@ -4,7 +4,7 @@ import type { DiscoveryFile } from '../schema/discovery-file.js';
 import { cutText } from '../text/cut-text.js';
 import { sessionPathForWrite } from './session-path.js';
 import { writeWholeFile } from '../csv/write-all.js';
-import { kLayout } from '../session/layout.js';
+import { kLayout } from '../layout.js';
 
 /** key_findings keeps at most 5 items of under 100 characters each (seed 000). */
 const kMaxKeyFindings = 5;

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { writeFileAtomic } from '../csv/atomic-write.js';
 import { sessionPathForWrite } from './session-path.js';
 import { writeWholeFile } from '../csv/write-all.js';
-import { kLayout } from '../session/layout.js';
+import { kLayout } from '../layout.js';
 
 export interface CacheEntry {
   angle: string;

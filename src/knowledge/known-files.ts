@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { kLayout } from '../session/layout.js';
+import { kLayout } from '../layout.js';
 
 /**
  * Which discovery files, and whether `wisdom/`, exist in a session folder, as the engine's

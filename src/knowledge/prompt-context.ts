@@ -2,7 +2,7 @@ import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { join } from 'node:path';
 import { sessionPathForRead } from './session-path.js';
 import type { UpstreamContext } from './upstream.js';
-import { kLayout } from '../session/layout.js';
+import { kLayout } from '../layout.js';
 
 /**
  * What a model prompt shows of the session besides the task's own row: the pipeline and

@@ -4,7 +4,7 @@ import { sessionPathForWrite } from './session-path.js';
 import { writeWholeFile } from '../csv/write-all.js';
 import { requestCost, type ModelPrice, type PriceTable } from './pricing.js';
 import { batchIdentity, checkUsageLine, type CountedLine } from './usage-line-check.js';
-import { kLayout } from '../session/layout.js';
+import { kLayout } from '../layout.js';
 
 const kUsageFile = kLayout.usage;
 

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sessionPathForWrite } from './session-path.js';
 import { writeWholeFile } from '../csv/write-all.js';
-import { kLayout } from '../session/layout.js';
+import { kLayout } from '../layout.js';
 
 /** The append-only wisdom files (seed 000). */
 export const kWisdomKinds = ['learnings', 'decisions', 'conventions', 'issues'] as const;

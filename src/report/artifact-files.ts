@@ -2,7 +2,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, type
 import { join } from 'node:path';
 import { kArtifactNamePattern } from '../schema/result.js';
 import { kTaskIdPattern } from '../schema/row.js';
-import { kLayout } from '../session/layout.js';
+import { kLayout } from '../layout.js';
 
 /** True for `<name>.md` with a name an executor may give (schema/result.ts): no `/`, no scheme, no `..` alone. */
 function isArtifactFileName(fileName: string): boolean {

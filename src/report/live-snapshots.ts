@@ -6,7 +6,7 @@ import { buildReportData } from './report-data.js';
 import { reportPage } from './report-html.js';
 import { currentTasks } from './session-state.js';
 import { WaveContexts } from './wave-contexts.js';
-import { kLayout } from '../session/layout.js';
+import { kLayout } from '../layout.js';
 
 /** The files whose change means the page should update. */
 const kWatched = [kLayout.tasks, kLayout.journal, kLayout.attempts, kLayout.discoveries];

@@ -10,7 +10,7 @@ import { groupFailures, type FailureGroup } from './failures.js';
 import { assignLanes } from './lanes.js';
 import { readAttempts } from './read-attempts.js';
 import { WaveContexts } from './wave-contexts.js';
-import { kLayout } from '../session/layout.js';
+import { kLayout } from '../layout.js';
 
 /**
  * A task as the page shows it: [id, title, role, wave, status, findings, error, deps,

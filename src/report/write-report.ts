@@ -8,7 +8,7 @@ import { sessionPathForWrite } from '../knowledge/session-path.js';
 import { buildReportData } from './report-data.js';
 import { reportHtml } from './report-html.js';
 import type { WaveContexts } from './wave-contexts.js';
-import { kLayout } from '../session/layout.js';
+import { kLayout } from '../layout.js';
 
 export const kReportFile = kLayout.report;
 

@@ -21,7 +21,7 @@ import { KnownFiles } from '../knowledge/known-files.js';
 import { buildUpstream, type DependencyState, type UpstreamContext } from '../knowledge/upstream.js';
 import { appendWisdom, kWisdomKinds, type WisdomKind } from '../knowledge/wisdom.js';
 import { UsageWriter } from '../session/usage-writer.js';
-import { waveFile } from '../session/layout.js';
+import { waveFile } from '../layout.js';
 
 /** What is told of the wave files a run writes (report/wave-contexts.ts's cache). */
 export interface WaveFilesSeen {

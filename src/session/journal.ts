@@ -9,7 +9,7 @@ import { sessionPathForWrite } from '../knowledge/session-path.js';
 import type { AttemptLine } from '../schema/attempt.js';
 import { AppendOnlyFile } from './append-only-file.js';
 import { attemptLineText } from './attempt-line-text.js';
-import { kLayout } from './layout.js';
+import { kLayout } from '../layout.js';
 
 /**
  * An attempt started. `job`: the BullMQ job it runs as (--backend bullmq), recorded before

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { WaveError } from '../errors.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
 import { ownerStateOf, ownIdentity, type OwnerState, type ProcessOwner } from '../process/process-identity.js';
-import { kLayout } from './layout.js';
+import { kLayout } from '../layout.js';
 
 /** What link() fails with where a file system has no hard links (some network and FUSE mounts). */
 const kNoHardLinks = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);

@@ -4,7 +4,7 @@ import { writeWholeFile } from '../csv/write-all.js';
 import { WaveError } from '../errors.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
 import type { Session } from './session.js';
-import { kLayout } from './layout.js';
+import { kLayout } from '../layout.js';
 
 /**
  * The name of the tasks file that owns the folder's session state, if one was recorded.

@@ -5,7 +5,7 @@ import { WaveError, formatViolations } from '../errors.js';
 import { inferPipeline } from '../pipelines/roles.js';
 import { sessionConfigSchema, type PipelineName, type SessionConfig } from '../schema/session.js';
 import { jsonSyntaxMessage, sessionViolations } from './session-diagnostics.js';
-import { kLayout } from './layout.js';
+import { kLayout } from '../layout.js';
 
 /** Where a session's files are, and its settings. */
 export interface Session {

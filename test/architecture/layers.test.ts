@@ -19,7 +19,7 @@ const kSrc = join(import.meta.dirname, '../../src');
  * - report (report.html, the live server), cli, and index.ts, the public API.
  */
 const kLayers: readonly (readonly string[])[] = [
-  ['errors.ts', 'version.ts', 'text', 'process'],
+  ['errors.ts', 'version.ts', 'layout.ts', 'text', 'process'],
   ['schema'],
   ['graph'],
   ['core'],
@@ -105,7 +105,7 @@ describe('the layers of src/', () => {
 
   it('finds the imports', () => {
     expect(imports.length).toBeGreaterThan(500);
-    expect(imports).toContainEqual({ file: 'run/run-session.ts', specifier: '../session/journal.js', to: 'session' });
+    expect(imports).toContainEqual({ file: 'run/session-run.ts', specifier: '../session/journal.js', to: 'session' });
   });
 
   it('places every folder and top file of src/ in a layer', () => {
@@ -118,6 +118,7 @@ describe('the layers of src/', () => {
     const found = upward(imports)
       .filter((i) => !excepted(i))
       .map(({ file, specifier }) => `${file} imports ${specifier}`);
+    if (found.length > 0) console.log(found.join('\n'));
     expect(found, 'an import that points up the layers of kLayers (move the code down, or pass it in from above)').toEqual([]);
   });
 

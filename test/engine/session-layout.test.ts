@@ -4,7 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { initSession } from '../../src/commands/init-session.js';
 import { runSession } from '../../src/run/run-session.js';
-import { isWaveFile, kLayout, kRunOutputs, waveFile } from '../../src/session/layout.js';
+import { isWaveFile, kLayout, kRunOutputs, waveFile } from '../../src/layout.js';
 import { runCli } from '../helpers/cli.js';
 import { kScriptedAgentCmd } from '../helpers/scripted-agent.js';
 

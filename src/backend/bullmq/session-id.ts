@@ -5,7 +5,7 @@ import { writeWholeFile } from '../../csv/write-all.js';
 import { WaveError } from '../../errors.js';
 import { sessionPathForWrite } from '../../knowledge/session-path.js';
 import { kSessionIdPattern } from './names.js';
-import { kLayout } from '../../session/layout.js';
+import { kLayout } from '../../layout.js';
 
 /** Where a session keeps its id: engine state, next to the journal. */
 const kSessionIdFile = kLayout.sessionId;

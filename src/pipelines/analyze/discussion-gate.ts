@@ -9,7 +9,7 @@ import { statusOf, supersededCause } from '../../core/skip-cause.js';
 import type { GateDecision, HandlerResult, InteractiveContext, InteractiveHandler, SessionChanges } from '../../interactive/types.js';
 import { sessionPathForWrite } from '../../knowledge/session-path.js';
 import { writeWholeFile } from '../../csv/write-all.js';
-import { kLayout } from '../../session/layout.js';
+import { kLayout } from '../../layout.js';
 
 /** The roles of a discussion loop: the discussions and the supplementary analyses between them. */
 const kLoopRoles = new Set(['discussant', 'analyst']);
