@@ -6,26 +6,23 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, test } from 'vitest';
 import { readRows, tasksCsv } from '../helpers/generic-session.js';
+import { docBlocks } from '../helpers/readme.js';
 import { kBinPath } from '../helpers/spawn-cli.js';
 
 const run = promisify(execFile);
 const kRepo = fileURLToPath(new URL('../../', import.meta.url));
-const kReadme = readFileSync(join(kRepo, 'README.md'), 'utf8');
-
-/** The one fenced block of this language in the README that contains `marker`. */
-function readmeBlock(language: string, marker: string): string {
-  const blocks = [...kReadme.matchAll(new RegExp(`^\`\`\`${language}\\n([\\s\\S]*?)^\`\`\`$`, 'gm'))]
-    .map((match) => match[1]!)
-    .filter((block) => block.includes(marker));
-  expect(blocks, `README blocks of ${language} with ${marker}`).toHaveLength(1);
+/** The one fenced block of this language in a page of the docs that contains `marker`. */
+function docBlock(page: string, language: string, marker: string): string {
+  const blocks = docBlocks(page, language).filter((block) => block.includes(marker));
+  expect(blocks, `${page} blocks of ${language} with ${marker}`).toHaveLength(1);
   return blocks[0]!;
 }
 
-// The README's examples as a reader copies them: only the package name (not installed in
-// a temporary folder) and the session paths are put in.
-describe("the README's code examples run as written", () => {
-  test('the library example prints each task as it is done, then the exit code', async () => {
-    const code = readmeBlock('ts', 'await runSession(');
+// The examples of the README and docs/ as a reader copies them: only the package name (not
+// installed in a temporary folder) and the session paths are put in.
+describe('the code examples of the README and docs/ run as written', () => {
+  test('docs/library.md: the library example prints each task as it is done, then the exit code', async () => {
+    const code = docBlock('docs/library.md', 'ts', 'await runSession(');
     const root = mkdtempSync(join(tmpdir(), 'csv-wave-readme-'));
     mkdirSync(join(root, 'my-session'));
     writeFileSync(
@@ -42,11 +39,11 @@ describe("the README's code examples run as written", () => {
     expect(stdout).toBe('A completed A\nB completed B\n0 ran to the end\n');
   });
 
-  test('the analyze example with samples/answers.json: continue, adjust with a new focus, done', async () => {
-    const script = readmeBlock('sh', '--answers');
+  test('docs/pipelines.md: the analyze example with samples/answers.json: continue, adjust with a new focus, done', async () => {
+    const script = docBlock('docs/pipelines.md', 'sh', '--answers');
     const dir = join(mkdtempSync(join(tmpdir(), 'csv-wave-readme-')), 'an');
     const shell = script.replaceAll('/tmp/an', dir).replaceAll('npx csv-wave', `node ${kBinPath}`);
-    // From the repository folder, where the README's relative paths point; `$PWD` as the shell sets it.
+    // From the repository folder, where the page's relative paths point; `$PWD` as the shell sets it.
     await run('/bin/sh', ['-e', '-c', shell], { cwd: kRepo, env: { ...process.env, PWD: kRepo } });
     const rows = readRows(dir);
     expect([...rows.values()].every((row) => row.status === 'completed'), JSON.stringify([...rows.keys()])).toBe(true);
@@ -58,5 +55,17 @@ describe("the README's code examples run as written", () => {
       'DISCUSS-003',
     ]);
     expect(readFileSync(join(dir, 'discussion.md'), 'utf8')).toContain('focus on costs');
+  });
+
+  test('README.md: the plain batch example starts, runs, lists failures and reruns them', async () => {
+    const script = docBlock('README.md', 'sh', '--template generic');
+    const dir = join(mkdtempSync(join(tmpdir(), 'csv-wave-readme-')), 'batch');
+    const shell = script.replaceAll('/tmp/batch', dir).replaceAll('npx csv-wave', `node ${kBinPath}`);
+    const { stdout } = await run('/bin/sh', ['-e', '-c', shell], { cwd: kRepo });
+    const rows = readRows(dir);
+    expect([...rows.values()].map((row) => row.status)).toEqual(['completed', 'completed', 'completed']);
+    expect(rows.get('REPORT-001')!.findings).toMatch(/^reporter REPORT-001: Sum up/);
+    // The rerun of no failure runs nothing.
+    expect(stdout).toContain('Nothing to run');
   });
 });

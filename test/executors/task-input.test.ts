@@ -5,9 +5,12 @@ import { describe, expect, test } from 'vitest';
 import { taskInputSchema, type TaskInput } from '../../src/index.js';
 import { runCli } from '../helpers/cli.js';
 import { readRows } from '../helpers/generic-session.js';
-import { readmeBlocks, readmeFile } from '../helpers/readme.js';
+import { docBlocks, docFile } from '../helpers/readme.js';
 
-/** A fresh starter session (init --template generic) and a folder for the README's scripts. */
+/** The page that documents the task input. */
+const kPage = 'docs/executors.md';
+
+/** A fresh starter session (init --template generic) and a folder for the page's scripts. */
 async function starter(): Promise<{ dir: string; scripts: string }> {
   const root = mkdtempSync(join(tmpdir(), 'csv-wave-task-input-'));
   const dir = join(root, 'batch');
@@ -16,17 +19,17 @@ async function starter(): Promise<{ dir: string; scripts: string }> {
   return { dir, scripts: root };
 }
 
-describe('the task input, as the README documents it', () => {
-  test('the README example is a valid task input', () => {
-    const example = readmeBlocks('json').find((block) => block.includes('"prev_context"'));
+describe('the task input, as docs/executors.md documents it', () => {
+  test('the documented example is a valid task input', () => {
+    const example = docBlocks(kPage, 'json').find((block) => block.includes('"prev_context"'));
     expect(example).toBeDefined();
     expect(() => taskInputSchema.parse(JSON.parse(example!))).not.toThrow();
   });
 
-  test('a module written from the README runs: it reads task.row and task.upstream', async () => {
+  test('a module written from the docs runs: it reads task.row and task.upstream', async () => {
     const { dir, scripts } = await starter();
     const module = join(scripts, 'report.mjs');
-    writeFileSync(module, readmeFile('report.mjs'));
+    writeFileSync(module, docFile(kPage, 'report.mjs'));
     const run = await runCli('run', dir, '--module', module);
     expect(run.code, run.stderr + run.stdout).toBe(0);
     const rows = readRows(dir);
@@ -37,7 +40,7 @@ describe('the task input, as the README documents it', () => {
 
   test('a command reads the documented fields from stdin, exactly those', async () => {
     const { dir, scripts } = await starter();
-    writeFileSync(join(scripts, 'agent.mjs'), readmeFile('agent.mjs'));
+    writeFileSync(join(scripts, 'agent.mjs'), docFile(kPage, 'agent.mjs'));
     // Each task keeps a copy of its stdin to be checked against the schema.
     const run = await runCli('run', dir, '--cmd', `tee {id}.input.json | node ${join(scripts, 'agent.mjs')}`);
     expect(run.code, run.stderr + run.stdout).toBe(0);
