@@ -4,13 +4,12 @@ import { RunEmitter } from '../events/events.js';
 import { WaveError } from '../errors.js';
 import { AnswerFile, AutoAnswers, NoAnswers, TerminalAnswers } from '../interactive/answers.js';
 import type { AnswerSource } from '../interactive/types.js';
-import { kDefaultGraceSeconds } from '../options/options.js';
 import { htmlReport } from '../report/run-reporter.js';
 import { runSession, type RunSessionOptions } from '../run/run-session.js';
 import { printJson, processIo, type CliIo } from './io.js';
 import { onOutputLost, type OutputName } from './process-output.js';
 import { attachReporter } from './progress.js';
-import { addRunFlags, runOptionsFromFlags, type RunFlags } from './run-flags.js';
+import { addRunFlags, graceFromFlags, runOptionsFromFlags, type RunFlags } from './run-flags.js';
 import { sessionOverrides } from './pipeline-flag.js';
 import { backendFromFlags } from './backend-flag.js';
 
@@ -25,15 +24,6 @@ export function registerRun(program: Command, io: CliIo, done: (code: number) =>
   });
 }
 
-function graceSeconds(flags: RunFlags): number | undefined {
-  if (flags.grace === undefined) return undefined;
-  const value = Number(flags.grace);
-  if (flags.grace.trim() === '' || !Number.isFinite(value) || value < 0) {
-    throw new WaveError('USAGE', `Expected \`--grace\` to be a number of seconds ≥ 0, got \`${flags.grace}\``);
-  }
-  return value;
-}
-
 /** Runs a session with the CLI's reporter attached; resolves to the exit code. */
 export async function runWithReporter(
   sessionPath: string,
@@ -44,12 +34,10 @@ export async function runWithReporter(
   const events = new RunEmitter();
   const tty = io === processIo && process.stderr.isTTY === true;
   const detachReporter = attachReporter(events, io, flags.json ? 'json' : tty ? 'tty' : 'lines');
-  const grace = graceSeconds(flags);
-  const interrupted = io === processIo ? onSignals(io, grace ?? kDefaultGraceSeconds) : undefined;
+  const interrupted = io === processIo ? onSignals(io, graceFromFlags(flags)) : undefined;
   const stopWatchingOutput = io === processIo ? onOutputLost((name, code) => events.emit('warning', lostOutputNote(name, code))) : undefined;
   try {
     const options: RunSessionOptions = { ...runOptionsFromFlags(flags), ...extra, ...sessionOverrides(flags), ...backendFromFlags(flags), events, answers: answerSource(flags, io), report: htmlReport };
-    if (grace !== undefined) options.graceSeconds = grace;
     if (interrupted) {
       options.signal = interrupted.signal;
       options.killSignal = interrupted.killSignal;

@@ -13,7 +13,7 @@ import {
 } from '../pipelines/brainstorm/decompose.js';
 import { splitList } from '../core/id-list.js';
 import { genericStarterTasks } from '../pipelines/generic/starter.js';
-import type { SessionConfig } from '../schema/session.js';
+import type { PipelineName, SessionConfig } from '../schema/session.js';
 import { SessionLock } from '../session/lock.js';
 import { validateTasks } from '../session/validate.js';
 import { fillWaveColumn } from '../core/wave-column.js';
@@ -65,7 +65,7 @@ export function initSession(dir: string, options: InitOptions): InitResult {
     });
   }
   let tasks: TaskRow[];
-  let config: SessionConfig;
+  let config: SessionConfig & { pipeline: PipelineName };
   if (options.template === 'brainstorm') {
     if (options.perspectives !== undefined) throw new WaveError('USAGE', '--perspectives goes with --template analyze (brainstorm takes --angles)');
     const mode = (options.mode ?? 'full') as BrainstormMode;

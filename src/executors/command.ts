@@ -5,6 +5,7 @@ import type { OutputMode } from '../schema/session.js';
 import { parseTaskOutput } from './output.js';
 import { SecretScrubber } from '../text/secret-scrubber.js';
 import { renderCommand } from './template.js';
+import { kRunDefaults } from '../options/option-table.js';
 import type { AttemptOutcome, Executor, ExecutorRunOptions, TaskInput } from './types.js';
 
 export interface CommandExecutorOptions {
@@ -19,8 +20,6 @@ export interface CommandExecutorOptions {
   output?: OutputMode;
 }
 
-/** @default 1 MiB of stdout per task (`max_stdout_bytes`) */
-export const kDefaultMaxStdoutBytes = 1024 * 1024;
 /** Characters of stderr kept for the error message: the end is where programs say what went wrong. */
 const kStderrTail = 2000;
 /**
@@ -50,7 +49,7 @@ export class CommandExecutor implements Executor {
 
   constructor(options: CommandExecutorOptions) {
     this.#template = options.template;
-    this.#maxStdout = options.maxStdoutBytes ?? kDefaultMaxStdoutBytes;
+    this.#maxStdout = options.maxStdoutBytes ?? kRunDefaults.maxStdoutBytes;
     this.#output = options.output ?? 'auto';
   }
 

@@ -1,6 +1,7 @@
 import { cutText, cutTextBytes } from '../text/cut-text.js';
 import { sessionPathForWrite } from './session-path.js';
 import { writeWholeFile } from '../csv/write-all.js';
+import { kRunDefaults } from '../options/option-table.js';
 
 /** The findings cell holds at most this many characters (DESIGN.md section 2). */
 export const kMaxFindingsChars = 500;
@@ -13,8 +14,8 @@ export interface ArtifactLimits {
   maxBytes: number;
 }
 
-/** @default 20 files and 10 MiB per task */
-export const kDefaultArtifactLimits: Readonly<ArtifactLimits> = { maxFiles: 20, maxBytes: 10 * 1024 * 1024 };
+/** The run options' defaults (option-table.ts): 20 files and 10 MiB per task. */
+export const kDefaultArtifactLimits: Readonly<ArtifactLimits> = { maxFiles: kRunDefaults.maxArtifactsPerTask, maxBytes: kRunDefaults.maxArtifactBytes };
 
 /** The name of the file that holds a task's whole findings when they do not fit the cell. */
 const kOutputName = 'output';

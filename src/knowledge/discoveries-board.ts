@@ -5,9 +5,8 @@ import { discoveryLineSchema, type DiscoveryInput, type DiscoveryLine } from '..
 import { sessionPathForWrite } from './session-path.js';
 import { writeWholeFile } from '../csv/write-all.js';
 import { kLayout } from '../layout.js';
+import { kRunDefaults } from '../options/option-table.js';
 
-/** @default 64 KiB: one discovery line of discoveries.ndjson at most (`max_discovery_line_bytes`). */
-export const kDefaultMaxDiscoveryLineBytes = 64 * 1024;
 
 /** The data field that identifies a discovery of each known type (DESIGN.md section 7). */
 const kDedupField: Record<string, string> = {
@@ -41,7 +40,7 @@ export class DiscoveryBoard {
   constructor(sessionDir: string, warn: (message: string) => void, options: { maxLineBytes?: number } = {}) {
     this.#path = join(sessionDir, kLayout.discoveries);
     this.#warn = warn;
-    this.#maxLineBytes = options.maxLineBytes ?? kDefaultMaxDiscoveryLineBytes;
+    this.#maxLineBytes = options.maxLineBytes ?? kRunDefaults.maxDiscoveryLineBytes;
     for (const line of readDiscoveries(this.#path, warn)) this.#keys.add(dedupKey(line.type, line.data));
   }
 

@@ -5,7 +5,6 @@ import { normalizeRunOptions, type NormalizedRunOptions, type RunOptions } from 
 import { fillWaveColumn } from '../core/wave-column.js';
 import { planTasks, prepareSession, writeFirst, type HeldSession } from '../session/prepare-session.js';
 import { openSession } from '../session/session.js';
-import { withSessionDefaults } from '../options/session-defaults.js';
 import type { TaskPlan } from '../session/validate.js';
 
 /** What a run is asked to do (the fields of RunSessionOptions that preparing it reads). */
@@ -30,7 +29,7 @@ export interface PreparedRun extends HeldSession {
  */
 export async function prepareRun(path: string, request: RunRequest, warn: (message: string) => void): Promise<PreparedRun> {
   const session = openSession(path, request.pipeline === undefined ? {} : { pipeline: request.pipeline });
-  const settings = normalizeRunOptions(withSessionDefaults(request, session.config, session.dir));
+  const settings = normalizeRunOptions(request, session);
   const held = prepareSession(session, { hold: { warn, run: true }, bom: settings.bom ?? session.config.bom });
   try {
     const plan = planTasks(held);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { kMaxTimerSeconds } from './timer-range.js';
+import { kRunOptionTable, runOptionEntries, type OptionValue, type RunOptionName } from '../options/option-table.js';
 
 /** The pipelines csv-wave knows (DESIGN.md section 1). */
 export const kPipelines = [
@@ -12,29 +12,34 @@ export const kPipelines = [
 ] as const;
 export type PipelineName = (typeof kPipelines)[number];
 
-/** How a command's stdout becomes its result (`--output`, session.json `output`). */
-export const kOutputModes = [
-  /** A JSON object with a `status` or `findings` key (all of stdout, or its last line) is the result; anything else is text. */
-  'auto',
-  /** stdout must hold a result object (all of it, or its last line); text fails the task. */
-  'result',
-  /** stdout is the findings, whatever it looks like, JSON included. */
-  'text',
-] as const;
-export type OutputMode = (typeof kOutputModes)[number];
+export { kOutputModes, type OutputMode } from '../options/option-table.js';
+
+/** session.json's keys for run options, each with the table's type and bounds, optional. */
+function runOptionKeys(): Record<string, z.ZodOptional<z.ZodType>> {
+  const shape: Record<string, z.ZodOptional<z.ZodType>> = {};
+  for (const [, definition] of runOptionEntries()) {
+    if (definition.key !== undefined) shape[definition.key] = definition.type.optional().describe(definition.doc);
+  }
+  return shape;
+}
+
+/** The keys `runOptionKeys` adds, typed (the table's types by their session.json names). */
+type RunOptionKeys = {
+  [K in RunOptionName as NonNullable<(typeof kRunOptionTable)[K]['key']>]?: OptionValue<(typeof kRunOptionTable)[K]>;
+};
 
 /**
- * session.json: written by `init`, optional. A session that names no pipeline is brainstorm
- * when all its roles are brainstorm roles, else generic (session/session.ts settlePipeline).
+ * session.json: written by `init`, optional. A session that names no pipeline (here or with
+ * `--pipeline`) is brainstorm when all its roles are brainstorm roles, else generic: one rule,
+ * in session/session.ts settlePipeline. The run options' keys come from the table
+ * (options/option-table.ts), with its bounds.
  */
 export const sessionConfigSchema = z
   .object({
-    pipeline: z.enum(kPipelines).default('brainstorm'),
+    pipeline: z.enum(kPipelines).optional(),
     topic: z.string().optional(),
     mode: z.string().optional(),
     max_gc_rounds: z.number().int().min(0).optional(),
-    bom: z.boolean().optional(),
-    prev_context_cap: z.number().int().positive().optional(),
     executor: z
       .object({
         type: z.enum(['command', 'module', 'openai']),
@@ -45,22 +50,6 @@ export const sessionConfigSchema = z
       })
       .strict()
       .optional(),
-    concurrency: z.number().int().positive().optional(),
-    /** Seconds before an attempt is killed; at most kMaxTimerSeconds (24 days), which Node's timers can wait. */
-    timeout: z.number().positive().max(kMaxTimerSeconds, `Too big: at most ${kMaxTimerSeconds} seconds (24 days)`).optional(),
-    retries: z.number().int().min(0).optional(),
-    schedule: z.enum(['waves', 'eager']).optional(),
-    /** How a command's stdout is read (default auto). */
-    output: z.enum(kOutputModes).optional(),
-    /** Bytes of a command's stdout kept per attempt (default 1048576); the findings say what was dropped. */
-    max_stdout_bytes: z.number().int().min(1024).optional(),
-    /** Artifact files per task, its findings' output file included (default 20); further ones are dropped, said in its findings. */
-    max_artifacts_per_task: z.number().int().positive().optional(),
-    /** Bytes of artifacts per task, all files together (default 10485760); past it they are dropped, said in its findings. */
-    max_artifact_bytes: z.number().int().min(1024).optional(),
-    /** Bytes of one discoveries.ndjson line (default 65536); a larger discovery is dropped with a warning. */
-    max_discovery_line_bytes: z.number().int().min(1024).optional(),
-    discovery_files: z.enum(['always', 'when-rich']).optional(),
     /** Most task rows tasks.csv may hold; a file with more is refused, never cut (default 1,000,000). */
     max_rows: z.number().int().positive().optional(),
     /** Where tasks run: `local` (default), or `bullmq` with the Redis `url` (else CSV_WAVE_REDIS_URL); `--backend` wins. */
@@ -91,11 +80,8 @@ export const sessionConfigSchema = z
           .strict(),
       )
       .optional(),
-    /** Send the model tasks through OpenAI's Batch API (the openai executor only; default false). */
-    batch: z.boolean().optional(),
-    /** Batch mode: a bad answer's repair goes into the next batch or at once, synchronously (default batch). */
-    batch_repair: z.enum(['batch', 'sync']).optional(),
+    ...runOptionKeys(),
   })
   .strict();
 
-export type SessionConfig = z.output<typeof sessionConfigSchema>;
+export type SessionConfig = Omit<z.output<typeof sessionConfigSchema>, keyof RunOptionKeys> & RunOptionKeys;

@@ -5,7 +5,7 @@ import { WaveError } from '../errors.js';
 import { killLeftoverCommands } from '../backend/local/child-groups.js';
 import { recoverRows } from './journal.js';
 import { SessionLock } from './lock.js';
-import { settlePipeline, type Session } from './session.js';
+import { settlePipeline, type Session, type SettledSession } from './session.js';
 import { checkSessionOwner, claimSession } from './session-owner.js';
 import { removeStaleTemporaries } from './stale-temporaries.js';
 import { TasksWriter } from './tasks-writer.js';
@@ -33,7 +33,7 @@ export interface PrepareSteps {
 }
 
 export interface ReadSession {
-  session: Session;
+  session: SettledSession;
   table: TasksTable;
 }
 
@@ -62,7 +62,7 @@ export function prepareSession(session: Session, steps: PrepareSteps = {}): Read
     const read = hold ? readHeld(session, hold) : { table: readSessionTasks(session) };
     settlePipeline(session, read.table.rows.map((row) => row.role));
     if (steps.bom) read.table.format.bom = true;
-    return { session, ...read, ...(lock ? { lock } : {}) };
+    return { session: session as SettledSession, ...read, ...(lock ? { lock } : {}) };
   } catch (error) {
     lock?.release();
     throw error;

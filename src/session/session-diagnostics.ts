@@ -4,6 +4,7 @@ import type { Violation } from '../errors.js';
 import { sessionConfigSchema } from '../schema/session.js';
 import { jsonErrorPosition, positionOf } from '../text/json-error-position.js';
 import { nearestName } from '../text/nearest-name.js';
+import { runOptionEntries } from '../options/option-table.js';
 
 /**
  * The message for a session.json JSON.parse refused, in a compiler's terms:
@@ -14,11 +15,16 @@ export function jsonSyntaxMessage(shown: string, text: string, error: Error): st
   return `${shown}:${line}:${column}: not valid JSON: ${detail}: fix it, or delete session.json to use the defaults`;
 }
 
+/** The run options' definitions by their session.json key. */
+const kByKey = new Map(runOptionEntries().flatMap(([, definition]) => (definition.key === undefined ? [] : [[definition.key, definition] as const])));
+
 /**
  * zod's issues with session.json as violations at the line of their key, in line order:
- * an unknown key is named with the key it most likely meant, or the keys there are.
+ * an unknown key is named with the key it most likely meant, or the keys there are; a run
+ * option's bad value in the table's words, as its flag's would be
+ * (`session.json:7: concurrency: expected a positive integer, got 0`).
  */
-export function sessionViolations(issues: readonly z.core.$ZodIssue[], text: string): Violation[] {
+export function sessionViolations(issues: readonly z.core.$ZodIssue[], text: string, raw: unknown): Violation[] {
   const violations: Violation[] = [];
   for (const issue of issues) {
     const where = issue.path.map(String);
@@ -33,7 +39,10 @@ export function sessionViolations(issues: readonly z.core.$ZodIssue[], text: str
     } else {
       const name = where.length > 0 ? where.join('.') : '(top level)';
       const key = where.at(-1);
-      violations.push({ line: key === undefined ? 1 : lineOfKey(text, key), message: `${showCell(name)}: ${issue.message}` });
+      const option = where.length === 1 ? kByKey.get(where[0]!) : undefined;
+      const value = option === undefined ? undefined : (raw as Record<string, unknown>)[where[0]!];
+      const message = option === undefined ? issue.message : `expected ${option.what}, got ${JSON.stringify(value)}`;
+      violations.push({ line: key === undefined ? 1 : lineOfKey(text, key), message: `${showCell(name)}: ${message}` });
     }
   }
   return violations.sort((a, b) => a.line - b.line);

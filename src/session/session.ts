@@ -15,13 +15,15 @@ export interface Session {
   tasksPath: string;
   /** The tasks file as error messages show it: relative to the working folder when inside it. */
   displayPath: string;
-  config: SessionConfig;
   /**
-   * Whether the pipeline was named (`--pipeline`, or `pipeline` in session.json). When it
-   * was not, settlePipeline picks it from the roles once tasks.csv is read.
+   * session.json, `--pipeline` over its `pipeline`. A pipeline named by neither is absent
+   * until settlePipeline picks it from the roles, once tasks.csv is read.
    */
-  pipelineNamed: boolean;
+  config: SessionConfig;
 }
+
+/** A session whose pipeline is settled (settlePipeline): every command past reading tasks.csv has one. */
+export type SettledSession = Session & { config: SessionConfig & { pipeline: PipelineName } };
 
 /** What a command line may set over session.json. */
 export interface SessionOverrides {
@@ -46,17 +48,19 @@ export function openSession(pathArgument: string, overrides: SessionOverrides = 
     );
   }
   const dir = dirname(tasksPath);
-  const { config, pipelineNamed } = readSessionFile(dir);
+  const config = readSessionConfig(dir);
   if (overrides.pipeline !== undefined) config.pipeline = overrides.pipeline;
-  return { dir, tasksPath, displayPath: displayPathOf(tasksPath), config, pipelineNamed: pipelineNamed || overrides.pipeline !== undefined };
+  return { dir, tasksPath, displayPath: displayPathOf(tasksPath), config };
 }
 
 /**
- * A session that names no pipeline is a brainstorm session when every role is a brainstorm
- * role (the seed's files), and generic otherwise: a plain CSV with its own roles just runs.
+ * The one rule for the pipeline: `--pipeline`, else session.json's `pipeline`, else a
+ * brainstorm session when every role is a brainstorm role (the seed's files) and generic
+ * otherwise: a plain CSV with its own roles just runs.
  */
-export function settlePipeline(session: Session, roles: Iterable<string>): void {
-  if (!session.pipelineNamed) session.config.pipeline = inferPipeline(roles);
+export function settlePipeline(session: Session, roles: Iterable<string>): PipelineName {
+  session.config.pipeline ??= inferPipeline(roles);
+  return session.config.pipeline;
 }
 
 function displayPathOf(path: string): string {
@@ -65,19 +69,14 @@ function displayPathOf(path: string): string {
 }
 
 /**
- * session.json parsed and checked; a session without one gets the defaults (brainstorm).
+ * session.json parsed and checked; a session without one has none of its keys.
  * Problems are WaveError INVALID_SESSION in a compiler's terms: a syntax error as
  * `<path>:<line>:<column>: not valid JSON: …`, schema problems as violations at the line
  * of the key (unknown keys named, with the keys that exist).
  */
 export function readSessionConfig(dir: string): SessionConfig {
-  return readSessionFile(dir).config;
-}
-
-/** session.json checked (see readSessionConfig), and whether it names the pipeline. */
-function readSessionFile(dir: string): { config: SessionConfig; pipelineNamed: boolean } {
   const path = join(dir, kLayout.config);
-  if (!existsSync(path)) return { config: sessionConfigSchema.parse({}), pipelineNamed: false };
+  if (!existsSync(path)) return {};
   const shown = displayPathOf(path);
   let bytes: Buffer;
   try {
@@ -102,8 +101,8 @@ function readSessionFile(dir: string): { config: SessionConfig; pipelineNamed: b
   }
   const parsed = sessionConfigSchema.safeParse(raw);
   if (!parsed.success) {
-    const violations = sessionViolations(parsed.error.issues, text);
+    const violations = sessionViolations(parsed.error.issues, text, raw);
     throw new WaveError('INVALID_SESSION', formatViolations(shown, violations), { path: shown, violations });
   }
-  return { config: parsed.data, pipelineNamed: (raw as { pipeline?: unknown }).pipeline !== undefined };
+  return parsed.data as SessionConfig;
 }

@@ -50,6 +50,14 @@ const kExceptions: readonly { from: string; to: string; why: string }[] = [
   { from: 'executors/reply-rules.ts', to: 'pipelines', why: "a reply is held to its pipeline's result rules" },
   { from: 'executors/openai/contract-schema.ts', to: 'pipelines', why: "a role's answer fields and checkpoint roles" },
   { from: 'executors/openai/role-check.ts', to: 'pipelines', why: "a model's answer is held to its role's rules" },
+  // The options table's defaults and bounds are read by the code they govern. The table is a
+  // leaf in all but place: it belongs below schema, with the constants it reads (batch
+  // limits, the prev_context cap, the timer range) moved down beside it.
+  { from: 'backend/bullmq/reply-size.ts', to: 'options', why: 'the default caps of stdout and artifacts' },
+  { from: 'executors/command.ts', to: 'options', why: "the default cap of a command's stdout" },
+  { from: 'knowledge/artifacts.ts', to: 'options', why: 'the default artifact caps' },
+  { from: 'knowledge/discoveries-board.ts', to: 'options', why: "the default cap of a discovery line" },
+  { from: 'schema/session.ts', to: 'options', why: "session.json's run keys come from the table" },
 ];
 
 interface Import {

@@ -150,6 +150,6 @@ describe('--batch: the tasks of a wave go to the Batch API as one batch', () => 
     expect(badRepair.stderr).toContain('--batch-repair');
     const badPoll = await runCli('run', dir, '--executor', 'openai', '--model', 'm', '--batch', '--batch-poll', '0');
     expect(badPoll.code).toBe(2);
-    expect(badPoll.stderr).toContain('batchPollSeconds');
+    expect(badPoll.stderr).toContain('Expected `--batch-poll` to be a number of seconds above 0');
   });
 });

@@ -86,12 +86,12 @@ describe('exit codes and statuses', () => {
   });
 
   test.each([
-    [['--concurrency', '0'], 'Expected `concurrency` to be a positive integer, got `0` (number)'],
+    [['--concurrency', '0'], 'Expected `--concurrency` to be a positive integer, got `0`'],
     [['--concurrency', 'many'], 'Expected `--concurrency` to be a number, got `many`'],
     [['--halt', 'nonsense'], 'Expected `--halt` to be fail=N or fail=N%, got `nonsense`'],
-    [['--halt', 'fail=0'], 'Expected `halt` to be fail=N (N ≥ 1) or fail=N% (0 < N ≤ 100), got `0` (number)'],
-    [['--timeout', '-1'], 'Expected `timeout` to be a number of seconds from 0 to 2073600 (24 days), got `-1` (number)'],
-    [['--retries', '1.5'], 'Expected `retries` to be an integer ≥ 0, got `1.5` (number)'],
+    [['--halt', 'fail=0'], 'Expected `--halt` to be fail=N (N ≥ 1) or fail=N% (0 < N ≤ 100), got `fail=0`'],
+    [['--timeout', '-1'], 'Expected `--timeout` to be a number of seconds from 0 to 2073600 (24 days), got `-1`'],
+    [['--retries', '1.5'], 'Expected `--retries` to be an integer ≥ 0, got `1.5`'],
   ])('2 for a bad flag %j, with a clear message', async (flags, message) => {
     const dir = genericSession([{ id: 'A', description: 'a', role: 'r' }]);
     const before = readFileSync(join(dir, 'tasks.csv'), 'utf8');

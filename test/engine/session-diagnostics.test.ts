@@ -80,7 +80,7 @@ describe('sessionViolations', () => {
     const text = '{\n  "topic": 3,\n  "max_rowz": 10\n}';
     const parsed = sessionConfigSchema.safeParse(JSON.parse(text));
     expect(parsed.success).toBe(false);
-    const violations = sessionViolations(parsed.error!.issues, text);
+    const violations = sessionViolations(parsed.error!.issues, text, JSON.parse(text));
     expect(violations.map((v) => v.line)).toEqual([2, 3]);
     expect(violations[1]).toEqual({ line: 3, message: 'Unknown key: max_rowz (did you mean max_rows?)' });
     expect(violations[0]!.message).toMatch(/^topic: /);

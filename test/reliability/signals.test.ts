@@ -157,11 +157,11 @@ describe('SIGTERM, SIGINT and SIGHUP', () => {
     expect(Object.fromEntries(countRuns(dir))).toEqual({ a: 1, b: 1, c: 1, d: 1 });
   });
 
-  it('--grace must be a number of seconds ≥ 0', async () => {
+  it('--grace must be a number of seconds from 0 to 24 days (the table\'s bounds)', async () => {
     const dir = session();
     const result = await runCli('run', dir, '--cmd', kCmd, '--grace', '-1');
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('Expected `--grace` to be a number of seconds ≥ 0, got `-1`');
+    expect(result.stderr).toContain('Expected `--grace` to be a number of seconds from 0 to 2073600 (24 days), got `-1`');
     expect(countRuns(dir).size).toBe(0);
   });
 });

@@ -48,8 +48,8 @@ describe('taskResultSchema', () => {
 });
 
 describe('sessionConfigSchema', () => {
-  test('accepts an empty session (a brainstorm session)', () => {
-    expect(sessionConfigSchema.parse({})).toEqual({ pipeline: 'brainstorm' });
+  test('accepts an empty session, naming no pipeline: settlePipeline picks it from the roles', () => {
+    expect(sessionConfigSchema.parse({})).toEqual({});
   });
 
   test('rejects unknown keys, at the top and in the executor', () => {

@@ -1,5 +1,5 @@
 import { formatCount } from '../../csv/columns.js';
-import { kDefaultMaxStdoutBytes } from '../../executors/command.js';
+import { kRunDefaults } from '../../options/option-table.js';
 import type { AttemptReply, TaskLimits } from '../../executors/messages.js';
 import { artifactLimitsOf, maxPlannedBytes } from '../../knowledge/artifacts.js';
 
@@ -28,7 +28,7 @@ const kEscapeGrowth = 4;
  */
 export function maxReplyBytes(limits: TaskLimits): number {
   const artifacts = maxPlannedBytes(artifactLimitsOf(limits));
-  const said = limits.maxStdoutBytes ?? kDefaultMaxStdoutBytes;
+  const said = limits.maxStdoutBytes ?? kRunDefaults.maxStdoutBytes;
   return kEscapeGrowth * (artifacts + said) + kFixedReplyBytes;
 }
 

@@ -2,62 +2,80 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import type { RunOptions } from '../../src/options/options.js';
-import { executorFromConfig, withSessionDefaults } from '../../src/options/session-defaults.js';
+import { normalizeRunOptions, type RunOptions } from '../../src/options/options.js';
+import { executorFromConfig } from '../../src/options/executor-option.js';
+import { runOptionEntries } from '../../src/options/option-table.js';
 import { sessionConfigSchema, type SessionConfig } from '../../src/schema/session.js';
 import { expectWaveError } from '../helpers/wave-error.js';
 
 function config(fields: Record<string, unknown>): SessionConfig {
-  return sessionConfigSchema.parse(fields);
+  return sessionConfigSchema.parse(fields) as SessionConfig;
 }
 
 const kDir = '/sessions/s1';
 
-describe('withSessionDefaults: options win, session.json fills what they leave out', () => {
+const kCommand = { type: 'command', cmd: 'echo {id}' } as const;
+
+describe('normalizeRunOptions: options over session.json over the table\'s defaults', () => {
   test.each<[string, Record<string, unknown>, Partial<RunOptions>, Partial<RunOptions>]>([
     ['concurrency', { concurrency: 3 }, { concurrency: 5 }, { concurrency: 3 }],
     ['timeout', { timeout: 30 }, { timeoutSeconds: 5 }, { timeoutSeconds: 30 }],
     ['retries', { retries: 0 }, { retries: 4 }, { retries: 0 }],
     ['schedule', { schedule: 'eager' }, { schedule: 'waves' }, { schedule: 'eager' }],
-    ['output', { output: 'text' }, { output: 'result' }, { output: 'text' }],
-    ['prev_context_cap', { prev_context_cap: 100 }, { prevContextCap: 200 }, { prevContextCap: 100 }],
+    ['prev_context_cap', { prev_context_cap: 300 }, { prevContextCap: 200 }, { prevContextCap: 300 }],
     ['max_stdout_bytes', { max_stdout_bytes: 2048 }, { maxStdoutBytes: 4096 }, { maxStdoutBytes: 2048 }],
     ['max_artifacts_per_task', { max_artifacts_per_task: 2 }, { maxArtifactsPerTask: 3 }, { maxArtifactsPerTask: 2 }],
     ['max_artifact_bytes', { max_artifact_bytes: 2048 }, { maxArtifactBytes: 4096 }, { maxArtifactBytes: 2048 }],
     ['discovery_files', { discovery_files: 'when-rich' }, { discoveryFiles: 'always' }, { discoveryFiles: 'when-rich' }],
-    [
-      'max_discovery_line_bytes',
-      { max_discovery_line_bytes: 2048 },
-      { maxDiscoveryLineBytes: 4096 },
-      { maxDiscoveryLineBytes: 2048 },
-    ],
+    ['max_discovery_line_bytes', { max_discovery_line_bytes: 2048 }, { maxDiscoveryLineBytes: 4096 }, { maxDiscoveryLineBytes: 2048 }],
   ])('%s', (_key, fromFile, given, filled) => {
-    expect(withSessionDefaults(given, config(fromFile), kDir)).toEqual(given);
-    expect(withSessionDefaults({}, config(fromFile), kDir)).toEqual(filled);
+    const session = { config: config(fromFile), dir: kDir };
+    expect(normalizeRunOptions({ executor: kCommand, ...given }, session)).toMatchObject(given);
+    expect(normalizeRunOptions({ executor: kCommand }, session)).toMatchObject(filled);
   });
 
-  test('a session.json without the setting leaves the option out, for the defaults to fill', () => {
-    expect(withSessionDefaults({ halt: { count: 1 } }, config({}), kDir)).toEqual({ halt: { count: 1 } });
+  test("output: the option's, else session.json's, set on the command executor only when named", () => {
+    const text = { config: config({ output: 'text' }), dir: kDir };
+    expect(normalizeRunOptions({ executor: kCommand, output: 'result' }, text).executor).toEqual({ type: 'command', template: 'echo {id}', output: 'result' });
+    expect(normalizeRunOptions({ executor: kCommand }, text).executor).toEqual({ type: 'command', template: 'echo {id}', output: 'text' });
+    expect(normalizeRunOptions({ executor: kCommand }, { config: config({}), dir: kDir }).executor).toEqual({ type: 'command', template: 'echo {id}' });
+  });
+
+  test('every default is the table\'s', () => {
+    const settings = normalizeRunOptions({ executor: kCommand }) as unknown as Record<string, unknown>;
+    for (const [name, definition] of runOptionEntries()) {
+      // The output mode is the command executor's own when not named (the same, auto).
+      if (definition.default !== undefined && name !== 'output') expect(settings[name], name).toEqual(definition.default);
+    }
+  });
+
+  test('a library option out of the table\'s bounds is named as the library names it', () => {
+    expectWaveError(() => normalizeRunOptions({ executor: kCommand, concurrency: 0 }), {
+      code: 'USAGE',
+      message: 'Expected `concurrency` to be a positive integer, got `0` (number)',
+    });
+    expectWaveError(() => normalizeRunOptions({ executor: kCommand, halt: { count: 0 } }), {
+      code: 'USAGE',
+      message: 'Expected `halt` to be fail=N (N ≥ 1) or fail=N% (0 < N ≤ 100), got `{"count":0}` (object)',
+    });
   });
 
   test('a relative --module path is relative to the session folder; an absolute one stays', () => {
-    expect(withSessionDefaults({ executor: { type: 'module', path: 'lib/run.mjs' } }, config({}), kDir).executor).toEqual({
+    const session = { config: config({}), dir: kDir };
+    expect(normalizeRunOptions({ executor: { type: 'module', path: 'lib/run.mjs' } }, session).executor).toEqual({
       type: 'module',
       path: '/sessions/s1/lib/run.mjs',
     });
-    expect(withSessionDefaults({ executor: { type: 'module', path: '/opt/run.mjs' } }, config({}), kDir).executor).toEqual({
+    expect(normalizeRunOptions({ executor: { type: 'module', path: '/opt/run.mjs' } }, session).executor).toEqual({
       type: 'module',
       path: '/opt/run.mjs',
     });
   });
 
   test("an executor given as an option wins over session.json's", () => {
-    const merged = withSessionDefaults(
-      { executor: { type: 'command', cmd: 'echo {id}' } },
-      config({ executor: { type: 'command', cmd: 'false' } }),
-      kDir,
-    );
-    expect(merged.executor).toEqual({ type: 'command', cmd: 'echo {id}' });
+    const session = { config: config({ executor: { type: 'command', cmd: 'false' } }), dir: kDir };
+    expect(normalizeRunOptions({ executor: kCommand }, session).executor).toEqual({ type: 'command', template: 'echo {id}' });
+    expect(normalizeRunOptions({}, session).executor).toEqual({ type: 'command', template: 'false' });
   });
 });
 

@@ -1,0 +1,365 @@
+import { z } from 'zod';
+import { kBatchRepairModes, kDefaultBatchPollSeconds } from '../backend/openai-batch/batch-limits.js';
+import { kDefaultPrevContextCap } from '../graph/prev-context.js';
+import { kMaxTimerSeconds } from '../schema/timer-range.js';
+import { WaveError } from '../errors.js';
+
+/*
+ * The one table of csv-wave's run options. Each definition says where the option may be
+ * given (a flag, a session.json key, the library), its type with its bounds, its default
+ * and one doc line. The commander flags and their help, session.json's schema for these
+ * keys, `RunOptions`, `normalize` and docs/options.md are all made from it.
+ *
+ * This file is a leaf (zod, WaveError and constants of leaf files only): the schema layer
+ * reads it, and the modules below that fall back on a default when used alone (kRunDefaults).
+ */
+
+/** The commands that take options from the table. */
+export type OptionCommand = 'run' | 'resume' | 'rerun' | 'worker';
+
+export interface OptionDefinition<T = unknown> {
+  /** The flag as commander takes it: `--concurrency <n>`; absent when no command line sets it. */
+  flag?: string;
+  /** The key in session.json; absent when session.json does not take it. */
+  key?: string;
+  /** The value with its bounds; every source (flag, session.json, library) is checked against it. */
+  type: z.ZodType<T>;
+  /** The type in words, as messages and docs say it: ``Expected `--retries` to be an integer ≥ 0``. */
+  what: string;
+  /**
+   * How the flag's text becomes the value: a number (the default), `scale`d (seconds to
+   * ms), a parser of its own, or nothing for a flag without a value (`--bom`) or with
+   * commander's choices.
+   */
+  fromText?: 'number' | 'none' | { scale: number; what: string } | ((text: string) => T);
+  /** The values commander offers (and refuses others). */
+  choices?: readonly string[];
+  /** The value when no source gives one; absent when there is none or it depends on other options. */
+  default?: T;
+  /** The default in words, for help and docs. */
+  defaultText: string;
+  /** One line: what the option does. */
+  doc: string;
+  /** The commands whose flags include it (none: library and session.json only). */
+  commands: readonly OptionCommand[];
+}
+
+const kRunCommands = ['run', 'resume', 'rerun'] as const satisfies readonly OptionCommand[];
+
+/**
+ * A definition, with its value's type taken from its zod type (the default must fit it)
+ * and its session.json key kept as a literal (SessionConfig's keys come from it).
+ */
+function option<S extends z.ZodType, const K extends string = never>(
+  definition: Omit<OptionDefinition<z.output<S>>, 'type' | 'key'> & { type: S; key?: K },
+): OptionDefinition<z.output<S>> & { type: S; key?: K } {
+  return definition as OptionDefinition<z.output<S>> & { type: S; key?: K };
+}
+
+const positiveInteger = z.number().int().positive();
+/** Byte caps start at 1 KiB: a smaller one is a unit mistake (megabytes meant), not a wish. */
+const byteCap = z.number().int().min(1024);
+/** Seconds a timer can wait (see kMaxTimerSeconds); 0 is allowed (no limit, or no grace). */
+const timerSeconds = z.number().min(0).max(kMaxTimerSeconds);
+const kTimerSecondsText = `a number of seconds from 0 to ${kMaxTimerSeconds} (24 days)`;
+
+/** How a command's stdout becomes its result (`--output`, session.json `output`). */
+export const kOutputModes = [
+  /** A JSON object with a `status` or `findings` key (all of stdout, or its last line) is the result; anything else is text. */
+  'auto',
+  /** stdout must hold a result object (all of it, or its last line); text fails the task. */
+  'result',
+  /** stdout is the findings, whatever it looks like, JSON included. */
+  'text',
+] as const;
+export type OutputMode = (typeof kOutputModes)[number];
+
+/** Which finished tasks get `discoveries/<id>.json`. */
+export const kDiscoveryFilePolicies = [
+  /** Every finished task. */
+  'always',
+  /** Only a task whose result holds more than its row (or that failed). */
+  'when-rich',
+] as const;
+
+/** Stop starting tasks after N failures (`count`) or N% of the run's tasks (`percent`). */
+const haltType = z.union([z.object({ count: positiveInteger }).strict(), z.object({ percent: z.number().gt(0).max(100) }).strict()]);
+
+/** Parses `--halt fail=N` or `fail=N%` (the bounds are the table's, checked after). */
+export function parseHalt(text: string): z.output<typeof haltType> {
+  const match = /^fail=(\d+(?:\.\d+)?)(%?)$/.exec(text.trim());
+  if (!match) throw new WaveError('USAGE', `Expected \`--halt\` to be fail=N or fail=N%, got \`${text}\``);
+  return match[2] === '%' ? { percent: Number(match[1]) } : { count: Number(match[1]) };
+}
+
+/**
+ * The run options, by their library name (`RunOptions`' fields). Order is the order of
+ * the flags in `--help` and of the rows in docs/options.md.
+ */
+export const kRunOptionTable = {
+  concurrency: option({
+    flag: '--concurrency <n>',
+    key: 'concurrency',
+    type: positiveInteger,
+    what: 'a positive integer',
+    defaultText: 'number of cores; with --executor openai, the endpoint concurrency; with --batch, 50000',
+    doc: 'csv-wave tasks running at once',
+    commands: kRunCommands,
+  }),
+  threads: option({
+    flag: '--threads <n>',
+    type: positiveInteger,
+    what: 'a positive integer',
+    defaultText: '1 for commands and model calls, min(concurrency, cores) for modules',
+    doc: 'worker threads; tasks that wait (commands, model calls) share threads',
+    commands: kRunCommands,
+  }),
+  schedule: option({
+    flag: '--schedule <kind>',
+    key: 'schedule',
+    type: z.enum(['waves', 'eager']),
+    what: '`waves` or `eager`',
+    fromText: 'none',
+    choices: ['waves', 'eager'],
+    default: 'waves',
+    defaultText: 'waves',
+    doc: 'waves: wave after wave; eager: each task once its deps are done',
+    commands: kRunCommands,
+  }),
+  timeoutSeconds: option({
+    flag: '--timeout <seconds>',
+    key: 'timeout',
+    type: timerSeconds,
+    what: kTimerSecondsText,
+    default: 0,
+    defaultText: '0 (none)',
+    doc: 'kill an attempt after this long, with its whole process tree; 0 for no limit',
+    commands: kRunCommands,
+  }),
+  retries: option({
+    flag: '--retries <n>',
+    key: 'retries',
+    type: z.number().int().min(0),
+    what: 'an integer ≥ 0',
+    default: 2,
+    defaultText: '2',
+    doc: 'extra attempts for rate-limited, transient and timed-out failures',
+    commands: kRunCommands,
+  }),
+  retryBaseMs: option({
+    flag: '--retry-delay <seconds>',
+    type: z.number().min(0),
+    what: 'a number of milliseconds ≥ 0',
+    fromText: { scale: 1000, what: 'a number of seconds ≥ 0' },
+    default: 1000,
+    defaultText: '1 s (1000 ms)',
+    doc: 'first retry delay, doubled each attempt, with jitter, capped at 60 s',
+    commands: kRunCommands,
+  }),
+  halt: option({
+    flag: '--halt <fail=N|fail=N%>',
+    type: haltType,
+    what: 'fail=N (N ≥ 1) or fail=N% (0 < N ≤ 100)',
+    fromText: parseHalt,
+    defaultText: 'none',
+    doc: 'stop starting tasks once N (or N%) tasks failed for non-transient reasons',
+    commands: kRunCommands,
+  }),
+  graceSeconds: option({
+    flag: '--grace <seconds>',
+    type: timerSeconds,
+    what: kTimerSecondsText,
+    default: 30,
+    defaultText: '30',
+    doc: 'after Ctrl-C or SIGTERM, how long running tasks may finish before they are killed and put back to pending',
+    commands: kRunCommands,
+  }),
+  output: option({
+    flag: '--output <mode>',
+    key: 'output',
+    type: z.enum(kOutputModes),
+    what: '`auto`, `result` or `text`',
+    fromText: 'none',
+    choices: kOutputModes,
+    default: 'auto',
+    defaultText: 'auto',
+    doc: "how a command's stdout becomes its result: auto (a JSON object with status or findings is the result, anything else text), result (must be a result object), text (always findings)",
+    commands: kRunCommands,
+  }),
+  bom: option({
+    flag: '--bom',
+    key: 'bom',
+    type: z.boolean(),
+    what: 'true or false',
+    fromText: 'none',
+    defaultText: 'as the file was read',
+    doc: 'write tasks.csv with a UTF-8 byte order mark',
+    commands: kRunCommands,
+  }),
+  endpointConcurrency: option({
+    flag: '--endpoint-concurrency <n>',
+    type: positiveInteger,
+    what: 'a positive integer',
+    default: 8,
+    defaultText: '8',
+    doc: 'with --executor openai: requests in flight at once to the model server, whatever the concurrency',
+    commands: kRunCommands,
+  }),
+  maxTokens: option({
+    flag: '--max-tokens <n>',
+    type: positiveInteger,
+    what: 'a positive integer (tokens)',
+    defaultText: "the server's",
+    doc: 'with --executor openai: tokens of one answer at most (max_completion_tokens, or max_tokens for servers that know only it)',
+    commands: kRunCommands,
+  }),
+  contextWindow: option({
+    flag: '--context-window <n>',
+    type: z.number().int().min(256),
+    what: 'an integer ≥ 256 (tokens)',
+    defaultText: "learned from the server's 400",
+    doc: "with --executor openai: the model's context in tokens; longer prompts have their digests, then prev_context, cut",
+    commands: kRunCommands,
+  }),
+  maxCostUsd: option({
+    flag: '--max-cost <usd>',
+    type: z.number().gt(0),
+    what: 'a positive number of US dollars',
+    defaultText: 'none',
+    doc: "with --executor openai: stop starting tasks once the session's model calls cost this many US dollars (needs the model's price)",
+    commands: kRunCommands,
+  }),
+  maxTokensTotal: option({
+    flag: '--max-tokens-total <n>',
+    type: positiveInteger,
+    what: 'a positive integer (tokens)',
+    defaultText: 'none',
+    doc: "with --executor openai: stop starting tasks once the session's model calls spent this many tokens",
+    commands: kRunCommands,
+  }),
+  batch: option({
+    flag: '--batch',
+    key: 'batch',
+    type: z.boolean(),
+    what: 'true or false',
+    fromText: 'none',
+    default: false,
+    defaultText: 'off',
+    doc: "with --executor openai: send the model tasks through OpenAI's Batch API, one batch per wave (answers within 24h, at the Batch API's price)",
+    commands: kRunCommands,
+  }),
+  batchRepair: option({
+    flag: '--batch-repair <mode>',
+    key: 'batch_repair',
+    type: z.enum(kBatchRepairModes),
+    what: '`batch` or `sync`',
+    fromText: 'none',
+    choices: kBatchRepairModes,
+    default: 'batch',
+    defaultText: 'batch',
+    doc: 'with --batch: a bad answer is repaired in the next batch (batch) or at once, synchronously (sync)',
+    commands: kRunCommands,
+  }),
+  cancelBatch: option({
+    flag: '--cancel-batch',
+    type: z.boolean(),
+    what: 'true or false',
+    fromText: 'none',
+    default: false,
+    defaultText: 'off',
+    doc: 'with --batch: Ctrl-C or SIGTERM also cancels the running batches (else they run on, and a resume collects them)',
+    commands: kRunCommands,
+  }),
+  batchPollSeconds: option({
+    flag: '--batch-poll <seconds>',
+    type: z.number().gt(0).max(kMaxTimerSeconds),
+    what: `a number of seconds above 0, at most ${kMaxTimerSeconds}`,
+    default: kDefaultBatchPollSeconds,
+    defaultText: String(kDefaultBatchPollSeconds),
+    doc: 'with --batch: the longest wait between two polls of a batch',
+    commands: kRunCommands,
+  }),
+  prevContextCap: option({
+    key: 'prev_context_cap',
+    type: z.number().int().min(200),
+    what: 'an integer ≥ 200',
+    default: kDefaultPrevContextCap,
+    defaultText: String(kDefaultPrevContextCap),
+    doc: 'characters of prev_context before it is cut with a marker',
+    commands: [],
+  }),
+  discoveryFiles: option({
+    key: 'discovery_files',
+    type: z.enum(kDiscoveryFilePolicies),
+    what: '`always` or `when-rich`',
+    defaultText: 'when-rich for the generic pipeline, always for brainstorm and analyze',
+    doc: 'which finished tasks get discoveries/<id>.json: every one, or only those whose result holds more than their row',
+    commands: [],
+  }),
+  maxStdoutBytes: option({
+    key: 'max_stdout_bytes',
+    type: byteCap,
+    what: 'an integer ≥ 1024 (bytes)',
+    default: 1024 * 1024,
+    defaultText: '1048576 (1 MiB)',
+    doc: "bytes of a command's stdout kept per attempt; the findings say how many were dropped",
+    commands: [],
+  }),
+  maxArtifactsPerTask: option({
+    key: 'max_artifacts_per_task',
+    type: positiveInteger,
+    what: 'a positive integer',
+    default: 20,
+    defaultText: '20',
+    doc: "artifact files one task may write, its findings' output.md included; further ones are dropped, said in its findings",
+    commands: [],
+  }),
+  maxArtifactBytes: option({
+    key: 'max_artifact_bytes',
+    type: byteCap,
+    what: 'an integer ≥ 1024 (bytes)',
+    default: 10 * 1024 * 1024,
+    defaultText: '10485760 (10 MiB)',
+    doc: 'bytes of artifacts one task may write, all files together; past it they are dropped, said in its findings',
+    commands: [],
+  }),
+  maxDiscoveryLineBytes: option({
+    key: 'max_discovery_line_bytes',
+    type: byteCap,
+    what: 'an integer ≥ 1024 (bytes)',
+    default: 64 * 1024,
+    defaultText: '65536 (64 KiB)',
+    doc: 'bytes of one line of discoveries.ndjson; a larger discovery is dropped with a warning naming its task',
+    commands: [],
+  }),
+  workerMemoryMb: option({
+    type: positiveInteger,
+    what: 'a positive integer',
+    default: 1024,
+    defaultText: '1024',
+    doc: 'heap limit of a worker thread in MB',
+    commands: [],
+  }),
+} as const;
+
+export type RunOptionName = keyof typeof kRunOptionTable;
+
+/** The type of an option's value, from its definition's zod type. */
+export type OptionValue<D> = D extends { type: infer S extends z.ZodType } ? z.output<S> : never;
+
+/** The run options of the table, each optional, typed from their definitions. */
+export type TableRunOptions = { -readonly [K in RunOptionName]?: OptionValue<(typeof kRunOptionTable)[K]> };
+
+/** Every option of the table, in order. */
+export function runOptionEntries(): Array<[RunOptionName, OptionDefinition]> {
+  return Object.entries(kRunOptionTable) as Array<[RunOptionName, OptionDefinition]>;
+}
+
+/** The table's defaults by name, for the modules below that fall back on them when used alone. */
+export const kRunDefaults = {
+  maxStdoutBytes: kRunOptionTable.maxStdoutBytes.default!,
+  maxArtifactsPerTask: kRunOptionTable.maxArtifactsPerTask.default!,
+  maxArtifactBytes: kRunOptionTable.maxArtifactBytes.default!,
+  maxDiscoveryLineBytes: kRunOptionTable.maxDiscoveryLineBytes.default!,
+  graceSeconds: kRunOptionTable.graceSeconds.default!,
+} as const;
