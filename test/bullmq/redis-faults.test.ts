@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { lines, readyWorker, sessionWithId } from '../helpers/bullmq-session.js';
+import { runCli } from '../helpers/cli.js';
 import { readRows } from '../helpers/generic-session.js';
 import { kRunRedisTests, startRedis, type RedisOptions, type RedisServer } from '../helpers/redis-server.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
@@ -133,5 +134,97 @@ describe.runIf(kRunRedisTests)('Redis restarted, emptied or full during a --back
       expect(outcomes.get(id), id).toEqual(['completed']);
       expect(runs(id), id).toBe(1);
     }
+  });
+
+  /** Tasks A then B (coordinator --concurrency 1) on one worker; resolves once A runs. */
+  async function aThenB(url: string, sessionId: string, ...runArgs: string[]) {
+    const dir = sessionWithId(sessionId, [
+      { id: 'A', description: 'first', role: 'worker', priority: 'P0' },
+      { id: 'B', description: 'second', role: 'worker' },
+    ]);
+    started.push(await readyWorker(url, '--session-id', sessionId));
+    const args = ['--cmd', gatedCommand(marks), '--concurrency', '1', '--backend', 'bullmq', '--redis', url];
+    const coordinator = spawnCli('run', dir, ...args, ...runArgs);
+    started.push(coordinator);
+    await waitFor(() => runs('A') === 1, 'task A running on the worker');
+    return { dir, args, coordinator };
+  }
+
+  /** Redis full: every write that may grow its memory is refused (maxmemory 1 byte, noeviction). */
+  async function fill(): Promise<void> {
+    await admin!.config('SET', 'maxmemory-policy', 'noeviction');
+    await admin!.config('SET', 'maxmemory', '1');
+  }
+
+  it('full (maxmemory, noeviction) for a while: a reply is still stored, an add waits instead of failing its task, the run goes on', { timeout: 600_000 }, async () => {
+    const server = await redisWith();
+    const { dir, coordinator } = await aThenB(server.url, 'full-awhile');
+    await fill();
+    // A ends while Redis is full: BullMQ's finishing script writes the reply all the same (its first write is a removal).
+    writeFileSync(join(marks, 'release-A'), '');
+    const refused = "Redis refuses writes (OOM command not allowed when used memory > 'maxmemory')";
+    await waitFor(
+      () => coordinator.stdoutSoFar().includes('[DONE] A') && (coordinator.stderrSoFar().includes(refused) || /\[(RETRY|FAIL)\] B/.test(coordinator.stdoutSoFar())),
+      "A's reply, and B's add refused",
+    );
+    await admin!.config('SET', 'maxmemory', '0');
+    writeFileSync(join(marks, 'release'), '');
+    const ended = await coordinator.exited;
+    // Before: B's add failed as transient, retried twice within 3 s, and B failed unrun (exit 1).
+    expect(ended.code, ended.stdout + ended.stderr).toBe(0);
+    expect(ended.stderr).toContain(refused);
+    expect(ended.stderr).toContain('Redis takes writes again; the run goes on');
+    for (const id of ['A', 'B']) {
+      expect(readRows(dir).get(id), id).toMatchObject({ status: 'completed', findings: `done-${id}` });
+      expect(runs(id), id).toBe(1);
+      expect(outcomesByTask(dir).get(id), id).toEqual(['completed']);
+    }
+  });
+
+  it('full longer than --redis-timeout: the run stops (exit 1), B pending, and resume completes it', { timeout: 600_000 }, async () => {
+    const server = await redisWith();
+    const { dir, args, coordinator } = await aThenB(server.url, 'full-long', '--redis-timeout', '3');
+    await fill();
+    writeFileSync(join(marks, 'release-A'), '');
+    const ended = await coordinator.exited;
+    expect(ended.code, ended.stdout + ended.stderr).toBe(1);
+    expect(ended.stdout + ended.stderr).toContain("Redis refused writes for 3 s (--redis-timeout): OOM command not allowed when used memory > 'maxmemory'");
+    expect(ended.stdout + ended.stderr).toContain(`csv-wave resume ${dir}`);
+    // Not failed: a full Redis is not B's fault (before, B failed and resume left it so).
+    expect(readRows(dir).get('B')?.status).not.toBe('failed');
+    expect(runs('B')).toBe(0);
+    await admin!.config('SET', 'maxmemory', '0');
+    writeFileSync(join(marks, 'release'), '');
+    const resumed = await runCli('resume', dir, ...args);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    for (const id of ['A', 'B']) {
+      expect(readRows(dir).get(id), id).toMatchObject({ status: 'completed', findings: `done-${id}` });
+      // A's job, finished in Redis or still running when the run stopped, is awaited again, not run again.
+      expect(runs(id), id).toBe(1);
+    }
+  });
+
+  it('full at the start: exit 2 at once, saying so, nothing started; the run goes once Redis takes writes', { timeout: 300_000 }, async () => {
+    const server = await redisWith();
+    const dir = sessionWithId('full-start', [{ id: 'A', description: 'a', role: 'worker' }]);
+    started.push(await readyWorker(server.url, '--session-id', 'full-start'));
+    await fill();
+    const args = ['--cmd', gatedCommand(marks), '--backend', 'bullmq', '--redis', server.url];
+    // Spawned: before, the run printed an internal error (exit 70) and then never exited (a Redis connection left open).
+    const full = spawnCli('run', dir, ...args);
+    started.push(full);
+    const ended = await full.exited;
+    expect(ended.code, ended.stderr).toBe(2);
+    expect(ended.stderr).toContain(
+      `Redis at ${server.url} refuses writes (OOM command not allowed when used memory > 'maxmemory'): free memory in Redis or raise its maxmemory, then run again. No task was started.`,
+    );
+    expect(ended.stderr).not.toContain('internal error');
+    expect(runs('A')).toBe(0);
+    expect(readRows(dir).get('A')?.status).not.toBe('completed');
+    await admin!.config('SET', 'maxmemory', '0');
+    writeFileSync(join(marks, 'release'), '');
+    const ran = await runCli('run', dir, ...args);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(readRows(dir).get('A')).toMatchObject({ status: 'completed', findings: 'done-A' });
   });
 });

@@ -99,17 +99,36 @@ export class SessionRegistration {
   /** What else each beat renews (the queue's rate limit). */
   readonly #renew: () => Promise<void>;
 
-  private constructor(client: RegistryClient, sessionId: string, signing: Signing, renew: () => Promise<void>) {
+  private constructor(client: RegistryClient, sessionId: string, signing: Signing, renew: () => Promise<void>, beaten: (error?: unknown) => void) {
     this.#client = client;
     this.#sessionId = sessionId;
     this.#signing = signing;
     this.#renew = renew;
-    this.#timer = setInterval(() => void this.#beat().catch(() => undefined), kBeatMs).unref();
+    this.#timer = setInterval(() => void this.#beat().then(() => beaten(), beaten), kBeatMs).unref();
   }
 
-  static async start(url: string, sessionId: string, signing: Signing, renew: () => Promise<void>): Promise<SessionRegistration> {
-    const registration = new SessionRegistration(shortClient(url), sessionId, signing, renew);
-    await registration.#beat();
+  /**
+   * Beats once (and throws what that beat met), then every kBeatMs.
+   *
+   * @param beaten told the end of each later beat: nothing, or the error it failed with
+   *   (Redis away, or refusing writes: a full Redis takes no beat)
+   */
+  static async start(
+    url: string,
+    sessionId: string,
+    signing: Signing,
+    renew: () => Promise<void>,
+    beaten: (error?: unknown) => void = () => undefined,
+  ): Promise<SessionRegistration> {
+    const registration = new SessionRegistration(shortClient(url), sessionId, signing, renew, beaten);
+    try {
+      await registration.#beat();
+    } catch (error) {
+      // Its connection would keep the process alive after the run was refused.
+      clearInterval(registration.#timer);
+      registration.#client.disconnect();
+      throw error;
+    }
     return registration;
   }
 
