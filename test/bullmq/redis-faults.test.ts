@@ -136,6 +136,33 @@ describe.runIf(kRunRedisTests)('Redis restarted, emptied or full during a --back
     }
   });
 
+  it('emptied under a worker that serves every session: it serves the session on until the coordinator beats again, and exits on SIGTERM', { timeout: 600_000 }, async () => {
+    const server = await redisWith();
+    const run = await busyRun(server.url, 'empty-registry', []);
+    // The coordinator stopped cannot beat: the worker reads a registry without the session.
+    await server.crash();
+    await server.restart();
+    const missing = 'csv-wave-empty-registry is missing from the session registry';
+    const letGo = 'csv-wave-empty-registry has no coordinator any more';
+    await waitFor(() => run.worker.stdoutSoFar().includes(missing) || run.worker.stdoutSoFar().includes(letGo), 'the worker to read the emptied registry');
+    run.coordinator.child.kill('SIGCONT');
+    writeFileSync(join(marks, 'release'), '');
+    const ended = await run.coordinator.exited;
+    expect(ended.code, ended.stderr).toBe(0);
+    for (const id of kTasks) expect(readRows(run.dir).get(id), id).toMatchObject({ status: 'completed', findings: `done-${id}` });
+    // The coordinator left with its mark: let go at once.
+    await waitFor(() => run.worker.stdoutSoFar().includes(letGo), 'the worker to let the finished session go');
+    // Served once throughout, let go once at the end. Before, it let the session go at the
+    // empty read and took it again at the next beat; the close of the session let go never
+    // ended (ioredis, reconnecting), and the process lived on after SIGTERM.
+    const count = (text: string) => run.worker.stdoutSoFar().split(text).length - 1;
+    expect(count('taking jobs of csv-wave-empty-registry'), run.worker.stdoutSoFar()).toBe(1);
+    expect(count(letGo)).toBe(1);
+    run.worker.child.kill('SIGTERM');
+    const stopped = await run.worker.exited;
+    expect(stopped.code, stopped.stderr).toBe(0);
+  });
+
   /** Tasks A then B (coordinator --concurrency 1) on one worker; resolves once A runs. */
   async function aThenB(url: string, sessionId: string, ...runArgs: string[]) {
     const dir = sessionWithId(sessionId, [
