@@ -27,7 +27,9 @@ export type WaveErrorCode =
   /** A person saved tasks.csv while a run was writing it. */
   | 'TASKS_EDITED'
   /** The Redis of `--backend bullmq` or of `csv-wave worker` does not answer at start. */
-  | 'REDIS_UNREACHABLE';
+  | 'REDIS_UNREACHABLE'
+  /** The Redis of `--backend bullmq` refuses writes at the run's start: full (maxmemory with noeviction), a failed save, a replica. */
+  | 'REDIS_REFUSES_WRITES';
 
 /** One violation of the rules, tied to the file line where the offending row starts. */
 export interface Violation {

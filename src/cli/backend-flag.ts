@@ -32,7 +32,7 @@ export function addBackendFlags(command: Command): Command {
     .option('--redis <url>', 'with --backend bullmq: the Redis URL (default CSV_WAVE_REDIS_URL)')
     .option(
       '--redis-timeout <seconds>',
-      'with the bullmq backend: how long Redis may be away during a run before it stops (resumable, exit 1) (default 60)',
+      'with the bullmq backend: how long Redis may be away, or refuse writes (full at maxmemory), during a run before it stops (resumable, exit 1) (default 60)',
     )
     .option('--rate <n/unit>', 'with --backend bullmq: attempts started per second or minute across all workers, as 20/s or 600/min (default no limit)')
     .option('--secret-file <path>', kSecretFileHelp)

@@ -6,7 +6,7 @@ import type { AttemptJobData } from '../../src/backend/bullmq/job-data.js';
 import { replySigned, Signing } from '../../src/backend/bullmq/signing.js';
 import { finishedAttempt } from '../helpers/attempt-reply.js';
 import { jobData } from '../helpers/bullmq-jobs.js';
-import { kNoSecret, readyWorker, readyWorkerWith, redisForEachTest, sessionWithId } from '../helpers/bullmq-session.js';
+import { jobIdSource, kNoSecret, readyWorker, readyWorkerWith, redisForEachTest, sessionWithId } from '../helpers/bullmq-session.js';
 import { readRows } from '../helpers/generic-session.js';
 import { kRunRedisTests } from '../helpers/redis-server.js';
 import { sleep, spawnCli, spawnCliWith } from '../helpers/spawn-cli.js';
@@ -60,7 +60,7 @@ describe.runIf(kRunRedisTests)('a reply is merged only when it is signed and ans
       const rows = readRows(dir);
       for (const id of ['A', 'B', 'C']) {
         expect(rows.get(id)?.status, id).toBe('failed');
-        expect(rows.get(id)?.error, id).toMatch(new RegExp(`^Invalid output: the reply of job forge\\.r[0-9a-f]{12}\\.${id}\\.a1 cannot be used: `));
+        expect(rows.get(id)?.error, id).toMatch(new RegExp(`^Invalid output: the reply of job ${jobIdSource('forge', id, 1)} cannot be used: `));
       }
       expect(rows.get('A')?.error).toContain('it is not a signed reply envelope');
       expect(rows.get('B')?.error).toContain('it is not signed');
@@ -92,7 +92,7 @@ describe.runIf(kRunRedisTests)('a reply is merged only when it is signed and ans
     each.started.push(await readyWorkerWith(env, each.redis.url, '--session-id', sessionId, ...flags));
     const ran = await coordinator.exited;
     expect(ran.code, ran.stderr).toBe(0);
-    expect(ran.stderr).toMatch(new RegExp(`job ${sessionId}\\.r[0-9a-f]{12}\\.A\\.a1 ran a request that is not the one this run submitted`));
+    expect(ran.stderr).toMatch(new RegExp(`job ${jobIdSource(sessionId, 'A', 1)} ran a request that is not the one this run submitted`));
     // The changed command ran on the worker, but its output was never merged: the retry ran the task's own.
     const row = readRows(dir).get('A');
     expect(row?.findings).toBe('ORIGINAL');

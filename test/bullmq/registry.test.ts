@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { SessionDirectory, SessionRegistration } from '../../src/backend/bullmq/session-registry.js';
 import { Signing } from '../../src/backend/bullmq/signing.js';
 import { redisClientCount } from '../helpers/bullmq-jobs.js';
-import { kNoSecret, readyWorker, readyWorkerWith, redisForEachTest, sessionWithId } from '../helpers/bullmq-session.js';
+import { jobIdSource, kNoSecret, readyWorker, readyWorkerWith, redisForEachTest, sessionWithId } from '../helpers/bullmq-session.js';
 import { fixturePath, readRows } from '../helpers/generic-session.js';
 import { kRunRedisTests } from '../helpers/redis-server.js';
 import { spawnCliWith, waitFor } from '../helpers/spawn-cli.js';
@@ -55,7 +55,7 @@ describe.runIf(kRunRedisTests)('the session registry on a hostile or badly clock
     const run = await spawnCliWith(clockOff(-45_000), 'run', dir, '--cmd', 'echo done-{id}', '--backend', 'bullmq', '--redis', each.redis.url).exited;
     expect(run.code, run.stderr).toBe(0);
     for (const id of ['A', 'B']) expect(readRows(dir).get(id)?.findings).toBe(`done-${id}`);
-    await waitFor(() => /\[JOB\] clock\.r[0-9a-f]{12}\.A\.a1 completed/.test(worker.stdoutSoFar()), "the worker's line");
+    await waitFor(() => new RegExp(`\\[JOB\\] ${jobIdSource('clock', 'A', 1)} completed`).test(worker.stdoutSoFar()), "the worker's line");
   });
 
   it('400 fake ids in the registry: a worker with a secret serves none of them, opens no connection for them, and still serves a signed session', { timeout: 300_000 }, async () => {

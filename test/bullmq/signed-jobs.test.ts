@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addByHand, handMadeRequest, jobData, jobOutcome, startRecordingServer } from '../helpers/bullmq-jobs.js';
-import { kNoSecret, readyWorker, readyWorkerWith, redisForEachTest, sessionWithId } from '../helpers/bullmq-session.js';
+import { jobIdSource, kNoSecret, readyWorker, readyWorkerWith, redisForEachTest, sessionWithId } from '../helpers/bullmq-session.js';
 import { readRows } from '../helpers/generic-session.js';
 import { kRunRedisTests } from '../helpers/redis-server.js';
 import { spawnCli, spawnCliWith, waitFor } from '../helpers/spawn-cli.js';
@@ -63,7 +63,7 @@ describe.runIf(kRunRedisTests)('a worker runs only what a coordinator signed', (
     const row = readRows(dir).get('A');
     expect(row?.status).toBe('failed');
     expect(row?.error).toMatch(/^Refused by worker host \S+ pid \d+: its executor command is not one this worker runs \(--executors module,openai\)/);
-    await waitFor(() => /\[JOB\] narrow\.r[0-9a-f]{12}\.A\.a1 refused: its executor command/.test(worker.stdoutSoFar()), "the worker's line");
+    await waitFor(() => new RegExp(`\\[JOB\\] ${jobIdSource('narrow', 'A', 1)} refused: its executor command`).test(worker.stdoutSoFar()), "the worker's line");
   });
 
   it("an openai job never sends the worker's key to a model server it does not allow, signed or not", { timeout: 300_000 }, async () => {

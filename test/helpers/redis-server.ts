@@ -17,7 +17,9 @@ export interface RedisServer {
   dir: string;
   /** Stops the server (SIGTERM, then waits for it to exit); the folder is kept for a restart. */
   stop(): Promise<void>;
-  /** Starts it again on the same port and folder (a Redis lost mid-run, then back). */
+  /** Kills the server with SIGKILL (a crash: it saves nothing on its way out) and waits for it to exit. */
+  crash(): Promise<void>;
+  /** Starts it again on the same port and folder (a Redis lost mid-run, then back); stopped first if it runs. */
   restart(): Promise<void>;
   /** Stops it and removes its folder. */
   dispose(): Promise<void>;
@@ -35,12 +37,23 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** How the server keeps its data. */
+export interface RedisOptions {
+  /**
+   * Write every change to an append-only file, fsynced before each answer
+   * (`--appendonly yes --appendfsync always`): a restart after a crash finds everything it
+   * answered. @default false: nothing on disk, a restart comes back empty
+   */
+  appendOnly?: boolean;
+}
+
 /** Starts redis-server in the foreground and resolves once it says it accepts connections. */
-function launch(port: number, dir: string): Promise<ChildProcess> {
+function launch(port: number, dir: string, options: RedisOptions): Promise<ChildProcess> {
+  const persistence = options.appendOnly ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
   const child = spawn(
     'redis-server',
     // rdbcompression off: DUMP then shows every stored text as it is, so a scan for a secret cannot miss a compressed one.
-    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--rdbcompression', 'no'],
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', ...persistence, '--daemonize', 'no', '--rdbcompression', 'no'],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   return new Promise((resolve, reject) => {
@@ -58,11 +71,11 @@ function launch(port: number, dir: string): Promise<ChildProcess> {
   });
 }
 
-async function ended(child: ChildProcess): Promise<void> {
+async function ended(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   await new Promise<void>((resolve) => {
     child.once('exit', () => resolve());
-    child.kill('SIGTERM');
+    child.kill(signal);
   });
 }
 
@@ -70,7 +83,7 @@ async function ended(child: ChildProcess): Promise<void> {
  * Starts a redis-server on a free loopback port. Another process may take the port between
  * the look and the start, so a failed start is tried again on another port a few times.
  */
-export async function startRedis(): Promise<RedisServer> {
+export async function startRedis(options: RedisOptions = {}): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), 'csv-wave-redis-'));
   let child: ChildProcess | undefined;
   let port = 0;
@@ -78,7 +91,7 @@ export async function startRedis(): Promise<RedisServer> {
   for (let tries = 0; tries < 5 && !child; tries++) {
     port = await freePort();
     try {
-      child = await launch(port, dir);
+      child = await launch(port, dir, options);
     } catch (error) {
       lastError = error;
     }
@@ -90,9 +103,10 @@ export async function startRedis(): Promise<RedisServer> {
     url: `redis://127.0.0.1:${port}`,
     dir,
     stop: () => ended(current),
+    crash: () => ended(current, 'SIGKILL'),
     restart: async () => {
       await ended(current);
-      current = await launch(port, dir);
+      current = await launch(port, dir, options);
     },
     dispose: async () => {
       await ended(current);

@@ -16,6 +16,7 @@ import { readSignedJobReply } from './reply-schema.js';
 import { maxReplyBytes, oversizedReply, bytesPast } from './reply-size.js';
 import { removeUnawaitedJobs, type SweepResult } from './session-jobs.js';
 import { compactDigest, jobSigned, requestDigest, type Signing } from './signing.js';
+import { writeRefusal } from './write-refusal.js';
 
 export interface BullmqBackendOptions {
   /** The Redis URL (`--redis`, CSV_WAVE_REDIS_URL). */
@@ -44,8 +45,9 @@ export interface BullmqBackendOptions {
    */
   redisTimeoutMs?: number;
   /**
-   * Told once Redis has not answered for `redisTimeoutMs`, with a reason to stop the run
-   * on; the awaited submits stay unanswered (the run takes their tasks back).
+   * Told once Redis has not answered, or refused every write (full, …), for
+   * `redisTimeoutMs`, with a reason to stop the run on; the awaited submits stay unanswered
+   * (the run takes their tasks back).
    */
   lost?: (reason: string) => void;
 }
@@ -127,15 +129,18 @@ export class BullmqBackend implements ExecutionBackend {
     this.#queue = queue;
     this.#events = events;
     this.#adds = new JobAdds(queue, {
-      wanted: (id) => this.#waiting.has(id),
+      // A closed backend adds nothing more, even a slice Redis refused that waits to go again.
+      wanted: (id) => !this.#closed && this.#waiting.has(id),
       ...(options.beforeAdd ? { beforeAdd: options.beforeAdd } : {}),
       added: (ids) => {
+        this.#presence.accepted();
         for (const id of ids) if (this.#waiting.has(id)) this.#added.add(id);
       },
       // Some of them may be in Redis all the same: their replies, if any, come for an attempt no longer awaited.
       failed: (ids, error) => {
         for (const id of ids) this.#settle(id, () => unaddedJobReply(error));
       },
+      refused: (refusal) => this.#presence.refused(refusal),
       sign: (id, digest) => options.signing.sign(jobSigned(queue.name, id, digest)),
     });
     events.on('completed', ({ jobId, returnvalue }) => this.#settle(jobId, (task) => this.#readReply(jobId, returnvalue, task)));
@@ -152,7 +157,7 @@ export class BullmqBackend implements ExecutionBackend {
     this.#presence = new RedisPresence(options.url, {
       timeoutMs,
       warn: options.warn,
-      lost: () => options.lost?.(`Redis did not answer for ${timeoutMs / 1000} s (--redis-timeout)`),
+      lost: (reason) => options.lost?.(reason),
     });
     void this.#readEvents();
   }
@@ -342,6 +347,21 @@ export class BullmqBackend implements ExecutionBackend {
     // A Redis that is away is not waited for: a Ctrl-C must end the run (the jobs stay, see close).
     await this.#whileAnswering(removal);
     this.#removals.delete(removal);
+  }
+
+  /**
+   * A write of the coordinator's own besides the adds (the registry's beat) went through, or
+   * failed with `error`: a refusal for Redis's state (write-refusal.ts) counts toward
+   * `--redis-timeout` as a refused add does, so that a full Redis with no add pending (every
+   * job out, workers that no longer see the session) does not hold the run for ever.
+   */
+  wrote(error?: unknown): void {
+    if (error === undefined) {
+      this.#presence.accepted();
+      return;
+    }
+    const refusal = writeRefusal(error);
+    if (refusal !== undefined) this.#presence.refused(refusal);
   }
 
   /** Whether Redis answers now: what the coordinator does at a stop waits for Redis only then. */

@@ -15,7 +15,7 @@ import { JobFolders } from './job-folders.js';
 import { refusalReason } from './job-refusal.js';
 import { queueNameOf } from './names.js';
 import { maskRedisUrl } from './redis-url.js';
-import { kDefaultMaxSessions, SessionDirectory, type RunningSessions } from './session-registry.js';
+import { kDefaultMaxSessions, kForgetMs, SessionDirectory, type RunningSessions } from './session-registry.js';
 import { kCancelledMessage, SessionWorker } from './session-worker.js';
 
 export interface BullmqWorkerOptions {
@@ -76,6 +76,12 @@ export class BullmqWorker {
   readonly #folders: JobFolders | undefined;
   /** The BullMQ worker of each session served, by session id. */
   readonly #sessions = new Map<string, SessionWorker>();
+  /** Those of sessions let go, until their close ends (their running jobs finish first). */
+  readonly #leaving = new Set<SessionWorker>();
+  /** Without `sessionId`: the last beat seen of each session served, in ms of Redis's clock. */
+  readonly #lastBeats = new Map<string, number>();
+  /** Sessions served that were said to be missing from the registry (said once until they come back). */
+  readonly #missingTold = new Set<string>();
   /** The jobs running now, by job id. */
   readonly #running = new Map<string, RunningJob>();
   /** The abort controller of each session's jobs, replaced once aborted. */
@@ -163,28 +169,66 @@ export class BullmqWorker {
 
   async #serveThese(directory: SessionDirectory): Promise<void> {
     let running: RunningSessions;
+    let left: Set<string>;
     try {
       running = await directory.running();
+      const missing = [...this.#sessions.keys()].filter((id) => !running.beats.has(id) && !running.beyondLimit.includes(id));
+      left = missing.length === 0 ? new Set() : await directory.left(missing);
     } catch {
       return; // Redis is away: the next look tries again.
     }
     if (this.#stopping) return;
-    const served = new Set(running.served);
+    for (const [sessionId, beat] of running.beats) this.#lastBeats.set(sessionId, beat);
     for (const [sessionId, session] of this.#sessions) {
-      if (served.has(sessionId)) continue;
+      const why = this.#whyLeave(sessionId, running, left);
+      if (why === undefined) continue;
       this.#sessions.delete(sessionId);
-      const why = running.beyondLimit.includes(sessionId)
-        ? `is left: ${running.limit} more recently beaten sessions run (--max-sessions ${running.limit})`
-        : 'has no coordinator any more';
+      this.#lastBeats.delete(sessionId);
+      this.#missingTold.delete(sessionId);
       this.#options.log(`worker ${this.name}: ${queueNameOf(sessionId)} ${why}`);
-      void session.close().catch(() => undefined);
+      this.#leave(session);
     }
     for (const sessionId of running.served) {
+      this.#missingTold.delete(sessionId);
       if (this.#sessions.has(sessionId) || this.#stopping) continue;
       this.#options.log(`worker ${this.name}: taking jobs of ${queueNameOf(sessionId)}`);
       await this.#serve(sessionId).catch(() => undefined);
     }
     this.#tellIgnored(running);
+  }
+
+  /**
+   * Why a session served is to be let go now, or undefined to serve it on: it is beyond
+   * --max-sessions, or its coordinator left (its mark), or it has been missing from the
+   * registry since kForgetMs after its last beat seen. A session missing without a mark is
+   * served on until then: a Redis restarted without its data lost the whole registry, and a
+   * coordinator that still runs puts it back at its next beat. Letting it go there closed
+   * its BullMQ worker while that worker's connections waited to reconnect, a close that
+   * never ends (ioredis emits no `end` for a connection dropped while it waits to
+   * reconnect): the worker process never exited after that.
+   */
+  #whyLeave(sessionId: string, running: RunningSessions, left: ReadonlySet<string>): string | undefined {
+    if (running.beats.has(sessionId)) return undefined;
+    if (running.beyondLimit.includes(sessionId)) return `is left: ${running.limit} more recently beaten sessions run (--max-sessions ${running.limit})`;
+    if (left.has(sessionId)) return 'has no coordinator any more';
+    const sinceBeat = running.now - (this.#lastBeats.get(sessionId) ?? 0);
+    if (sinceBeat >= kForgetMs) return 'has no coordinator any more';
+    if (!this.#missingTold.has(sessionId)) {
+      this.#missingTold.add(sessionId);
+      this.#options.log(
+        `worker ${this.name}: ${queueNameOf(sessionId)} is missing from the session registry (did Redis lose its data?); served on until its coordinator beats again, or for ${Math.ceil((kForgetMs - sinceBeat) / 1000)} s`,
+      );
+    }
+    return undefined;
+  }
+
+  /** Lets a session go: its BullMQ worker takes no more jobs and closes once its running ones end; close and stopNow wait for that, or drop it. */
+  #leave(session: SessionWorker): void {
+    this.#leaving.add(session);
+    void session
+      .close()
+      .catch(() => undefined)
+      .finally(() => this.#leaving.delete(session));
   }
 
   /** Says (once per change) how many registrations are not served: unsigned or forged ones, those beyond --max-sessions. */
@@ -285,7 +329,8 @@ export class BullmqWorker {
    */
   async close(): Promise<void> {
     this.#stopTaking();
-    await Promise.all([...this.#sessions.values()].map((session) => session.close()));
+    // The sessions let go too: their running jobs finish before the worker exits, as the others'.
+    await Promise.all([...this.#sessions.values(), ...this.#leaving].map((session) => session.close()));
     this.#cancels?.stop();
     await this.#backend.close();
     this.#folders?.remove();
@@ -303,7 +348,7 @@ export class BullmqWorker {
       job.released = true;
       this.#end(job);
     }
-    for (const session of this.#sessions.values()) session.drop();
+    for (const session of [...this.#sessions.values(), ...this.#leaving]) session.drop();
     this.#cancels?.stop();
     await this.#backend.close();
     this.#folders?.remove();

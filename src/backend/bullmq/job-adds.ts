@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { AttemptRequest } from '../../executors/messages.js';
 import { kJobName, type AttemptJobData } from './job-data.js';
+import { writeRefusal, type WriteRefusal } from './write-refusal.js';
 
 /**
  * Finished jobs are removed once their reply is read. What a coordinator never read (it
@@ -10,14 +11,21 @@ import { kJobName, type AttemptJobData } from './job-data.js';
 const kKeepUnreadSeconds = 24 * 3600;
 /** Jobs per addBulk: a scheduler tick that starts 100,000 attempts sends them in slices. */
 const kAddBatch = 1000;
+/** The pause before a slice Redis refused for its state (full, …) is sent again. */
+const kRefusedRetryMs = 1000;
 
 export interface JobAddsHandlers {
   /** Whether the job is still wanted (its submit was not aborted or cancelled meanwhile). */
   wanted: (id: string) => boolean;
   /** These jobs are in Redis (added now, or kept from an earlier coordinator: same id). */
   added: (ids: readonly string[]) => void;
-  /** These could not be added (Redis refused or went away); some may be in Redis all the same. */
+  /** These could not be added (the add's own error); some may be in Redis all the same. */
   failed: (ids: readonly string[], error: unknown) => void;
+  /**
+   * Redis refused the slice for its state (write-refusal.ts: full, …): it is sent again
+   * every kRefusedRetryMs, as long as its jobs are wanted, until Redis takes it.
+   */
+  refused: (refusal: WriteRefusal) => void;
   /** The coordinator's signature of a job (signing.ts `jobSigned`); undefined without a secret. */
   sign: (id: string, digest: string) => string | undefined;
   /** Called before each slice goes out: what names its jobs is made durable first (the journal). @default nothing */
@@ -38,7 +46,9 @@ interface ToAdd {
  * not hold 100,000 serialized jobs in the connection at once, and a busy coordinator sends
  * big slices instead of one round trip per job. BullMQ keeps a job whose id exists as it is,
  * so a resumed coordinator that adds the jobs its journal names (reattach) does not double
- * them. Before each slice goes out, `beforeAdd` makes the journal durable.
+ * them. Before each slice goes out, `beforeAdd` makes the journal durable. A slice Redis
+ * refuses for its state (full at maxmemory, …) waits and goes again, its attempts unfailed:
+ * the owner counts the refusals against `--redis-timeout`.
  */
 export class JobAdds {
   readonly #queue: Queue<AttemptJobData, string>;
@@ -64,24 +74,35 @@ export class JobAdds {
       while (this.#toAdd.length > 0) {
         // Jobs whose submit was aborted or cancelled meanwhile are not added.
         const jobs = this.#toAdd.splice(0, kAddBatch).filter(({ id }) => this.#handlers.wanted(id));
-        if (jobs.length > 0) await this.#addSlice(jobs);
+        if (jobs.length === 0 || (await this.#addSlice(jobs))) continue;
+        // Refused: first in line again, after a pause. Some may be in Redis already: an add keeps a job whose id exists.
+        this.#toAdd.unshift(...jobs);
+        await new Promise((resolve) => setTimeout(resolve, kRefusedRetryMs).unref());
       }
     } finally {
       this.#sending = false;
     }
   }
 
-  async #addSlice(jobs: ToAdd[]): Promise<void> {
+  /** Adds a slice; false when Redis refused it for its state (to be sent again), true once it is settled. */
+  async #addSlice(jobs: ToAdd[]): Promise<boolean> {
     const opts = { attempts: 1, removeOnComplete: { age: kKeepUnreadSeconds }, removeOnFail: { age: kKeepUnreadSeconds } };
     const ids = jobs.map(({ id }) => id);
     try {
       this.#handlers.beforeAdd?.();
       await this.#queue.addBulk(jobs.map((job) => ({ name: kJobName, data: this.#data(job), opts: { ...opts, jobId: job.id } })));
     } catch (error) {
+      // A full Redis is not the attempts' failure: failed, they would spend their retries in seconds and fail unrun.
+      const refusal = writeRefusal(error);
+      if (refusal !== undefined) {
+        this.#handlers.refused(refusal);
+        return false;
+      }
       this.#handlers.failed(ids, error);
-      return;
+      return true;
     }
     this.#handlers.added(ids);
+    return true;
   }
 
   #data({ id, request, digest }: ToAdd): AttemptJobData {

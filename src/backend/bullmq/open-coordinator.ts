@@ -15,6 +15,7 @@ import { SessionRegistration } from './session-registry.js';
 import { sessionIdOf } from './session-id.js';
 import { SessionLease } from './session-lease.js';
 import { WorkerWatch } from './worker-presence.js';
+import { refusedAtStart } from './write-refusal.js';
 
 /** A bullmq run's choice (chooseBackend): the Redis, the queue's rate, how long Redis may be away, the signing secret. */
 export type BullmqPlan = Extract<BackendPlan, { type: 'bullmq' }>;
@@ -46,7 +47,9 @@ export async function openCoordinator(plan: BullmqPlan, run: BackendContext): Pr
   const reattach = new Map([...run.left.jobs].filter(([, job]) => isJobOfSession(job, sessionId)));
   // Held before anything of the queue is touched: the sweep below removes what no attempt of this run awaits.
   await checkRedisReachable(url);
-  const lease = await SessionLease.take(url, sessionId, runId, realpathSync(sessionDir), superseded);
+  const lease = await SessionLease.take(url, sessionId, runId, realpathSync(sessionDir), superseded).catch((error: unknown) => {
+    throw refusedAtStart(error, url);
+  });
   const queueRate = new QueueRate(url, sessionId, plan.rate);
   let backend: BullmqBackend;
   try {
@@ -54,7 +57,7 @@ export async function openCoordinator(plan: BullmqPlan, run: BackendContext): Pr
   } catch (error) {
     queueRate.stop();
     await lease.release(true);
-    throw error;
+    throw refusedAtStart(error, url);
   }
   let registration: SessionRegistration;
   try {
@@ -63,14 +66,21 @@ export async function openCoordinator(plan: BullmqPlan, run: BackendContext): Pr
     if (swept.removed > 0) tell(`bullmq: removed ${swept.removed} job(s) of earlier runs that no attempt awaits`);
     if (swept.running > 0) tell(`bullmq: ${swept.running} job(s) of earlier runs still run on workers; no attempt awaits their replies`);
     // Applied before the first job (no job starts outside the rate), then with every beat; the hold is renewed with it.
-    registration = await SessionRegistration.start(url, sessionId, signing, async () => {
-      await Promise.all([queueRate.apply(), lease.renew()]);
-    });
+    // A Redis full at the start refuses this first beat: the run stops before any job (exit 2).
+    registration = await SessionRegistration.start(
+      url,
+      sessionId,
+      signing,
+      async () => {
+        await Promise.all([queueRate.apply(), lease.renew()]);
+      },
+      (error) => backend.wrote(error),
+    );
   } catch (error) {
     queueRate.stop();
     await backend.close();
     await lease.release(true);
-    throw error;
+    throw refusedAtStart(error, url);
   }
   tell(
     `bullmq: tasks go to queue ${queueNameOf(sessionId)} on ${maskRedisUrl(url)}; ` +

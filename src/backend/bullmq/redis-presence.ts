@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import type { WriteRefusal } from './write-refusal.js';
 
 /** How often Redis is asked whether it answers. */
 const kPingMs = 1000;
@@ -11,11 +12,11 @@ const kWarnTicks = 3;
 const kAwayTicks = 10;
 
 export interface RedisPresenceOptions {
-  /** After this many milliseconds without an answer, `lost` is called (once). */
+  /** After this many milliseconds without an answer, or of refused writes, `lost` is called (once). */
   timeoutMs: number;
-  /** Told once Redis has not answered for `timeoutMs`: the run stops (resumable). */
-  lost: (awayMs: number) => void;
-  /** Told when Redis stops answering and when it answers again. */
+  /** Told once, with why, when Redis has not answered, or has refused every write, for `timeoutMs`: the run stops (resumable). */
+  lost: (reason: string) => void;
+  /** Told when Redis stops answering or taking writes, and when it does again. */
   warn: (message: string) => void;
 }
 
@@ -29,6 +30,11 @@ export interface RedisPresenceOptions {
  * that hangs (the socket open, no answer) both leave the ping unanswered. Commands sent
  * meanwhile wait in ioredis (no retry limit), so nothing fails while Redis is briefly away;
  * after `timeoutMs` the owner is told and stops the run.
+ *
+ * A Redis that answers may still refuse writes (full at maxmemory with noeviction, a failed
+ * save, a replica: write-refusal.ts). A PING does not tell: the owner's writes do, with
+ * `refused` and `accepted`. Refusals are counted in the same ticks from the first one, and
+ * after `timeoutMs` of them with no write taken the owner is told the same way.
  */
 export class RedisPresence {
   readonly #redis: Redis;
@@ -38,6 +44,10 @@ export class RedisPresence {
   #silentTicks = 0;
   #pinging = false;
   #lost = false;
+  /** Ticks since the first write refused after the last one taken; undefined while writes are taken. */
+  #refusedTicks: number | undefined;
+  /** Redis's words for the last refusal. */
+  #refusal = '';
 
   /** @param url Redis; the watch opens a connection of its own there (closed by dispose) */
   constructor(url: string, options: RedisPresenceOptions) {
@@ -52,12 +62,39 @@ export class RedisPresence {
     return this.#redis.status === 'ready' && this.#silentTicks < kAwayTicks;
   }
 
+  /**
+   * A write was refused for Redis's state: said at once, with what to do, the first time
+   * since writes were last taken; counted toward `timeoutMs` from then.
+   */
+  refused({ words, remedy }: WriteRefusal): void {
+    this.#refusal = words;
+    if (this.#refusedTicks !== undefined) return;
+    this.#refusedTicks = 0;
+    this.#options.warn(
+      `bullmq: Redis refuses writes (${words}): no job can be added until it takes them again; ${remedy} (waiting up to ${this.#options.timeoutMs / 1000} s, --redis-timeout)`,
+    );
+  }
+
+  /** A write went through: the refusals, if any, are over. */
+  accepted(): void {
+    if (this.#refusedTicks === undefined) return;
+    this.#refusedTicks = undefined;
+    if (!this.#lost) this.#options.warn('bullmq: Redis takes writes again; the run goes on');
+  }
+
   dispose(): void {
     clearInterval(this.#timer);
     this.#redis.disconnect();
   }
 
   #tick(): void {
+    if (this.#refusedTicks !== undefined) {
+      this.#refusedTicks++;
+      if (!this.#lost && this.#refusedTicks * kPingMs >= this.#options.timeoutMs) {
+        this.#lost = true;
+        this.#options.lost(`Redis refused writes for ${this.#options.timeoutMs / 1000} s (--redis-timeout): ${this.#refusal}`);
+      }
+    }
     if (this.#pinging) {
       this.#silentTicks++;
       if (this.#silentTicks === kWarnTicks) {
@@ -67,7 +104,7 @@ export class RedisPresence {
       }
       if (!this.#lost && this.#silentTicks * kPingMs >= this.#options.timeoutMs) {
         this.#lost = true;
-        this.#options.lost(this.#silentTicks * kPingMs);
+        this.#options.lost(`Redis did not answer for ${this.#options.timeoutMs / 1000} s (--redis-timeout)`);
       }
       return;
     }

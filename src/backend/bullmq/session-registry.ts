@@ -16,10 +16,18 @@ import { sessionSigned, type Signing } from './signing.js';
  * its secret over the id and the beat's time (so an old beat cannot be replayed as a fresh
  * one), at most `--max-sessions` of them, the most recently beaten first; stale members are
  * pruned at every beat and every read.
+ *
+ * A member missing from the set is not proof that its coordinator ended: a Redis restarted
+ * without its data, or emptied, lost the whole set, and the coordinators still running put
+ * their sessions back at their next beat. So a coordinator that ends leaves a mark that it
+ * left (kLeftPrefix, for kForgetMs), and a worker lets a missing session go at once only
+ * when it finds that mark; else it serves it on until kForgetMs after the last beat it saw.
  */
 const kSessionsKey = 'csv-wave:sessions';
 /** Each member's beat signature (signing.ts `sessionSigned`), by session id; none from an `--insecure-no-secret` coordinator. */
 const kSignaturesKey = 'csv-wave:sessions:sig';
+/** `<prefix><session id>`: set by a coordinator that ended, for kForgetMs; removed by the session's next beat. */
+const kLeftPrefix = 'csv-wave:sessions:left:';
 
 /** How often a coordinator says its session is running. */
 const kBeatMs = 2000;
@@ -50,19 +58,24 @@ local function prune(before)
   end
 end`;
 
-/** A beat: ARGV = member, its time (Redis's, read just before: it is signed), signature or '', forget ms. */
+/**
+ * A beat: ARGV = member, its time (Redis's, read just before: it is signed), signature or '',
+ * forget ms; KEYS[3] its left mark, which a running session has not. ZADD first: it is what
+ * a full Redis refuses (a script's first write decides), so a full Redis takes no beat.
+ */
 const kBeatScript = `${kLuaHelpers}
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 if ARGV[3] == '' then redis.call('HDEL', KEYS[2], ARGV[1]) else redis.call('HSET', KEYS[2], ARGV[1], ARGV[3]) end
+redis.call('DEL', KEYS[3])
 prune(now - tonumber(ARGV[4]))
 return 1`;
 
-/** A worker's read: ARGV = forget ms, limit. Returns member, score, signature ('' if none), … the most recent first. */
+/** A worker's read: ARGV = forget ms, limit. Returns Redis's now, then member, score, signature ('' if none), … the most recent first. */
 const kLiveScript = `${kLuaHelpers}
 local since = now - tonumber(ARGV[1])
 prune(since)
 local live = redis.call('ZREVRANGEBYSCORE', KEYS[1], '+inf', since, 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))
-local out = {}
+local out = {tostring(now)}
 for i = 1, #live, 2 do
   out[#out + 1] = live[i]
   out[#out + 1] = live[i + 1]
@@ -71,7 +84,7 @@ end
 return out`;
 
 interface RegistryClient extends Redis {
-  csvWaveBeat(sessions: string, signatures: string, member: string, at: number, sig: string, forgetMs: number): Promise<number>;
+  csvWaveBeat(sessions: string, signatures: string, left: string, member: string, at: number, sig: string, forgetMs: number): Promise<number>;
   csvWaveLive(sessions: string, signatures: string, forgetMs: number, limit: number): Promise<string[]>;
 }
 
@@ -79,7 +92,7 @@ interface RegistryClient extends Redis {
 function shortClient(url: string): RegistryClient {
   const client = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 5000, commandTimeout: 5000 });
   client.on('error', () => undefined);
-  client.defineCommand('csvWaveBeat', { numberOfKeys: 2, lua: kBeatScript });
+  client.defineCommand('csvWaveBeat', { numberOfKeys: 3, lua: kBeatScript });
   client.defineCommand('csvWaveLive', { numberOfKeys: 2, lua: kLiveScript });
   return client as RegistryClient;
 }
@@ -99,17 +112,36 @@ export class SessionRegistration {
   /** What else each beat renews (the queue's rate limit). */
   readonly #renew: () => Promise<void>;
 
-  private constructor(client: RegistryClient, sessionId: string, signing: Signing, renew: () => Promise<void>) {
+  private constructor(client: RegistryClient, sessionId: string, signing: Signing, renew: () => Promise<void>, beaten: (error?: unknown) => void) {
     this.#client = client;
     this.#sessionId = sessionId;
     this.#signing = signing;
     this.#renew = renew;
-    this.#timer = setInterval(() => void this.#beat().catch(() => undefined), kBeatMs).unref();
+    this.#timer = setInterval(() => void this.#beat().then(() => beaten(), beaten), kBeatMs).unref();
   }
 
-  static async start(url: string, sessionId: string, signing: Signing, renew: () => Promise<void>): Promise<SessionRegistration> {
-    const registration = new SessionRegistration(shortClient(url), sessionId, signing, renew);
-    await registration.#beat();
+  /**
+   * Beats once (and throws what that beat met), then every kBeatMs.
+   *
+   * @param beaten told the end of each later beat: nothing, or the error it failed with
+   *   (Redis away, or refusing writes: a full Redis takes no beat)
+   */
+  static async start(
+    url: string,
+    sessionId: string,
+    signing: Signing,
+    renew: () => Promise<void>,
+    beaten: (error?: unknown) => void = () => undefined,
+  ): Promise<SessionRegistration> {
+    const registration = new SessionRegistration(shortClient(url), sessionId, signing, renew, beaten);
+    try {
+      await registration.#beat();
+    } catch (error) {
+      // Its connection would keep the process alive after the run was refused.
+      clearInterval(registration.#timer);
+      registration.#client.disconnect();
+      throw error;
+    }
     return registration;
   }
 
@@ -118,12 +150,13 @@ export class SessionRegistration {
     // Two round trips: the beat's time is signed, so it is read before the beat is written.
     const at = await redisNow(this.#client);
     const sig = this.#signing.sign(sessionSigned(this.#sessionId, at)) ?? '';
-    await this.#client.csvWaveBeat(kSessionsKey, kSignaturesKey, this.#sessionId, at, sig, kForgetMs);
+    await this.#client.csvWaveBeat(kSessionsKey, kSignaturesKey, `${kLeftPrefix}${this.#sessionId}`, this.#sessionId, at, sig, kForgetMs);
   }
 
   /**
-   * Leaves the set (the run is over). With `answering` false (Redis is away) the removal is
-   * not tried: workers forget the session kForgetMs after its last beat.
+   * Leaves the set (the run is over), with the mark that says so: workers let the session go
+   * at once. With `answering` false (Redis is away) nothing is tried: workers forget the
+   * session kForgetMs after its last beat.
    */
   async stop(answering: boolean): Promise<void> {
     clearInterval(this.#timer);
@@ -132,6 +165,7 @@ export class SessionRegistration {
         .multi()
         .zrem(kSessionsKey, this.#sessionId)
         .hdel(kSignaturesKey, this.#sessionId)
+        .set(`${kLeftPrefix}${this.#sessionId}`, '1', 'PX', kForgetMs)
         .exec()
         .catch(() => undefined);
     }
@@ -141,8 +175,12 @@ export class SessionRegistration {
 
 /** What a worker finds in the registry. */
 export interface RunningSessions {
+  /** Redis's clock at the read, in ms. */
+  now: number;
   /** The sessions to serve, the most recently beaten first: at most `limit`. */
   served: string[];
+  /** The last beat of each session served, in ms of Redis's clock. */
+  beats: Map<string, number>;
   /** Running sessions beyond the limit, the least recently beaten: not served. */
   beyondLimit: string[];
   /** Members beating within kForgetMs that are not signed session ids: ignored. */
@@ -163,18 +201,31 @@ export class SessionDirectory {
   }
 
   async running(): Promise<RunningSessions> {
-    const flat = await this.#client.csvWaveLive(kSessionsKey, kSignaturesKey, kForgetMs, kReadLimit);
-    const running: RunningSessions = { served: [], beyondLimit: [], unsigned: 0, limit: this.#limit };
+    const [now = '', ...flat] = await this.#client.csvWaveLive(kSessionsKey, kSignaturesKey, kForgetMs, kReadLimit);
+    const running: RunningSessions = { now: Number(now), served: [], beats: new Map(), beyondLimit: [], unsigned: 0, limit: this.#limit };
     for (let index = 0; index + 3 <= flat.length; index += 3) {
       const [member = '', score = '', sig = ''] = flat.slice(index, index + 3);
       const at = Number(score);
       const signed =
         kSessionIdPattern.test(member) && Number.isSafeInteger(at) && this.#signing.refusal(sessionSigned(member, at), sig === '' ? undefined : sig) === undefined;
-      if (!signed) running.unsigned++;
-      else if (running.served.length < this.#limit) running.served.push(member);
-      else running.beyondLimit.push(member);
+      if (!signed) {
+        running.unsigned++;
+      } else if (running.served.length < this.#limit) {
+        running.served.push(member);
+        running.beats.set(member, at);
+      } else {
+        running.beyondLimit.push(member);
+      }
     }
     return running;
+  }
+
+  /** Which of these sessions' coordinators left the registry on their own (the mark of SessionRegistration.stop). */
+  async left(sessionIds: readonly string[]): Promise<Set<string>> {
+    const pipeline = this.#client.pipeline();
+    for (const id of sessionIds) pipeline.exists(`${kLeftPrefix}${id}`);
+    const answers = (await pipeline.exec()) ?? [];
+    return new Set(sessionIds.filter((_, index) => answers[index]?.[1] === 1));
   }
 
   stop(): void {
