@@ -1,4 +1,4 @@
-/** Writes the run options table of docs/options.md from src/options/option-table.ts (`npm run docs:options`). */
+/** Writes the run options table of docs/options.md from src/option-table.ts (`npm run docs:options`). */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { withOptionsTable } from '../src/options/options-doc.js';
 

@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import { WaveError } from '../errors.js';
 import type { RunOptions } from '../options/options.js';
 import { optionFromFlag } from '../options/option-check.js';
-import { kRunDefaults, kRunOptionTable, runOptionEntries, type OptionDefinition, type RunOptionName } from '../options/option-table.js';
+import { kRunDefaults, kRunOptionTable, runOptionEntries, type OptionDefinition, type RunOptionName } from '../option-table.js';
 import type { PipelineName } from '../schema/session.js';
 import { addPipelineFlag } from './pipeline-flag.js';
 import { addBackendFlags, type BackendFlags } from './backend-flag.js';

@@ -5,7 +5,7 @@ import type { OutputMode } from '../schema/session.js';
 import { parseTaskOutput } from './output.js';
 import { SecretScrubber } from '../text/secret-scrubber.js';
 import { renderCommand } from './template.js';
-import { kRunDefaults } from '../options/option-table.js';
+import { kRunDefaults } from '../option-table.js';
 import type { AttemptOutcome, Executor, ExecutorRunOptions, TaskInput } from './types.js';
 
 export interface CommandExecutorOptions {

@@ -1,10 +1,10 @@
 import { artifactLimitsOf, artifactPath, planTaskArtifacts } from '../knowledge/artifacts.js';
 import { cutText } from '../text/cut-text.js';
 import type { DiscoveryFileInput } from '../knowledge/discovery-files.js';
-import { pipelineFor } from '../pipelines/pipeline-for.js';
+import { roleRulesFor } from '../roles/role-rules.js';
 import type { TaskResult } from '../schema/result.js';
 import type { PipelineName } from '../schema/session.js';
-import { kMaxTimerMs } from '../schema/timer-range.js';
+import { kMaxTimerMs } from '../process/timer-range.js';
 import { cleanText } from '../text/clean-text.js';
 import type { AttemptReply, FailedAttemptReply, FinishedAttempt, TaskLimits } from './messages.js';
 import { mapStrings, SecretScrubber } from '../text/secret-scrubber.js';
@@ -134,7 +134,7 @@ export function applyReplyRules(
     supervision_verdict: reply.supervision_verdict,
     supervision_score: reply.supervision_score,
   };
-  const ruled = pipelineFor(rules.pipeline).normaliseResult(rules.role, result, 'derive');
+  const ruled = roleRulesFor(rules.pipeline).normaliseResult(rules.role, result, 'derive');
   if (!ruled.ok) return refused(ruled.problem);
   // A name is scrubbed too: a secret as a file name would be on every listing of the folder.
   const files = artifacts.map((file) => ({ name: scrubber.text(file.name), content: scrubber.text(file.content) }));

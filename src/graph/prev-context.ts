@@ -1,8 +1,9 @@
+import { kRunDefaults } from '../option-table.js';
 /** prev_context when no context_from task has findings yet (DESIGN.md section 4). */
 export const kNoPreviousContext = 'No previous context available';
 
-/** @default 16000 characters */
-export const kDefaultPrevContextCap = 16_000;
+/** The cap when none is given: the options table's default (16,000 characters). */
+export const kDefaultPrevContextCap = kRunDefaults.prevContextCap;
 
 export interface ContextSource {
   status: string;

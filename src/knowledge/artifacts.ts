@@ -1,7 +1,7 @@
 import { cutText, cutTextBytes } from '../text/cut-text.js';
 import { sessionPathForWrite } from './session-path.js';
 import { writeWholeFile } from '../csv/write-all.js';
-import { kRunDefaults } from '../options/option-table.js';
+import { kRunDefaults } from '../option-table.js';
 
 /** The findings cell holds at most this many characters (DESIGN.md section 2). */
 export const kMaxFindingsChars = 500;

@@ -5,7 +5,7 @@ import { discoveryLineSchema, type DiscoveryInput, type DiscoveryLine } from '..
 import { sessionPathForWrite } from './session-path.js';
 import { writeWholeFile } from '../csv/write-all.js';
 import { kLayout } from '../layout.js';
-import { kRunDefaults } from '../options/option-table.js';
+import { kRunDefaults } from '../option-table.js';
 
 
 /** The data field that identifies a discovery of each known type (DESIGN.md section 7). */

@@ -3,7 +3,7 @@ import { WaveError } from '../errors.js';
 import type { ExecutorSpec } from '../executors/messages.js';
 import { sessionPathForRead } from '../knowledge/session-path.js';
 import type { SessionConfig } from '../schema/session.js';
-import type { OutputMode } from './option-table.js';
+import type { OutputMode } from '../option-table.js';
 
 /**
  * What runs each task, as a caller names it. A command's template is `cmd`, as in

@@ -1,7 +1,7 @@
 import { WaveError } from '../errors.js';
 import type { ExecutorSpec } from '../executors/messages.js';
 import type { ModelPrice, PriceTable } from '../knowledge/pricing.js';
-import type { TableRunOptions } from './option-table.js';
+import type { TableRunOptions } from '../option-table.js';
 
 /**
  * The options of model calls (the openai executor) that the table does not hold: prices,

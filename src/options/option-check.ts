@@ -1,5 +1,5 @@
 import { WaveError } from '../errors.js';
-import type { OptionDefinition } from './option-table.js';
+import type { OptionDefinition } from '../option-table.js';
 
 /*
  * The checks of the table's types, one per source, each naming the option as that source

@@ -1,4 +1,4 @@
-import { runOptionEntries } from './option-table.js';
+import { runOptionEntries } from '../option-table.js';
 
 /** The markers between which docs/options.md holds the generated table. */
 export const kOptionsDocStart = '<!-- options:start -->';

@@ -9,12 +9,12 @@ import { kMaxBatchRequests } from '../backend/openai-batch/batch-limits.js';
 import { modelOptions, type ModelPriceOptions } from './model-options.js';
 import { runExecutor, withOutputMode, type ExecutorOption } from './executor-option.js';
 import { checkOption } from './option-check.js';
-import { kRunDefaults, runOptionEntries, type TableRunOptions } from './option-table.js';
+import { kRunDefaults, runOptionEntries, type TableRunOptions } from '../option-table.js';
 
 /** The core's halt policy, part of the run options. */
 export type { HaltPolicy };
 export type { ExecutorOption };
-export { parseHalt } from './option-table.js';
+export { parseHalt } from '../option-table.js';
 
 /**
  * How a run goes. Every field has a default (docs/options.md lists them with their

@@ -1,3 +1,3 @@
-export type { AroundAttempt, AttemptHookContext, Normalised, Pipeline, ResultCheck } from './pipeline.js';
+export type { AroundAttempt, AttemptHookContext, Pipeline } from './pipeline.js';
 export { findPipeline, pipelineFor } from './pipeline-for.js';
 export { pipelineRoles } from './roles.js';

@@ -1,5 +1,5 @@
 import type { PipelineName } from '../schema/session.js';
-import { brainstormPipeline } from './brainstorm/pipeline.js';
+import { kBrainstormRoles } from '../roles/role-rules.js';
 import { pipelineFor } from './pipeline-for.js';
 
 /** The roles a pipeline knows; `generic` accepts any non-empty role (null here). */
@@ -12,7 +12,7 @@ export function pipelineRoles(pipeline: PipelineName): ReadonlySet<string> | nul
  * role (so the seed's files behave as before), generic otherwise. Empty roles do not count.
  */
 export function inferPipeline(roles: Iterable<string>): PipelineName {
-  for (const role of roles) if (role !== '' && !brainstormPipeline.roles.has(role)) return 'generic';
+  for (const role of roles) if (role !== '' && !kBrainstormRoles.has(role)) return 'generic';
   return 'brainstorm';
 }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { kRunOptionTable, runOptionEntries, type OptionValue, type RunOptionName } from '../options/option-table.js';
+import { kRunOptionTable, runOptionEntries, type OptionValue, type RunOptionName } from '../option-table.js';
 
 /** The pipelines csv-wave knows (DESIGN.md section 1). */
 export const kPipelines = [
@@ -12,7 +12,7 @@ export const kPipelines = [
 ] as const;
 export type PipelineName = (typeof kPipelines)[number];
 
-export { kOutputModes, type OutputMode } from '../options/option-table.js';
+export { kOutputModes, type OutputMode } from '../option-table.js';
 
 /** session.json's keys for run options, each with the table's type and bounds, optional. */
 function runOptionKeys(): Record<string, z.ZodOptional<z.ZodType>> {
@@ -32,7 +32,7 @@ type RunOptionKeys = {
  * session.json: written by `init`, optional. A session that names no pipeline (here or with
  * `--pipeline`) is brainstorm when all its roles are brainstorm roles, else generic: one rule,
  * in session/session.ts settlePipeline. The run options' keys come from the table
- * (options/option-table.ts), with its bounds.
+ * (option-table.ts), with its bounds.
  */
 export const sessionConfigSchema = z
   .object({

@@ -4,7 +4,7 @@ import type { Violation } from '../errors.js';
 import { sessionConfigSchema } from '../schema/session.js';
 import { jsonErrorPosition, positionOf } from '../text/json-error-position.js';
 import { nearestName } from '../text/nearest-name.js';
-import { runOptionEntries } from '../options/option-table.js';
+import { runOptionEntries } from '../option-table.js';
 
 /**
  * The message for a session.json JSON.parse refused, in a compiler's terms:

@@ -9,8 +9,10 @@ const kSrc = join(import.meta.dirname, '../../src');
  * import its own files and anything in a layer below its own: never its own layer's other
  * members, never a layer above. Each layer is what the ones above it are built from:
  *
- * - the leaves: the error class, the version, text helpers, process utilities;
- * - schema (zod), graph, core (the pure scheduling core), csv (tasks.csv and wave files);
+ * - the leaves: the error class, the version, the session folder's layout, text helpers,
+ *   process utilities;
+ * - the options table (every run option's type, bounds, default and doc line);
+ * - schema (zod), roles (what a pipeline asks of its roles' results), graph, core (the pure scheduling core), csv (tasks.csv and wave files);
  * - knowledge (a task's files: artifacts, discoveries, usage), executors (one attempt),
  *   interactive (the lane run in the main thread), pipelines (what makes brainstorm,
  *   analyze and generic differ), backend (where attempts run), options (run options);
@@ -20,7 +22,9 @@ const kSrc = join(import.meta.dirname, '../../src');
  */
 const kLayers: readonly (readonly string[])[] = [
   ['errors.ts', 'version.ts', 'layout.ts', 'text', 'process'],
+  ['option-table.ts'],
   ['schema'],
+  ['roles'],
   ['graph'],
   ['core'],
   ['csv'],
@@ -45,19 +49,6 @@ const kLayers: readonly (readonly string[])[] = [
  * that the list only shrinks.
  */
 const kExceptions: readonly { from: string; to: string; why: string }[] = [
-  // The result rules of a pipeline's roles (the challenger's severity, the evaluator's
-  // scores) are applied where a reply is made, in the worker: they belong below executors.
-  { from: 'executors/reply-rules.ts', to: 'pipelines', why: "a reply is held to its pipeline's result rules" },
-  { from: 'executors/openai/contract-schema.ts', to: 'pipelines', why: "a role's answer fields and checkpoint roles" },
-  { from: 'executors/openai/role-check.ts', to: 'pipelines', why: "a model's answer is held to its role's rules" },
-  // The options table's defaults and bounds are read by the code they govern. The table is a
-  // leaf in all but place: it belongs below schema, with the constants it reads (batch
-  // limits, the prev_context cap, the timer range) moved down beside it.
-  { from: 'backend/bullmq/reply-size.ts', to: 'options', why: 'the default caps of stdout and artifacts' },
-  { from: 'executors/command.ts', to: 'options', why: "the default cap of a command's stdout" },
-  { from: 'knowledge/artifacts.ts', to: 'options', why: 'the default artifact caps' },
-  { from: 'knowledge/discoveries-board.ts', to: 'options', why: "the default cap of a discovery line" },
-  { from: 'schema/session.ts', to: 'options', why: "session.json's run keys come from the table" },
 ];
 
 interface Import {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { normalizeRunOptions } from '../../src/options/options.js';
 import { finishAttempt } from '../../src/executors/finish-attempt.js';
-import { kMaxTimerMs, kMaxTimerSeconds } from '../../src/schema/timer-range.js';
+import { kMaxTimerMs, kMaxTimerSeconds } from '../../src/process/timer-range.js';
 import { runCli } from '../helpers/cli.js';
 import { genericSession, readRows } from '../helpers/generic-session.js';
 

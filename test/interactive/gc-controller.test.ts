@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { decideGc } from '../../src/pipelines/brainstorm/gc-controller.js';
 import { nextGcRound } from '../../src/pipelines/brainstorm/gc-round.js';
 import { brainstormTasks, kDefaultAngles } from '../../src/pipelines/brainstorm/decompose.js';
-import { parseSeverity, signalFromSeverity } from '../../src/pipelines/brainstorm/severity.js';
+import { parseSeverity, signalFromSeverity } from '../../src/roles/severity.js';
 
 describe('GC decision', () => {
   test('CRITICAL or HIGH above zero asks for revision below the round limit', () => {

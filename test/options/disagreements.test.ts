@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { normalizeRunOptions } from '../../src/options/options.js';
-import { kRunOptionTable } from '../../src/options/option-table.js';
+import { kRunOptionTable } from '../../src/option-table.js';
 import { sessionConfigSchema } from '../../src/schema/session.js';
 import { openSession, readSessionConfig } from '../../src/session/session.js';
 import { prepareSession } from '../../src/session/prepare-session.js';
@@ -12,7 +12,7 @@ import { tempSession } from '../helpers/temp-session.js';
 import { expectWaveError } from '../helpers/wave-error.js';
 
 // Issue 23 item 1: the flags and session.json disagreed on an option's bounds, default or
-// name. Each is now read from the one table (src/options/option-table.ts).
+// name. Each is now read from the one table (src/option-table.ts).
 const kOneTask = [{ id: 'A', description: 'a', role: 'r' }];
 
 describe('the flags and session.json agree, from the table', () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { normalizeRunOptions, type RunOptions } from '../../src/options/options.js';
 import { executorFromConfig } from '../../src/options/executor-option.js';
-import { runOptionEntries } from '../../src/options/option-table.js';
+import { runOptionEntries } from '../../src/option-table.js';
 import { sessionConfigSchema, type SessionConfig } from '../../src/schema/session.js';
 import { expectWaveError } from '../helpers/wave-error.js';
 

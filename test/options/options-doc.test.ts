@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { kOptionsDocEnd, kOptionsDocStart, optionsTableMarkdown, withOptionsTable } from '../../src/options/options-doc.js';
-import { runOptionEntries } from '../../src/options/option-table.js';
+import { runOptionEntries } from '../../src/option-table.js';
 
 const kDoc = new URL('../../docs/options.md', import.meta.url);
 
 describe('docs/options.md', () => {
-  test('holds the table made from src/options/option-table.ts (else run `npm run docs:options`)', () => {
+  test('holds the table made from src/option-table.ts (else run `npm run docs:options`)', () => {
     const text = readFileSync(kDoc, 'utf8');
     expect(text, 'docs/options.md is out of date with the options table: run `npm run docs:options` and commit it').toBe(withOptionsTable(text));
   });

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
-import { challengerRule } from '../../src/pipelines/brainstorm/challenger-rule.js';
+import { challengerRule } from '../../src/roles/challenger-rule.js';
 import { pipelineFor } from '../../src/pipelines/pipeline-for.js';
-import type { ResultCheck } from '../../src/pipelines/pipeline.js';
+import type { ResultCheck } from '../../src/roles/role-rules.js';
 import type { TaskResult } from '../../src/schema/result.js';
 
 const result = (fields: Partial<TaskResult>): TaskResult => ({ status: 'completed', findings: 'f', ...fields });

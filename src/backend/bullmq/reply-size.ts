@@ -1,5 +1,5 @@
 import { formatCount } from '../../csv/columns.js';
-import { kRunDefaults } from '../../options/option-table.js';
+import { kRunDefaults } from '../../option-table.js';
 import type { AttemptReply, TaskLimits } from '../../executors/messages.js';
 import { artifactLimitsOf, maxPlannedBytes } from '../../knowledge/artifacts.js';
 

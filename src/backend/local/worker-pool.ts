@@ -106,14 +106,12 @@ export class WorkerPool {
 /**
  * Where piscina's threads load the worker entry from. Compiled, it is the worker.js beside
  * this file. Under a TypeScript test runner this file is .ts and a thread cannot read
- * TypeScript by itself: it loads src/executors/worker.ts through tsx's loader, so the unit
- * tests need no dist/ (vitest's own transform reaches only its own threads, not these).
+ * TypeScript by itself: it loads worker-from-source.mjs, which registers tsx's loader and
+ * then src/executors/worker.ts, so the unit tests need no dist/ (vitest's own transform
+ * reaches only its own threads, not these).
  */
-function workerEntry(): { filename: string; execArgv?: string[] } {
+function workerEntry(): { filename: string } {
   const here = import.meta.url;
   if (!here.endsWith('.ts')) return { filename: fileURLToPath(new URL('../../executors/worker.js', here)) };
-  return {
-    filename: fileURLToPath(new URL('../../executors/worker.ts', here)),
-    execArgv: [...process.execArgv, '--import', import.meta.resolve('tsx')],
-  };
+  return { filename: fileURLToPath(new URL('./worker-from-source.mjs', here)) };
 }

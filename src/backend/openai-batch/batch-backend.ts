@@ -14,7 +14,7 @@ import { abortError, AttemptNotRun, type ExecutionBackend } from '../execution-b
 import { BatchApi, type Batch, type ChatBody } from './batch-api.js';
 import * as lines from './batch-lines.js';
 import type { BodySettings, LineAnswer, Message, OutputLine } from './batch-lines.js';
-import type { BatchRepair } from './batch-limits.js';
+import type { BatchRepair } from '../../option-table.js';
 import { BatchQueue, type QueuedLine } from './batch-queue.js';
 import type { BatchJournalEntry, CreatedBatch, LaunchedBatch, OpenBatch } from './batch-record.js';
 import { BatchBook, type Missing } from './batch-book.js';

@@ -1,5 +1,5 @@
 import type OpenAI from 'openai';
-import { findPipeline } from '../../pipelines/pipeline-for.js';
+import { findRoleRules } from '../../roles/role-rules.js';
 import type { GrammarSchema } from '../../schema/grammar-schema.js';
 import { kArtifactNamePattern } from '../../schema/result.js';
 
@@ -58,7 +58,7 @@ const kSupervisionProperties: Readonly<Record<string, GrammarSchema>> = {
 
 /** Whether the pipeline marks the role's tasks as supervisor checkpoints; an unknown pipeline marks none. */
 export function isCheckpoint(pipeline: string, role: string): boolean {
-  return findPipeline(pipeline)?.checkpointRoles.has(role) ?? false;
+  return findRoleRules(pipeline)?.checkpointRoles.has(role) ?? false;
 }
 
 /**
@@ -67,7 +67,7 @@ export function isCheckpoint(pipeline: string, role: string): boolean {
  * constrained server cannot write them for any other task. No other field is allowed.
  */
 export function answerSchema(pipeline: string, role: string): GrammarSchema {
-  const own = findPipeline(pipeline)?.answerFields.get(role);
+  const own = findRoleRules(pipeline)?.answerFields.get(role);
   const checkpoint = isCheckpoint(pipeline, role);
   return {
     type: 'object',

@@ -1,4 +1,4 @@
-import { findPipeline } from '../../pipelines/pipeline-for.js';
+import { findRoleRules } from '../../roles/role-rules.js';
 import type { TaskResult } from '../../schema/result.js';
 import type { Answer } from './answer.js';
 
@@ -8,5 +8,5 @@ import type { Answer } from './answer.js';
  * check reads); what they refuse gets the repair request.
  */
 export function checkRole(pipeline: string, role: string, result: TaskResult): Answer {
-  return findPipeline(pipeline)?.normaliseResult(role, result, 'require') ?? { ok: true, result };
+  return findRoleRules(pipeline)?.normaliseResult(role, result, 'require') ?? { ok: true, result };
 }

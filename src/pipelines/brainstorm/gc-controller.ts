@@ -3,7 +3,7 @@ import type { TaskRow } from '../../core/task.js';
 import type { WorkerRequest } from '../../executors/messages.js';
 import { convergedCause, statusOf } from '../../core/skip-cause.js';
 import { laterGcRounds, nextGcRound } from './gc-round.js';
-import { parseSeverity, signalFromSeverity } from './severity.js';
+import { parseSeverity, signalFromSeverity } from '../../roles/severity.js';
 import type { HandlerResult, InteractiveContext, InteractiveHandler, SessionChanges } from '../../interactive/types.js';
 
 /** @default 2 generator-critic rounds */

@@ -1,5 +1,5 @@
-import type { TaskResult } from '../../schema/result.js';
-import type { Normalised, ResultCheck, RoleAnswerFields } from '../pipeline.js';
+import type { TaskResult } from '../schema/result.js';
+import type { Normalised, ResultCheck, RoleAnswerFields } from './role-rules.js';
 import { kSeverityLevels, readSeverity, signalFromSeverity } from './severity.js';
 
 /**

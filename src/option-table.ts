@@ -1,8 +1,6 @@
 import { z } from 'zod';
-import { kBatchRepairModes, kDefaultBatchPollSeconds } from '../backend/openai-batch/batch-limits.js';
-import { kDefaultPrevContextCap } from '../graph/prev-context.js';
-import { kMaxTimerSeconds } from '../schema/timer-range.js';
-import { WaveError } from '../errors.js';
+import { WaveError } from './errors.js';
+import { kMaxTimerSeconds } from './process/timer-range.js';
 
 /*
  * The one table of csv-wave's run options. Each definition says where the option may be
@@ -10,8 +8,9 @@ import { WaveError } from '../errors.js';
  * and one doc line. The commander flags and their help, session.json's schema for these
  * keys, `RunOptions`, `normalize` and docs/options.md are all made from it.
  *
- * This file is a leaf (zod, WaveError and constants of leaf files only): the schema layer
- * reads it, and the modules below that fall back on a default when used alone (kRunDefaults).
+ * This file sits just above the leaves (it reads zod, WaveError and the timers' range
+ * only): the schema layer reads it, and so do the modules that fall back on a default when
+ * used alone (kRunDefaults). The defaults live here and nowhere else.
  */
 
 /** The commands that take options from the table. */
@@ -73,6 +72,10 @@ export const kOutputModes = [
   'text',
 ] as const;
 export type OutputMode = (typeof kOutputModes)[number];
+
+/** Where a repair request goes in batch mode: into the next batch, or at once as a synchronous call. */
+export const kBatchRepairModes = ['batch', 'sync'] as const;
+export type BatchRepair = (typeof kBatchRepairModes)[number];
 
 /** Which finished tasks get `discoveries/<id>.json`. */
 export const kDiscoveryFilePolicies = [
@@ -274,8 +277,8 @@ export const kRunOptionTable = {
     flag: '--batch-poll <seconds>',
     type: z.number().gt(0).max(kMaxTimerSeconds),
     what: `a number of seconds above 0, at most ${kMaxTimerSeconds}`,
-    default: kDefaultBatchPollSeconds,
-    defaultText: String(kDefaultBatchPollSeconds),
+    default: 60,
+    defaultText: '60',
     doc: 'with --batch: the longest wait between two polls of a batch',
     commands: kRunCommands,
   }),
@@ -283,8 +286,8 @@ export const kRunOptionTable = {
     key: 'prev_context_cap',
     type: z.number().int().min(200),
     what: 'an integer ≥ 200',
-    default: kDefaultPrevContextCap,
-    defaultText: String(kDefaultPrevContextCap),
+    default: 16_000,
+    defaultText: '16000',
     doc: 'characters of prev_context before it is cut with a marker',
     commands: [],
   }),
@@ -362,4 +365,6 @@ export const kRunDefaults = {
   maxArtifactBytes: kRunOptionTable.maxArtifactBytes.default!,
   maxDiscoveryLineBytes: kRunOptionTable.maxDiscoveryLineBytes.default!,
   graceSeconds: kRunOptionTable.graceSeconds.default!,
+  prevContextCap: kRunOptionTable.prevContextCap.default!,
+  batchPollSeconds: kRunOptionTable.batchPollSeconds.default!,
 } as const;
