@@ -21,7 +21,7 @@ export {
 } from './events/events.js';
 export type { ExecutorOption, HaltPolicy, RunOptions } from './options/options.js';
 export type { BackendChoice } from './backend/backend-choice.js';
-export type { SecretOptions } from './backend/bullmq/secret-source.js';
+export type { SecretOptions } from './backend/bullmq/trust/secret-source.js';
 export type { ExecutorSpec } from './executors/messages.js';
 export type { ErrorClass, TokenUsage } from './executors/types.js';
 export type { ModuleTaskContext, TaskModule } from './executors/module.js';

@@ -251,7 +251,7 @@ function knownCauses(profiles: ProfiledRun[]): string[] {
       const fileWrites = sumMs([main], (row) => /^(writeFileUtf8|open|mkdir|close) \(native\)$/.test(row.name));
       if (fileWrites / main.busyMs >= 0.1) {
         pieces.push(
-          `synchronous file creation (\`writeFileUtf8\`, \`mkdir\`: \`writeAttemptFiles\` in src/run/attempt-files.ts writes a new ` +
+          `synchronous file creation (\`writeFileUtf8\`, \`mkdir\`: \`writeAttemptFiles\` in src/run/record/attempt-files.ts writes a new ` +
             `\`discoveries/<id>.json\` and, for a long output, an artifact per task) ${percent(fileWrites, main.busyMs)}`,
         );
       }

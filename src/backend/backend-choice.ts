@@ -1,9 +1,9 @@
 import { WaveError } from '../errors.js';
 import type { SessionConfig } from '../schema/session.js';
-import { parseRate, type RateLimit } from './bullmq/rate.js';
-import { redisUrlFrom } from './bullmq/redis-url.js';
-import { signingFrom, type SecretOptions } from './bullmq/secret-source.js';
-import type { Signing } from './bullmq/signing.js';
+import { parseRate, type RateLimit } from './bullmq/redis/rate.js';
+import { redisUrlFrom } from './bullmq/redis/redis-url.js';
+import { signingFrom, type SecretOptions } from './bullmq/trust/secret-source.js';
+import type { Signing } from './bullmq/trust/signing.js';
 import type { LocalBackendOptions } from './local/local-backend.js';
 import type { BatchSettings } from './openai-batch/open-batch.js';
 

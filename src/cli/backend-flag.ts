@@ -1,9 +1,9 @@
 import { Option, type Command } from 'commander';
 import type { BackendChoice } from '../backend/backend-choice.js';
 import { WaveError } from '../errors.js';
-import { parseRate } from '../backend/bullmq/rate.js';
-import { redisUrlFrom } from '../backend/bullmq/redis-url.js';
-import type { SecretOptions } from '../backend/bullmq/secret-source.js';
+import { parseRate } from '../backend/bullmq/redis/rate.js';
+import { redisUrlFrom } from '../backend/bullmq/redis/redis-url.js';
+import type { SecretOptions } from '../backend/bullmq/trust/secret-source.js';
 
 export interface BackendFlags {
   backend?: 'local' | 'bullmq';

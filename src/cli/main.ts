@@ -1,18 +1,18 @@
 import { Command, CommanderError } from 'commander';
 import { WaveError, formatViolations } from '../errors.js';
-import { registerGraph } from './graph.js';
-import { registerInit } from './init.js';
+import { registerGraph } from './commands/graph.js';
+import { registerInit } from './commands/init.js';
 import { ExitCode, printJson, processIo, type CliIo } from './io.js';
-import { registerPlan } from './plan.js';
-import { registerRerun } from './rerun.js';
-import { registerReport } from './report.js';
-import { registerServe } from './serve.js';
-import { registerRevise } from './revise.js';
-import { registerResume } from './resume.js';
-import { registerRun } from './run.js';
-import { registerStatus } from './status.js';
-import { registerValidate } from './validate.js';
-import { registerWorker } from './worker.js';
+import { registerPlan } from './commands/plan.js';
+import { registerRerun } from './commands/rerun.js';
+import { registerReport } from './commands/report.js';
+import { registerServe } from './commands/serve.js';
+import { registerRevise } from './commands/revise.js';
+import { registerResume } from './commands/resume.js';
+import { registerRun } from './commands/run.js';
+import { registerStatus } from './commands/status.js';
+import { registerValidate } from './commands/validate.js';
+import { registerWorker } from './commands/worker.js';
 import { kVersion } from '../version.js';
 
 /** Exit code for each kind of WaveError; anything not listed is invalid input (2). */

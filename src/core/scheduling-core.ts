@@ -3,16 +3,16 @@ import type { TaskRow } from './task.js';
 import type { TaskStatus } from '../schema/row.js';
 import type { CoreOptions } from './core-options.js';
 import type { CoreReply, Effect, RefusedChange } from './effects.js';
-import { doom, type Entry } from './entry.js';
-import { ReadyQueue } from './ready-queue.js';
-import { haltReason, judgeError } from './retry-policy.js';
-import { recordOutcome } from './record-outcome.js';
-import { RunGraph } from './run-graph.js';
+import { doom, type Entry } from './state/entry.js';
+import { ReadyQueue } from './state/ready-queue.js';
+import { haltReason, judgeError } from './state/retry-policy.js';
+import { recordOutcome } from './state/record-outcome.js';
+import { RunGraph } from './state/run-graph.js';
 import type { TaskChanges } from './session-changes.js';
 import { blockedCause, causeForDependents, parseSkipCause, type SkipCause } from './skip-cause.js';
-import { describeStall } from './stall.js';
+import { describeStall } from './state/stall.js';
 import type { StopReason } from './stop-reason.js';
-import { WaveBook } from './wave-book.js';
+import { WaveBook } from './state/wave-book.js';
 
 /**
  * The scheduling rules, with no clock, timer or randomness of their own: each event

@@ -14,8 +14,8 @@ import type { AttemptOutcome, TaskInput } from './types.js';
  * reply (reply-rules.ts: texts made safe, long findings and the result's artifacts fitted
  * to `limits` and returned as files to write, with the task's discovery record, the
  * pipeline's result rules). Nothing is written here: a worker runs this, and the engine
- * writes the files on its main thread (run/attempt-files.ts). A coordinator holds a
- * remote worker's reply to the same rules again (backend/bullmq/reply-schema.ts).
+ * writes the files on its main thread (run/record/attempt-files.ts). A coordinator holds a
+ * remote worker's reply to the same rules again (backend/bullmq/trust/reply-schema.ts).
  *
  * Secrets of the environment become `***` before the result is validated, so that no
  * message about a bad field quotes one. Caps that were hit are noted in the findings and

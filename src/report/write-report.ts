@@ -6,7 +6,7 @@ import { writeAll } from '../csv/write-all.js';
 import { WaveError } from '../errors.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
 import { buildReportData } from './report-data.js';
-import { reportHtml } from './report-html.js';
+import { reportHtml } from './page/report-html.js';
 import type { WaveContexts } from './wave-contexts.js';
 import { kLayout } from '../layout.js';
 

@@ -1,5 +1,5 @@
 import type { BackendAsk, BackendChoice } from '../backend/index.js';
-import type { SecretOptions } from '../backend/bullmq/secret-source.js';
+import type { SecretOptions } from '../backend/bullmq/trust/secret-source.js';
 import type { BatchSettings } from '../backend/openai-batch/open-batch.js';
 import type { NormalizedRunOptions } from '../options/options.js';
 

@@ -11,7 +11,7 @@ import { RunEmitter, type RunSummary } from '../events/events.js';
 import { Interrupt } from './interrupt.js';
 import { Journal, readJournalWithCarried, readOpenBatches } from '../session/journal.js';
 import { jobsToReattach } from './job-reattach.js';
-import { OutcomeSink } from './outcome-sink.js';
+import { OutcomeSink } from './record/outcome-sink.js';
 import type { RunOptions } from '../options/options.js';
 import { prepareRun, type PreparedRun } from './prepare-run.js';
 import { editedStopReason, runOutcome, type RunEnding } from './run-outcome.js';
@@ -19,13 +19,13 @@ import { RunStop } from './run-stop.js';
 import { RunTally } from './run-tally.js';
 import { Scheduler } from './scheduler.js';
 import { createTaskRunner } from './task-runner.js';
-import { KnowledgeSink, type WaveFilesSeen } from './knowledge-sink.js';
+import { KnowledgeSink, type WaveFilesSeen } from './record/knowledge-sink.js';
 import type { TasksTable } from '../csv/tasks-table.js';
 import { skippedForFailure, statusOf } from '../core/skip-cause.js';
 import { Checkpointer } from '../session/checkpointer.js';
-import type { SecretOptions } from '../backend/bullmq/secret-source.js';
+import type { SecretOptions } from '../backend/bullmq/trust/secret-source.js';
 import { sessionBudget } from '../knowledge/budget.js';
-import { LiveUsage } from './live-usage.js';
+import { LiveUsage } from './record/live-usage.js';
 
 export interface RunSessionOptions extends RunOptions {
   /**

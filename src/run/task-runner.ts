@@ -4,7 +4,7 @@ import type { AttemptRequest, TaskLimits, WorkerReply, WorkerRequest } from '../
 import { workerErrorReply } from '../executors/worker-error.js';
 import { buildPromptContext } from '../knowledge/prompt-context.js';
 import type { Pipeline } from '../pipelines/pipeline.js';
-import type { KnowledgeSink } from './knowledge-sink.js';
+import type { KnowledgeSink } from './record/knowledge-sink.js';
 
 export interface TaskRunnerSetup {
   backend: ExecutionBackend;

@@ -126,3 +126,20 @@ describe('the layers of src/', () => {
     expect(stale, 'remove it from kExceptions').toEqual([]);
   });
 });
+
+/** A folder of more files than this is split by what they hold (bullmq/ into redis/, trust/, jobs/, session/). */
+const kMaxFilesPerFolder = 15;
+
+describe('the folders of src/', () => {
+  it(`hold at most ${kMaxFilesPerFolder} files each`, () => {
+    const folders = (dir: string): string[] => [
+      dir,
+      ...readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? folders(join(dir, entry.name)) : [])),
+    ];
+    const crowded = folders(kSrc)
+      .filter((dir) => dir !== kSrc)
+      .map((dir) => ({ folder: relative(kSrc, dir), files: readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isFile()).length }))
+      .filter(({ files }) => files > kMaxFilesPerFolder);
+    expect(crowded, 'split the folder by what its files hold').toEqual([]);
+  });
+});

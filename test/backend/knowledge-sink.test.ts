@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { finishedAttempt } from '../helpers/attempt-reply.js';
 import { parseTasks } from '../../src/csv/parse-tasks.js';
-import { KnowledgeSink } from '../../src/run/knowledge-sink.js';
+import { KnowledgeSink } from '../../src/run/record/knowledge-sink.js';
 import type { TaskLimits } from '../../src/executors/messages.js';
 import { WaveContexts } from '../../src/report/wave-contexts.js';
 

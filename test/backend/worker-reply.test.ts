@@ -1,7 +1,7 @@
 /**
  * A worker runs an attempt from its request alone and returns everything it produced:
  * it neither reads nor writes the session folder (issue 11, item 3). The engine writes
- * the files on its main thread (run/attempt-files.ts).
+ * the files on its main thread (run/record/attempt-files.ts).
  */
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,7 @@ import { finishedAttempt } from '../helpers/attempt-reply.js';
 import type { AttemptReply, AttemptRequest } from '../../src/executors/messages.js';
 import type { TaskInput } from '../../src/executors/types.js';
 import runAttempt from '../../src/executors/worker.js';
-import { writeAttemptFiles } from '../../src/run/attempt-files.js';
+import { writeAttemptFiles } from '../../src/run/record/attempt-files.js';
 import { resultText } from '../helpers/generic-session.js';
 
 const kRichModule = new URL('./fixtures/rich-module.mjs', import.meta.url).pathname;

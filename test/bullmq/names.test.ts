@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { backendFromConfig } from '../../src/backend/backend-choice.js';
-import { isJobOfRun, isJobOfSession, jobIdOf, kRunIdPattern, kSessionIdPattern, newRunId, queueNameOf } from '../../src/backend/bullmq/names.js';
-import { maskRedisUrl, redisUrlFrom } from '../../src/backend/bullmq/redis-url.js';
-import { readSessionId, sessionIdOf } from '../../src/backend/bullmq/session-id.js';
+import { isJobOfRun, isJobOfSession, jobIdOf, kRunIdPattern, kSessionIdPattern, newRunId, queueNameOf } from '../../src/backend/bullmq/jobs/names.js';
+import { maskRedisUrl, redisUrlFrom } from '../../src/backend/bullmq/redis/redis-url.js';
+import { readSessionId, sessionIdOf } from '../../src/backend/bullmq/session/session-id.js';
 import { tempSession } from '../helpers/temp-session.js';
 import { expectWaveError } from '../helpers/wave-error.js';
 

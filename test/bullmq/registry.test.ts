@@ -1,8 +1,8 @@
 import { pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { SessionDirectory, SessionRegistration } from '../../src/backend/bullmq/session-registry.js';
-import { Signing } from '../../src/backend/bullmq/signing.js';
+import { SessionDirectory, SessionRegistration } from '../../src/backend/bullmq/session/session-registry.js';
+import { Signing } from '../../src/backend/bullmq/trust/signing.js';
 import { redisClientCount } from '../helpers/bullmq-jobs.js';
 import { jobIdSource, kNoSecret, readyWorker, readyWorkerWith, redisForEachTest, sessionWithId } from '../helpers/bullmq-session.js';
 import { fixturePath, readRows } from '../helpers/generic-session.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readJobReply as readWith } from '../../src/backend/bullmq/reply-schema.js';
+import { readJobReply as readWith } from '../../src/backend/bullmq/trust/reply-schema.js';
 import { finishAttempt } from '../../src/executors/finish-attempt.js';
 import type { ReplyRules } from '../../src/executors/reply-rules.js';
 import { finishedAttempt } from '../helpers/attempt-reply.js';

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lookUpJobs } from '../../src/backend/bullmq/job-lookup.js';
-import { bytesPast, jsonStringBytes, maxReplyBytes } from '../../src/backend/bullmq/reply-size.js';
+import { lookUpJobs } from '../../src/backend/bullmq/jobs/job-lookup.js';
+import { bytesPast, jsonStringBytes, maxReplyBytes } from '../../src/backend/bullmq/trust/reply-size.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
 
 const kMiB = 1024 * 1024;

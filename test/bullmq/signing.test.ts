@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { admitJob, baseUrlKey, sealReply, type WorkerRules } from '../../src/backend/bullmq/job-admission.js';
-import { openJobReply } from '../../src/backend/bullmq/reply-envelope.js';
-import { canonicalJson, compactDigest, jobSigned, replySigned, requestDigest, Signing } from '../../src/backend/bullmq/signing.js';
+import { admitJob, baseUrlKey, sealReply, type WorkerRules } from '../../src/backend/bullmq/trust/job-admission.js';
+import { openJobReply } from '../../src/backend/bullmq/trust/reply-envelope.js';
+import { canonicalJson, compactDigest, jobSigned, replySigned, requestDigest, Signing } from '../../src/backend/bullmq/trust/signing.js';
 import { handMadeRequest, jobData } from '../helpers/bullmq-jobs.js';
 
 const kSecret = 'unit-secret-0123456789abcdef0123456789abcdef';

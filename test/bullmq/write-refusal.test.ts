@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { refusedAtStart, writeRefusal } from '../../src/backend/bullmq/write-refusal.js';
+import { refusedAtStart, writeRefusal } from '../../src/backend/bullmq/redis/write-refusal.js';
 import { WaveError } from '../../src/errors.js';
 
 describe('writeRefusal', () => {

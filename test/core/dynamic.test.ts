@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TaskChanges } from '../../src/core/session-changes.js';
-import { describeStall } from '../../src/core/stall.js';
+import { describeStall } from '../../src/core/state/stall.js';
 import { fail, ok, simulate, task, type Script } from './simulate.js';
 
 const kSchedules = ['waves', 'eager'] as const;

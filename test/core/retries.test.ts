@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffMs, kMaxRetryDelayMs } from '../../src/core/retry-policy.js';
+import { backoffMs, kMaxRetryDelayMs } from '../../src/core/state/retry-policy.js';
 import type { Effect } from '../../src/core/effects.js';
 import type { SchedulingCore } from '../../src/core/scheduling-core.js';
 import { err, fail, simulate, task, type Script } from './simulate.js';

@@ -6,7 +6,7 @@ import { emptyRow } from '../../src/core/task.js';
 import type { TaskRow } from '../../src/core/task.js';
 import { RunEmitter, type RunEvents, type TaskDoneEvent } from '../../src/events/events.js';
 import { Journal, readJournal, type JournalEntry } from '../../src/session/journal.js';
-import { OutcomeSink, type OutcomeSinkSetup } from '../../src/run/outcome-sink.js';
+import { OutcomeSink, type OutcomeSinkSetup } from '../../src/run/record/outcome-sink.js';
 import { RunTally } from '../../src/run/run-tally.js';
 
 const kDone = {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { readJobReply } from '../../src/backend/bullmq/reply-schema.js';
+import { readJobReply } from '../../src/backend/bullmq/trust/reply-schema.js';
 import { finishAttempt } from '../../src/executors/finish-attempt.js';
 import { parseTaskOutput } from '../../src/executors/output.js';
 import type { AttemptReply, TaskLimits } from '../../src/executors/messages.js';

@@ -2,8 +2,8 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { AttemptJobData } from '../../src/backend/bullmq/job-data.js';
-import { jobSigned, requestDigest, Signing } from '../../src/backend/bullmq/signing.js';
+import type { AttemptJobData } from '../../src/backend/bullmq/jobs/job-data.js';
+import { jobSigned, requestDigest, Signing } from '../../src/backend/bullmq/trust/signing.js';
 import type { AttemptRequest, ExecutorSpec } from '../../src/executors/messages.js';
 
 /**

@@ -1,8 +1,8 @@
 import { Worker } from 'bullmq';
-import { sealReply } from '../../src/backend/bullmq/job-admission.js';
-import { queueNameOf } from '../../src/backend/bullmq/names.js';
-import type { AttemptJobData } from '../../src/backend/bullmq/job-data.js';
-import { Signing } from '../../src/backend/bullmq/signing.js';
+import { sealReply } from '../../src/backend/bullmq/trust/job-admission.js';
+import { queueNameOf } from '../../src/backend/bullmq/jobs/names.js';
+import type { AttemptJobData } from '../../src/backend/bullmq/jobs/job-data.js';
+import { Signing } from '../../src/backend/bullmq/trust/signing.js';
 import type { AttemptRequest } from '../../src/executors/messages.js';
 import type { TaskResultInput } from '../../src/schema/result.js';
 import type { FinishedAttemptReply } from './attempt-reply.js';

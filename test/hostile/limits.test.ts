@@ -10,7 +10,7 @@ import { describe, expect, test } from 'vitest';
 import { normalizeRunOptions, type RunOptions } from '../../src/options/options.js';
 import type { AttemptRequest, WorkerReply } from '../../src/executors/messages.js';
 import runWorkerAttempt from '../../src/executors/worker.js';
-import { writeAttemptFiles } from '../../src/run/attempt-files.js';
+import { writeAttemptFiles } from '../../src/run/record/attempt-files.js';
 import { buildPrevContext } from '../../src/graph/prev-context.js';
 import { DiscoveryBoard } from '../../src/knowledge/discoveries-board.js';
 import { sessionConfigSchema } from '../../src/schema/session.js';

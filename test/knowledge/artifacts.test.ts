@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { AttemptReply } from '../../src/executors/messages.js';
 import { kDefaultArtifactLimits, maxPlannedBytes, planTaskArtifacts } from '../../src/knowledge/artifacts.js';
-import { writeAttemptFiles } from '../../src/run/attempt-files.js';
+import { writeAttemptFiles } from '../../src/run/record/attempt-files.js';
 import { runCli } from '../helpers/cli.js';
 import { genericSession, readRows, resultText } from '../helpers/generic-session.js';
 

@@ -5,7 +5,7 @@ import { describe, expect, test } from 'vitest';
 import { createTaskRunner } from '../../src/run/task-runner.js';
 import type { ExecutionBackend } from '../../src/backend/execution-backend.js';
 import type { AttemptReply, AttemptRequest, WorkerRequest } from '../../src/executors/messages.js';
-import { writeAttemptFiles } from '../../src/run/attempt-files.js';
+import { writeAttemptFiles } from '../../src/run/record/attempt-files.js';
 import { buildUpstream, type DependencyState } from '../../src/knowledge/upstream.js';
 import { pipelineFor } from '../../src/pipelines/pipeline-for.js';
 import type { PipelineName } from '../../src/schema/session.js';

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { emptyRow, type TaskRow } from '../../src/core/task.js';
-import { embedJson } from '../../src/report/embed-json.js';
+import { embedJson } from '../../src/report/page/embed-json.js';
 import { groupFailures } from '../../src/report/failures.js';
 import { assignLanes } from '../../src/report/lanes.js';
 

@@ -3,20 +3,20 @@ import { Redis } from 'ioredis';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
 import { showCell } from '../../csv/columns.js';
 import { abortError, type ExecutionBackend } from '../execution-backend.js';
-import { RulesByRole, type AwaitedTask } from './awaited-task.js';
-import { bullmqConnection, checkRedisReachable } from './connection.js';
-import { JobAdds } from './job-adds.js';
-import type { AttemptJobData } from './job-data.js';
-import { KeysInTurn, lookUpJobs, type JobState } from './job-lookup.js';
-import { failedJobReply } from './job-refusal.js';
-import { unaddedJobReply, vanishedJobReply } from './job-replies.js';
-import { isJobOfRun, jobIdOf, queueNameOf } from './names.js';
-import { RedisPresence } from './redis-presence.js';
-import { readSignedJobReply } from './reply-schema.js';
-import { maxReplyBytes, oversizedReply, bytesPast } from './reply-size.js';
-import { removeUnawaitedJobs, type SweepResult } from './session-jobs.js';
-import { compactDigest, jobSigned, requestDigest, type Signing } from './signing.js';
-import { writeRefusal } from './write-refusal.js';
+import { RulesByRole, type AwaitedTask } from './jobs/awaited-task.js';
+import { bullmqConnection, checkRedisReachable } from './redis/connection.js';
+import { JobAdds } from './jobs/job-adds.js';
+import type { AttemptJobData } from './jobs/job-data.js';
+import { KeysInTurn, lookUpJobs, type JobState } from './jobs/job-lookup.js';
+import { failedJobReply } from './jobs/job-refusal.js';
+import { unaddedJobReply, vanishedJobReply } from './jobs/job-replies.js';
+import { isJobOfRun, jobIdOf, queueNameOf } from './jobs/names.js';
+import { RedisPresence } from './redis/redis-presence.js';
+import { readSignedJobReply } from './trust/reply-schema.js';
+import { maxReplyBytes, oversizedReply, bytesPast } from './trust/reply-size.js';
+import { removeUnawaitedJobs, type SweepResult } from './jobs/session-jobs.js';
+import { compactDigest, jobSigned, requestDigest, type Signing } from './trust/signing.js';
+import { writeRefusal } from './redis/write-refusal.js';
 
 export interface BullmqBackendOptions {
   /** The Redis URL (`--redis`, CSV_WAVE_REDIS_URL). */

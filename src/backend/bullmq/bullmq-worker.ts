@@ -7,16 +7,16 @@ import { describe } from '../../executors/module.js';
 import { scrubSecrets } from '../../text/secret-scrubber.js';
 import { killTaskCommands } from '../local/child-groups.js';
 import { LocalBackend } from '../local/local-backend.js';
-import { CancelListener } from './cancel-channel.js';
-import { checkRedisReachable } from './connection.js';
-import { admitJob, sealReply, type WorkerRules } from './job-admission.js';
-import type { AttemptJobData } from './job-data.js';
-import { JobFolders } from './job-folders.js';
-import { refusalReason } from './job-refusal.js';
-import { queueNameOf } from './names.js';
-import { maskRedisUrl } from './redis-url.js';
-import { kDefaultMaxSessions, kForgetMs, SessionDirectory, type RunningSessions } from './session-registry.js';
-import { kCancelledMessage, SessionWorker } from './session-worker.js';
+import { CancelListener } from './jobs/cancel-channel.js';
+import { checkRedisReachable } from './redis/connection.js';
+import { admitJob, sealReply, type WorkerRules } from './trust/job-admission.js';
+import type { AttemptJobData } from './jobs/job-data.js';
+import { JobFolders } from './jobs/job-folders.js';
+import { refusalReason } from './jobs/job-refusal.js';
+import { queueNameOf } from './jobs/names.js';
+import { maskRedisUrl } from './redis/redis-url.js';
+import { kDefaultMaxSessions, kForgetMs, SessionDirectory, type RunningSessions } from './session/session-registry.js';
+import { kCancelledMessage, SessionWorker } from './session/session-worker.js';
 
 export interface BullmqWorkerOptions {
   url: string;

@@ -1,0 +1,162 @@
+import type { Command } from 'commander';
+import { buildDag } from '../../graph/dag.js';
+import { computeWaves } from '../../graph/waves.js';
+import { splitList } from '../../core/id-list.js';
+import type { TaskRow } from '../../core/task.js';
+import { WaveError } from '../../errors.js';
+import { runHoldsLock } from '../../session/lock.js';
+import { openSession } from '../../session/session.js';
+import { countByStatus, countByWave, rowObject, taskLines } from '../../commands/status-report.js';
+import { kTaskStatuses } from '../../schema/row.js';
+import { statusOf } from '../../core/skip-cause.js';
+import { readUsage } from '../../knowledge/usage.js';
+import { costLine, spendJson, spendText, usageProblemLines } from '../../knowledge/cost-text.js';
+import { currentTasks } from '../../report/session-state.js';
+import { ExitCode, printJson, type CliIo } from '../io.js';
+import { addPipelineFlag, sessionOverrides } from '../pipeline-flag.js';
+import type { PipelineName, SessionConfig } from '../../schema/session.js';
+import { redisUrlFrom } from '../../backend/bullmq/redis/redis-url.js';
+
+interface StatusFlags {
+  redis?: string;
+  json?: boolean;
+  only?: string;
+  wave?: string;
+}
+
+export function registerStatus(program: Command, io: CliIo, done: (code: number) => void): void {
+  addPipelineFlag(program
+    .command('status')
+    .description('one line per task ([DONE] [RUN] [INTR] [WAIT] [FAIL] [SKIP] [----]), then counts per status and wave')
+    .argument('<session>', 'session folder, or the path of its tasks.csv')
+    .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}, "usage"?: {tokens, cost_usd, tasks: {id: …}, problems?: [{line, problem}]}, "interrupted"?: [ids]}')
+    .option('--only <statuses>', `list only the tasks of these statuses, comma-separated (${kTaskStatuses.join(', ')}); counts stay the whole session's`)
+    .option('--wave <n>', 'list only the tasks of wave N (counts stay the whole session\'s)')
+    .option('--redis <url>', "a session running with --backend bullmq: the Redis to ask which worker runs each task (default session.json's backend url, else CSV_WAVE_REDIS_URL)"))
+    .action(async (sessionPath: string, options: StatusFlags & { pipeline?: PipelineName }) => {
+      // status reads what is there, even a file that would not validate: it is how a person
+      // looks at a session in any state.
+      // The pipeline does not change what status shows; the flag is taken like everywhere else.
+      const session = openSession(sessionPath, sessionOverrides(options));
+      // With the results a run accepted since its last rewrite of tasks.csv (the journal), so
+      // that status shows what a running run has done, or what a killed one left for resume.
+      const table = currentTasks(session);
+      const counts = countByStatus(table.rows);
+      const usage = readUsage(session.dir, session.config.pricing);
+      // usage.ndjson may have been cut short or edited: what is not counted is said, on stderr (stdout stays the answer).
+      for (const line of usageProblemLines(usage?.problems ?? [])) io.stderr(`status: ${line}\n`);
+      const known = new Set(table.rows.map((row) => row.id));
+      const strangers = usage ? [...usage.byTask.keys()].filter((id) => !known.has(id)) : [];
+      const graph = buildDag(table.rows.map((row) => ({ id: row.id, deps: splitList(row.deps) })));
+      const { waves } = computeWaves(graph);
+      const wanted = selectRows(options, waves);
+      // A task left in_progress with no run holding the lock was in flight when its run was killed.
+      const running = runHoldsLock(session.dir);
+      const interrupted = running ? [] : table.rows.filter((row) => statusOf(row) === 'in_progress').map((row) => row.id);
+      const workers = running && counts.in_progress > 0 ? await workersOfRunningTasks(session.dir, options.redis, session.config.backend, io) : new Map<string, string>();
+      if (options.json) {
+        const tokens = usage
+          ? {
+              tokens: { prompt: usage.prompt_tokens, completion: usage.completion_tokens },
+              // The cost of the session and of each task (by id) from usage.ndjson, in US dollars.
+              usage: {
+                ...spendJson(usage),
+                tasks: Object.fromEntries([...usage.byTask].map(([id, sum]) => [id, spendJson(sum)])),
+                ...(usage.problems.length === 0 ? {} : { problems: usage.problems }),
+              },
+            }
+          : {};
+        const stale = interrupted.length > 0 ? { interrupted } : {};
+        const where = workers.size > 0 ? { workers: Object.fromEntries(workers) } : {};
+        printJson(io, { tasks: table.rows.filter(wanted).map((row) => rowObject(table, row)), counts, ...tokens, ...stale, ...where });
+        done(ExitCode.Ok);
+        return;
+      }
+      const lines = taskLines(table, running).filter((_, index) => wanted(table.rows[index]!));
+      const idWidth = Math.min(24, Math.max(0, ...lines.map((line) => line.id.length)));
+      const roleWidth = Math.min(16, Math.max(0, ...lines.map((line) => line.role.length + 2)));
+      for (const line of lines) {
+        const worker = line.tag === '[RUN]' ? workers.get(line.id) : undefined;
+        if (worker !== undefined) line.detail = `running on ${worker}`;
+        const spent = usage?.byTask.get(line.id);
+        io.stdout(
+          // The spending goes before the detail: the detail (an error's whole first line) ends the line.
+          `${line.tag.padEnd(7)}${line.id.padEnd(idWidth)}  ${`(${line.role})`.padEnd(roleWidth)}${spent ? ` [${spendText(spent)}]` : ''} -> ${line.detail}\n`,
+        );
+      }
+      const total = table.rows.length;
+      const invalid = table.rows.length - Object.values(counts).reduce((a, b) => a + b, 0);
+      const inProgress = running ? 'in_progress' : 'interrupted';
+      const summary = [...Object.entries(counts), ['invalid status', invalid] as const]
+        .filter(([, n]) => n > 0)
+        .map(([status, n]) => `${status === 'in_progress' ? inProgress : status} ${n}`)
+        .join(', ');
+      io.stdout(`\n${total} tasks: ${summary || 'none'}\n`);
+      if (usage) {
+        const cached = usage.cached_tokens > 0 ? ` (${usage.cached_tokens} of the prompt tokens cached)` : '';
+        io.stdout(`Tokens: ${usage.prompt_tokens} prompt, ${usage.completion_tokens} completion${cached}\n${costLine(usage)}\n`);
+        // A task removed from tasks.csv after it ran still spent what it spent.
+        if (strangers.length > 0) io.stdout(`${strangersLine(strangers)}\n`);
+      }
+      for (const [wave, byStatus] of countByWave(table, waves)) {
+        const inWave = Object.values(byStatus).reduce((a, b) => a + b, 0);
+        const done = byStatus.completed + byStatus.skipped + byStatus.failed;
+        const label = wave === 0 ? 'No wave (on a cycle)' : `Wave ${wave}`;
+        io.stdout(`${label}: ${done}/${inWave} finished (completed ${byStatus.completed}, failed ${byStatus.failed}, skipped ${byStatus.skipped}, ${running ? 'running' : 'interrupted'} ${byStatus.in_progress}, pending ${byStatus.pending})\n`);
+      }
+      done(ExitCode.Ok);
+    });
+}
+
+/** The tasks usage.ndjson names that tasks.csv does not hold: their spending is in the totals, under no task line. */
+function strangersLine(ids: readonly string[]): string {
+  const shown = ids.slice(0, 10).join(', ');
+  return `usage.ndjson names ${ids.length} task(s) tasks.csv does not hold (${shown}${ids.length > 10 ? ', …' : ''}): their tokens and cost are in the totals`;
+}
+
+/** The rows `--only` and `--wave` keep (all of them without either). */
+function selectRows(options: StatusFlags, waves: ReadonlyMap<string, number>): (row: TaskRow) => boolean {
+  let statuses: Set<string> | undefined;
+  if (options.only !== undefined) {
+    statuses = new Set(splitList(options.only.replaceAll(',', ';')));
+    const known = new Set<string>(kTaskStatuses);
+    const unknown = [...statuses].filter((status) => !known.has(status));
+    if (statuses.size === 0 || unknown.length > 0) {
+      throw new WaveError(
+        'USAGE',
+        `Expected \`--only\` to be statuses among ${kTaskStatuses.join(', ')}, comma-separated, got \`${options.only}\``,
+      );
+    }
+  }
+  let wave: number | undefined;
+  if (options.wave !== undefined) {
+    wave = Number(options.wave);
+    if (!/^\d+$/.test(options.wave.trim()) || wave < 1) {
+      throw new WaveError('USAGE', `Expected \`--wave\` to be a wave number (1, 2, …), got \`${options.wave}\``);
+    }
+  }
+  return (row) => (!statuses || statuses.has(statusOf(row))) && (wave === undefined || waves.get(row.id) === wave);
+}
+
+/**
+ * For a session running on bullmq: the worker (host, pid) running each of its tasks, asked
+ * of Redis (`--redis`, else session.json's backend url, else CSV_WAVE_REDIS_URL). A Redis
+ * that cannot be reached is said on stderr; status shows the rest.
+ */
+async function workersOfRunningTasks(
+  sessionDir: string,
+  flag: string | undefined,
+  backend: SessionConfig['backend'],
+  io: CliIo,
+): Promise<Map<string, string>> {
+  try {
+    const url = redisUrlFrom(flag ?? (backend?.type === 'bullmq' ? backend.url : undefined));
+    if (url === undefined) return new Map();
+    // Loaded only here: BullMQ and ioredis are most of a start-up.
+    const { runningWorkersOf } = await import('../../backend/bullmq/session/worker-presence.js');
+    return await runningWorkersOf(sessionDir, url);
+  } catch (error) {
+    io.stderr(`status: which worker runs each task is not shown: ${(error as Error).message}\n`);
+    return new Map();
+  }
+}

@@ -1,0 +1,17 @@
+import type { TaskStatus } from '../../schema/row.js';
+import type { CoreReply, RefusedChange } from '../effects.js';
+import type { TaskRow } from '../task.js';
+
+/** Writes a finished task's outcome into its row; a task skipped or failed without a finished reply gets empty findings. */
+export function recordOutcome(
+  row: TaskRow,
+  status: Extract<TaskStatus, 'completed' | 'failed' | 'skipped'>,
+  reply: CoreReply | RefusedChange | undefined,
+  error: string,
+): void {
+  row.status = status;
+  row.findings = reply?.kind === 'finished' ? reply.findings : '';
+  row.gc_signal = reply?.kind === 'finished' ? reply.gc_signal : '';
+  row.severity_summary = reply?.kind === 'finished' ? reply.severity_summary : '';
+  row.error = error;
+}

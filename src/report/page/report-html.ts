@@ -1,0 +1,54 @@
+import { createHash } from 'node:crypto';
+import { embedJson } from './embed-json.js';
+import { kPageScriptCore } from './page-script-core.js';
+import { kPageScriptGraphs } from './page-script-graphs.js';
+import { kPageScriptTable } from './page-script-table.js';
+import { kPageStyle } from './page-style.js';
+import type { ReportData } from '../report-data.js';
+
+const kScript = `(function () {\n'use strict';\n${kPageScriptCore}\n${kPageScriptTable}\n${kPageScriptGraphs}\n})();\n`;
+
+function sha256(text: string): string {
+  return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+}
+
+/**
+ * The Content-Security-Policy of the page: only its own script and style run (by hash), no
+ * other script, no fetch but to its own origin (the live view's change notices and `/data`), no form, no base.
+ * Even an element that got into the page could neither run nor load anything.
+ */
+const kCsp = [
+  "default-src 'none'",
+  `script-src ${sha256(kScript)}`,
+  `style-src ${sha256(kPageStyle)}`,
+  'img-src data:',
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+].join('; ');
+
+const kHead =
+  '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n' +
+  `<meta http-equiv="Content-Security-Policy" content="${kCsp}">\n` +
+  '<meta name="viewport" content="width=device-width, initial-scale=1">\n' +
+  '<meta name="referrer" content="no-referrer">\n' +
+  '<title>csv-wave report</title>\n' +
+  `<style>${kPageStyle}</style>\n</head>\n<body>\n` +
+  '<script type="application/json" id="report-data">';
+const kTail = `</script>\n<script>${kScript}</script>\n</body>\n</html>\n`;
+const kHeadBytes = Buffer.from(kHead, 'utf8');
+const kTailBytes = Buffer.from(kTail, 'utf8');
+
+/** The self-contained report page: data as JSON in a non-executed script element, rendered by the inline script. */
+export function reportHtml(data: ReportData): string {
+  return kHead + embedJson(data) + kTail;
+}
+
+/**
+ * The same page around data already made into text by `embedJson`, as bytes: `serve` makes
+ * the text once per change, sends it alone as `/data`, and builds the page from it without
+ * a second copy of the data as a string.
+ */
+export function reportPage(embedded: Buffer): Buffer {
+  return Buffer.concat([kHeadBytes, embedded, kTailBytes]);
+}

@@ -1,0 +1,97 @@
+import { isFolderWriteFailure } from '../../csv/write-all.js';
+import { cleanText } from '../../text/clean-text.js';
+import { cutError } from '../../executors/reply-rules.js';
+import type { AttemptReply, ArtifactFile, TaskLimits, WorkerReply } from '../../executors/messages.js';
+import { describe } from '../../executors/module.js';
+import { scrubSecrets } from '../../text/secret-scrubber.js';
+import { kArtifactNamePattern } from '../../schema/result.js';
+import { artifactLimitsOf, maxPlannedBytes, writeArtifactFiles } from '../../knowledge/artifacts.js';
+import { wantsDiscoveryFile, writeDiscoveryFile, type DiscoveryFilePolicy } from '../../knowledge/discovery-files.js';
+import type { KnownFiles } from '../../knowledge/known-files.js';
+
+/**
+ * Writes the files a finished attempt produced into the session folder — its artifacts,
+ * then its discovery file when `policy` asks for it — and returns the reply the scheduler
+ * takes, with the artifacts' paths. Runs on the engine's main thread, before the reply
+ * reaches the scheduler: the findings cell the scheduler records points at those files.
+ *
+ * A full disk or a read-only folder is no fault of the task: the reply becomes class `io`
+ * (the run stops, the task stays pending for `resume`). Anything else (a symlink out of
+ * the session) fails the task saying so, and the run goes on. Either way the reply keeps
+ * only the notes of the attempt itself, not those of the files it could not write.
+ *
+ * The reply came from a worker, maybe on another machine: the paths are made here from
+ * the task id and names checked again, never taken from the reply, and the files are
+ * checked against the run's `limits` as the worker should have fitted them (see
+ * replyProblem). A reply that fails a check is refused as `invalid-output`, writing nothing.
+ */
+export function writeAttemptFiles(
+  sessionDir: string,
+  taskId: string,
+  reply: AttemptReply,
+  policy: DiscoveryFilePolicy,
+  limits: TaskLimits,
+  known?: KnownFiles,
+): WorkerReply {
+  if (reply.kind === 'error') return reply;
+  const { artifacts: files, discovery, attemptNotes, ...rest } = reply;
+  const problem = replyProblem(taskId, files, discovery.taskId, limits);
+  if (problem !== undefined) {
+    const error = scrubSecrets(cleanText(`Invalid output: the reply holds ${problem}`));
+    return { kind: 'error', errorClass: 'invalid-output', error, ...(rest.thread === undefined ? {} : { thread: rest.thread }) };
+  }
+  try {
+    const artifacts = writeArtifactFiles(sessionDir, taskId, files);
+    const record = { ...discovery, artifacts };
+    if (wantsDiscoveryFile(policy, record)) {
+      writeDiscoveryFile(sessionDir, record);
+      known?.discoveryWritten(taskId);
+    }
+    return { ...rest, artifacts };
+  } catch (error) {
+    const errorClass = isFolderWriteFailure(error) ? 'io' : 'task-failure';
+    return {
+      kind: 'error',
+      errorClass,
+      error: cutError(scrubSecrets(cleanText(describe(error)))),
+      ...(rest.usage ? { usage: rest.usage } : {}),
+      ...(attemptNotes ? { notes: attemptNotes } : {}),
+      ...(rest.thread === undefined ? {} : { thread: rest.thread }),
+    };
+  }
+}
+
+/**
+ * What makes a reply's files unfit to write, or undefined: a file that is not a name and
+ * a text, a name that is not one, a discovery record of another task, more files or bytes
+ * than planTaskArtifacts gives a task under `limits`, or two files of one name (in any
+ * case: some file systems do not tell `Notes` from `notes`, and a second `output` would
+ * replace the findings' file).
+ */
+function replyProblem(taskId: string, files: readonly ArtifactFile[], discoveryOf: string, limits: TaskLimits): string | undefined {
+  // Typed, but read from JSON that only had its `kind` checked (readReply): the shape first.
+  if (!Array.isArray(files)) return 'artifacts that are not a list';
+  const notFile = files.findIndex((file: unknown) => {
+    const { name, content } = (file ?? {}) as { name?: unknown; content?: unknown };
+    return typeof name !== 'string' || typeof content !== 'string';
+  });
+  if (notFile >= 0) return `artifact ${notFile + 1} without a text name and content`;
+  const badName = files.find((file) => !kArtifactNamePattern.test(file.name));
+  if (badName !== undefined) return `an artifact named ${JSON.stringify(badName.name)}`;
+  if (discoveryOf !== taskId) return `a discovery record of ${JSON.stringify(discoveryOf)}`;
+  const caps = artifactLimitsOf(limits);
+  if (files.length > caps.maxFiles) {
+    return `${files.length} artifact files, past the cap of ${caps.maxFiles} per task (max_artifacts_per_task)`;
+  }
+  const bytes = files.reduce((total, file) => total + Buffer.byteLength(file.content), 0);
+  if (bytes > maxPlannedBytes(caps)) {
+    return `${bytes} bytes of artifact files, past the cap of ${caps.maxBytes} per task (max_artifact_bytes)`;
+  }
+  const seen = new Map<string, string>();
+  for (const file of files) {
+    const first = seen.get(file.name.toLowerCase());
+    if (first !== undefined) return `two artifacts of one name: ${JSON.stringify(first)} and ${JSON.stringify(file.name)}`;
+    seen.set(file.name.toLowerCase(), file.name);
+  }
+  return undefined;
+}
