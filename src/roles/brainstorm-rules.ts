@@ -1,5 +1,5 @@
 import type { TaskResult } from '../schema/result.js';
-import type { Normalised, ResultCheck } from './role-rules.js';
+import type { Normalised, ResultCheck } from './rule-types.js';
 import { challengerRule } from './challenger-rule.js';
 import { evaluatorRule } from './evaluator-rule.js';
 

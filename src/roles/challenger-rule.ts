@@ -1,5 +1,5 @@
 import type { TaskResult } from '../schema/result.js';
-import type { Normalised, ResultCheck, RoleAnswerFields } from './role-rules.js';
+import type { Normalised, ResultCheck, RoleAnswerFields } from './rule-types.js';
 import { kSeverityLevels, readSeverity, signalFromSeverity } from './severity.js';
 
 /**

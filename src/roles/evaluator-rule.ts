@@ -1,5 +1,5 @@
 import type { TaskResult } from '../schema/result.js';
-import type { Normalised, ResultCheck, RoleAnswerFields } from './role-rules.js';
+import type { Normalised, ResultCheck, RoleAnswerFields } from './rule-types.js';
 
 /** The evaluator's criteria (prompts/brainstorm/evaluator.md), each scored 0 to 10. */
 const kCriteria = ['feasibility', 'innovation', 'impact', 'cost'] as const;
