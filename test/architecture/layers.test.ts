@@ -12,7 +12,8 @@ const kSrc = join(import.meta.dirname, '../../src');
  * - the leaves: the error class, the version, the session folder's layout, text helpers,
  *   process utilities;
  * - the options table (every run option's type, bounds, default and doc line);
- * - schema (zod), roles (what a pipeline asks of its roles' results), graph, core (the pure scheduling core), csv (tasks.csv and wave files);
+ * - schema (zod), roles (what a pipeline asks of its roles' results), graph, core (the pure
+ *   scheduling core), csv (tasks.csv and wave files);
  * - knowledge (a task's files: artifacts, discoveries, usage), executors (one attempt),
  *   interactive (the lane run in the main thread), pipelines (what makes brainstorm,
  *   analyze and generic differ), backend (where attempts run), options (run options);
@@ -41,14 +42,6 @@ const kLayers: readonly (readonly string[])[] = [
   ['report'],
   ['cli'],
   ['index.ts'],
-];
-
-/**
- * Imports that still point up, each to be removed, never added to: `from` is the importing
- * file under src/, `to` the layer it reaches up into. The test fails when one is gone, so
- * that the list only shrinks.
- */
-const kExceptions: readonly { from: string; to: string; why: string }[] = [
 ];
 
 interface Import {
@@ -112,18 +105,9 @@ describe('the layers of src/', () => {
     expect(members.filter((member) => !kRank.has(member)), 'add it to kLayers in this test').toEqual([]);
   });
 
-  it('has imports that point down only, but for the listed exceptions', () => {
-    const excepted = (i: Import) => kExceptions.some(({ from, to }) => from === i.file && to === i.to);
-    const found = upward(imports)
-      .filter((i) => !excepted(i))
-      .map(({ file, specifier }) => `${file} imports ${specifier}`);
-    if (found.length > 0) console.log(found.join('\n'));
+  it('has imports that point down only', () => {
+    const found = upward(imports).map(({ file, specifier }) => `${file} imports ${specifier}`);
     expect(found, 'an import that points up the layers of kLayers (move the code down, or pass it in from above)').toEqual([]);
-  });
-
-  it('lists no exception that is gone', () => {
-    const stale = kExceptions.filter(({ from, to }) => !upward(imports).some((i) => i.file === from && i.to === to));
-    expect(stale, 'remove it from kExceptions').toEqual([]);
   });
 });
 
