@@ -6,13 +6,6 @@ import { describe, expect, test } from 'vitest';
 
 const kRepo = fileURLToPath(new URL('../../', import.meta.url));
 
-/**
- * Pages another change generates. A link to one is accepted while the page is absent, and
- * checked like any other once it exists. docs/options.md is written from the options table
- * of src/options/ (issue 23, item 1); drop it from here once that lands.
- */
-const kGenerated = new Set(['docs/options.md']);
-
 /** The pages whose links must resolve: the README, CONTRIBUTING.md and every page of docs/. */
 function pages(repo: string): string[] {
   const docs = join(repo, 'docs');
@@ -60,7 +53,7 @@ function anchors(file: string): Set<string> {
 }
 
 /** Every relative link or image of a page that does not resolve, as `page:line: target (why)`. */
-function brokenLinks(repo: string, page: string, generated: ReadonlySet<string> = kGenerated): string[] {
+function brokenLinks(repo: string, page: string): string[] {
   const broken: string[] = [];
   const file = join(repo, page);
   for (const { line, text } of proseLines(readFileSync(file, 'utf8'))) {
@@ -78,7 +71,7 @@ function brokenLinks(repo: string, page: string, generated: ReadonlySet<string> 
         continue;
       }
       if (!existsSync(resolved)) {
-        if (!generated.has(fromRepo)) broken.push(`${where} (no such file)`);
+        broken.push(`${where} (no such file)`);
         continue;
       }
       if (anchor === undefined || anchor === '') continue;
@@ -116,19 +109,12 @@ describe('the links of the docs', () => {
         '`[in a code span](D.md)` [out](../x.md)',
       ].join('\n'),
     );
-    expect(brokenLinks(repo, 'README.md', new Set())).toEqual([
+    expect(brokenLinks(repo, 'README.md')).toEqual([
       'README.md:4: B.md (no such file)',
       'README.md:5: A.md#flags (no heading with this anchor in A.md)',
       'README.md:9: ../x.md (outside the repository)',
     ]);
-    expect(brokenLinks(repo, 'A.md', new Set())).toEqual([]);
-  });
-
-  test('a generated page may be absent, and is checked once it exists', () => {
-    const repo = mkdtempSync(join(tmpdir(), 'csv-wave-links-'));
-    writeFileSync(join(repo, 'README.md'), '[options](docs/options.md#run)\n');
-    expect(brokenLinks(repo, 'README.md', new Set(['docs/options.md']))).toEqual([]);
-    expect(brokenLinks(repo, 'README.md', new Set())).toEqual(['README.md:1: docs/options.md#run (no such file)']);
+    expect(brokenLinks(repo, 'A.md')).toEqual([]);
   });
 
   test('repeated headings get numbered anchors, as on GitHub', () => {
