@@ -1,4 +1,4 @@
-import type { TaskRow } from './task.js';
+import type { FinalStatus, TaskRow } from './task.js';
 import type { StopReason } from './stop-reason.js';
 
 /** What the core needs of a finished attempt: the cells it records (the engine's FinishedReply extends it). */
@@ -41,7 +41,7 @@ export type Effect<R extends CoreReply = CoreReply> =
   /** The retry planned for this task will not happen: drop its timer. */
   | { type: 'cancel-retry'; id: string }
   /** The task is finished (its row holds the outcome): record its knowledge, emit `task:done`. */
-  | { type: 'finished'; row: TaskRow; wave: number; status: 'completed' | 'failed' | 'skipped'; reply: R | undefined; attempts: number }
+  | { type: 'finished'; row: TaskRow; wave: number; status: FinalStatus; reply: R | undefined; attempts: number }
   /** Emit `wave:done`: the wave and every wave before it have no unfinished task. */
   | { type: 'wave-done'; wave: number; completed: number; failed: number; skipped: number }
   /** Emit `tasks:changed`: an interactive task added or rewired tasks. */

@@ -1,6 +1,5 @@
 import { splitList } from './id-list.js';
-import type { TaskRow } from './task.js';
-import type { TaskStatus } from '../schema/row.js';
+import type { FinalStatus, TaskRow } from './task.js';
 import type { CoreOptions } from './core-options.js';
 import type { CoreReply, Effect, RefusedChange } from './effects.js';
 import { doom, type Entry } from './state/entry.js';
@@ -255,7 +254,7 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
     yield* this.#finish(entry, 'failed', reply, reply.error);
   }
 
-  *#finish(entry: Entry, status: Extract<TaskStatus, 'completed' | 'failed' | 'skipped'>, reply: R | RefusedChange | undefined, error: string): Generator<Effect<R | RefusedChange>> {
+  *#finish(entry: Entry, status: FinalStatus, reply: R | RefusedChange | undefined, error: string): Generator<Effect<R | RefusedChange>> {
     const row = entry.row;
     entry.state = 'done';
     if (reply?.kind === 'finished' && reply.supervision_verdict === 'block') this.#blockers.set(row.id, blockedCause(row.id, reply.findings));

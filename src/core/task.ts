@@ -43,3 +43,19 @@ export function emptyRow(): TaskRow {
   row.priority = '';
   return row;
 }
+
+/** The statuses a task ends in. */
+export type FinalStatus = 'completed' | 'failed' | 'skipped';
+
+/**
+ * A finished task's outcome: the cells the core writes into its row. The journal's finish
+ * entry and the `task:done` event carry the same five fields (one type, so they cannot drift).
+ */
+export interface TaskOutcome {
+  status: FinalStatus;
+  findings: string;
+  gc_signal: string;
+  severity_summary: string;
+  error: string;
+}
+

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { TaskRow } from '../core/task.js';
+import type { TaskOutcome, TaskRow } from '../core/task.js';
 import type { TaskStatus } from '../schema/row.js';
 import type { ErrorClass, TokenUsage } from '../executors/types.js';
 import type { StopReason } from '../core/stop-reason.js';
@@ -26,14 +26,9 @@ export interface TaskRetryEvent extends AttemptDetail {
   delayMs: number;
 }
 
-export interface TaskDoneEvent extends AttemptDetail {
+export interface TaskDoneEvent extends AttemptDetail, TaskOutcome {
   id: string;
   wave: number;
-  status: Extract<TaskStatus, 'completed' | 'failed' | 'skipped'>;
-  findings: string;
-  gc_signal: string;
-  severity_summary: string;
-  error: string;
   /** Why its last attempt failed, when it failed. */
   errorClass?: ErrorClass;
   /** The attempt that finished it; 0 for a task skipped without running. */

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../csv/atomic-write.js';
 import { isKnownColumn } from '../csv/columns.js';
-import { emptyRow, type TaskRow } from '../core/task.js';
+import { emptyRow, type TaskOutcome, type TaskRow } from '../core/task.js';
 import { WaveError } from '../errors.js';
 import { followBatchEntry, isBatchEntry, openBatches, openKey, type BatchJournalEntry, type OpenBatch } from '../backend/openai-batch/batch-record.js';
 import { sessionPathForWrite } from '../knowledge/session-path.js';
@@ -29,17 +29,12 @@ export const kAttemptsFile = kLayout.attempts;
 /** A state change, in the order it happened. The journal is the durable record of a run. */
 export type JournalEntry =
   | JournalStart
-  | {
+  | ({
       type: 'finish';
       id: string;
-      status: 'completed' | 'failed' | 'skipped';
-      findings: string;
-      gc_signal: string;
-      severity_summary: string;
-      error: string;
       /** The BullMQ job whose reply finished the task (--backend bullmq). */
       job?: string;
-    }
+    } & TaskOutcome)
   /** A task an interactive task appended (every cell by column name). */
   | { type: 'add'; row: Record<string, string> }
   /** A pending task an interactive task rewired. */

@@ -1,11 +1,10 @@
-import type { TaskStatus } from '../../schema/row.js';
 import type { CoreReply, RefusedChange } from '../effects.js';
-import type { TaskRow } from '../task.js';
+import type { FinalStatus, TaskRow } from '../task.js';
 
 /** Writes a finished task's outcome into its row; a task skipped or failed without a finished reply gets empty findings. */
 export function recordOutcome(
   row: TaskRow,
-  status: Extract<TaskStatus, 'completed' | 'failed' | 'skipped'>,
+  status: FinalStatus,
   reply: CoreReply | RefusedChange | undefined,
   error: string,
 ): void {
