@@ -1,10 +1,7 @@
-import { splitList } from '../core/id-list.js';
-import { rowCells } from '../csv/tasks-table.js';
 import type { TaskRow } from '../core/task.js';
-import { buildPrevContext } from '../graph/prev-context.js';
 import type { Effect, RefusedChange } from '../core/effects.js';
 import { SchedulingCore } from '../core/scheduling-core.js';
-import type { ExecutorSpec, WorkerReply, WorkerRequest } from '../executors/messages.js';
+import type { WorkerReply, WorkerRequest } from '../executors/messages.js';
 import { cleanText } from '../text/clean-text.js';
 import { describe } from '../executors/module.js';
 import { scrubSecrets } from '../text/secret-scrubber.js';
@@ -20,6 +17,8 @@ import type {
   TasksChangedEvent,
 } from '../events/events.js';
 import type { HaltPolicy } from '../core/core-options.js';
+import { AttemptPlanner, type PlanOptions } from './attempt-planner.js';
+import type { PrevContexts } from './prev-contexts.js';
 
 /** Runs a prepared request: on the worker pool, or in the interactive lane. */
 export interface TaskRunner {
@@ -28,15 +27,11 @@ export interface TaskRunner {
   runInteractive(request: WorkerRequest): Promise<HandlerResult>;
 }
 
-export interface SchedulerOptions {
-  executor: ExecutorSpec;
-  sessionDir: string;
+export interface SchedulerOptions extends PlanOptions {
   concurrency: number;
   schedule: 'waves' | 'eager';
   retries: number;
   retryBaseMs: number;
-  timeoutMs: number;
-  prevContextCap: number;
   halt: HaltPolicy | undefined;
 }
 
@@ -53,8 +48,11 @@ export interface RunRecorder {
   finished(row: TaskRow, reply: WorkerReply | undefined, event: TaskDoneEvent): void;
   /** An interactive task added or rewired tasks (before tasks:changed). */
   tasksChanged(change: TasksChangedEvent): void;
-  /** Wave N is about to run (waves) or all its tasks have started (eager). */
-  waveReady(wave: number): void;
+  /**
+   * Wave N is about to run (waves) or all its tasks have started (eager). `contexts` holds
+   * the prev_context its tasks' requests got or will get: its wave file writes the same.
+   */
+  waveReady(wave: number, contexts: PrevContexts): void;
 }
 
 export type { StopReason };
@@ -68,11 +66,11 @@ type Reply = WorkerReply | RefusedChange;
  * recorder, then emitted.
  */
 export class Scheduler {
-  readonly #options: SchedulerOptions;
   readonly #events: RunEmitter;
   readonly #runner: TaskRunner;
   readonly #recorder: RunRecorder;
   readonly #core: SchedulingCore<WorkerReply>;
+  readonly #planner: AttemptPlanner;
   readonly #retryTimers = new Map<string, NodeJS.Timeout>();
   /** When each task's first attempt started, for task:done's durationMs. */
   readonly #startedAt = new Map<string, number>();
@@ -87,7 +85,6 @@ export class Scheduler {
     events: RunEmitter,
     recorder: RunRecorder,
   ) {
-    this.#options = options;
     this.#runner = runner;
     this.#events = events;
     this.#recorder = recorder;
@@ -100,6 +97,7 @@ export class Scheduler {
       retryable: kRetryableClasses,
       random: Math.random,
     });
+    this.#planner = new AttemptPlanner(options, (id) => this.#core.rowById(id));
   }
 
   /** Runs every task of the run; resolves when none is left that can start. */
@@ -138,7 +136,7 @@ export class Scheduler {
           this.#finished(effect);
           break;
         case 'wave-file':
-          this.#recorder.waveReady(effect.wave);
+          this.#recorder.waveReady(effect.wave, this.#planner.contexts);
           break;
         case 'wave-start':
           this.#events.emit('wave:start', { wave: effect.wave, tasks: effect.tasks });
@@ -165,7 +163,7 @@ export class Scheduler {
     const start: TaskStartEvent = { id: row.id, wave, attempt };
     this.#recorder.started(start);
     this.#events.emit('task:start', start);
-    const request = this.#request(row, wave, attempt, isolated);
+    const request = this.#planner.request(row, wave, attempt, isolated);
     const settle = ({ reply, changes }: HandlerResult) => this.#perform(this.#core.settled(row.id, reply, changes));
     // An interactive handler that threw: its message is task output like any other.
     const threw = (error: unknown) =>
@@ -173,23 +171,6 @@ export class Scheduler {
     // One `then` per attempt, not a chain of three: 100,000 attempts may wait at once.
     if (interactive) void this.#runner.runInteractive(request).then(settle, threw);
     else void this.#runner.runTask(request).then((reply) => settle({ reply }), threw);
-  }
-
-  #request(row: TaskRow, wave: number, attempt: number, isolated: boolean): WorkerRequest {
-    const byId = (id: string) => this.#core.rowById(id);
-    const prevContext = buildPrevContext(splitList(row.context_from), byId, this.#options.prevContextCap);
-    const deps = splitList(row.deps).flatMap((id) => {
-      const dep = byId(id);
-      return dep ? [{ id, status: dep.status, findings: dep.findings }] : [];
-    });
-    return {
-      executor: this.#options.executor,
-      task: { id: row.id, wave, attempt, session: this.#options.sessionDir, row: rowCells(row), prev_context: prevContext },
-      deps,
-      timeoutMs: this.#options.timeoutMs,
-      // After a worker died under it, the task runs alone: if it was the cause, it dies alone.
-      ...(isolated ? { isolated: true } : {}),
-    };
   }
 
   #retry({ id, attempt, reply, delayMs }: Extract<Effect<Reply>, { type: 'retry' }>): void {
@@ -220,6 +201,7 @@ export class Scheduler {
       ...(reply?.kind === 'error' ? { errorClass: reply.errorClass } : status === 'failed' && reply ? { errorClass: 'task-failure' as const } : {}),
       ...(reply ? attemptDetail(reply) : {}),
     };
+    this.#planner.contexts.finished(row.id);
     this.#recorder.finished(row, reply, done);
     this.#events.emit('task:done', done);
   }

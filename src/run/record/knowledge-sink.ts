@@ -1,10 +1,8 @@
-import { splitList } from '../../core/id-list.js';
 import { writeFileAtomic } from '../../csv/atomic-write.js';
 import type { TaskRow } from '../../core/task.js';
 import type { FileFormat, TasksTable } from '../../csv/tasks-table.js';
 import { serializeWaveFile } from '../../csv/wave-file.js';
 import type { AttemptReply, TaskLimits, WorkerReply } from '../../executors/messages.js';
-import { buildPrevContext } from '../../graph/prev-context.js';
 import { writeAttemptFiles } from './attempt-files.js';
 import { DiscoveryBoard } from '../../knowledge/discoveries-board.js';
 import {
@@ -22,6 +20,7 @@ import { buildUpstream, type DependencyState, type UpstreamContext } from '../..
 import { appendWisdom, kWisdomKinds, type WisdomKind } from '../../knowledge/wisdom.js';
 import { UsageWriter } from '../../session/usage-writer.js';
 import { waveFile } from '../../layout.js';
+import { PrevContexts } from '../prev-contexts.js';
 
 /** What is told of the wave files a run writes (report/wave-contexts.ts's cache). */
 export interface WaveFilesSeen {
@@ -39,7 +38,7 @@ export interface KnowledgeSinkSetup {
   maxDiscoveryLineBytes: number;
   /** The run's output caps, which each attempt's files are checked against (a reply may come from anywhere). */
   limits: TaskLimits;
-  /** The prev_context cap, for the wave files. */
+  /** The prev_context cap, for a wave file written without the run's prev_context (a sink used alone). */
   prevContextCap: number;
   /** Told each wave file written, so that report.html need not parse it again. */
   waveContexts?: WaveFilesSeen;
@@ -111,8 +110,12 @@ export class KnowledgeSink {
     if (reply?.usage && reply.requests === undefined) recordUsage(sessionDir, row.id, reply.usage);
   }
 
-  /** Wave N is about to run (waves) or has started every task (eager): its wave file. */
-  waveReady(wave: number): void {
+  /**
+   * Wave N is about to run (waves) or has started every task (eager): its wave file, with
+   * the prev_context its tasks' requests got or will get (`contexts`, the run's attempt
+   * planner's). Without it, as when the sink is used alone, each cell is built here.
+   */
+  waveReady(wave: number, contexts?: PrevContexts): void {
     const { sessionDir, table, prevContextCap } = this.#setup;
     // Waves change when an interactive task adds tasks: read them from the rows.
     const waveCell = String(wave);
@@ -120,10 +123,7 @@ export class KnowledgeSink {
     // Built once per wave file, and only for a wave whose tasks take context from others.
     let byId: Map<string, TaskRow> | undefined;
     const lookup = (id: string) => (byId ??= new Map(table.rows.map((row) => [row.id, row]))).get(id);
-    const withContext = rows.map((row) => ({
-      row,
-      prevContext: buildPrevContext(splitList(row.context_from), lookup, prevContextCap),
-    }));
+    const withContext = (contexts ?? new PrevContexts(lookup, prevContextCap)).forWaveFile(rows);
     const name = waveFile(wave);
     const path = sessionPathForWrite(sessionDir, name);
     writeFileAtomic(path, serializeWaveFile(withContext, table.format));

@@ -7,6 +7,7 @@ import type { TaskDoneEvent, TaskRetryEvent, TaskStartEvent, TasksChangedEvent }
 import type { Journal } from '../../session/journal.js';
 import type { KnowledgeSink } from './knowledge-sink.js';
 import type { RunRecorder } from '../scheduler.js';
+import type { PrevContexts } from '../prev-contexts.js';
 
 export interface OutcomeSinkSetup {
   journal: Journal;
@@ -84,8 +85,8 @@ export class OutcomeSink implements RunRecorder {
     this.#journal.flush();
   }
 
-  waveReady(wave: number): void {
+  waveReady(wave: number, contexts: PrevContexts): void {
     const { knowledge, guarded } = this.#setup;
-    guarded(() => knowledge.waveReady(wave));
+    guarded(() => knowledge.waveReady(wave, contexts));
   }
 }
