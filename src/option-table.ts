@@ -3,7 +3,8 @@ import { WaveError } from './errors.js';
 import { kMaxTimerSeconds } from './process/timer-range.js';
 
 /*
- * The one table of csv-wave's run options. Each definition says where the option may be
+ * The one table of csv-wave's options: the run options, then the backend's and the
+ * worker's flags (kFlagOptionTable, below). Each definition says where the option may be
  * given (a flag, a session.json key, the library), its type with its bounds, its default
  * and one doc line. The commander flags and their help, session.json's schema for these
  * keys, `RunOptions`, `normalize` and docs/options.md are all made from it.
@@ -28,11 +29,13 @@ export interface OptionDefinition<T = unknown> {
   /**
    * How the flag's text becomes the value: a number (the default), `scale`d (seconds to
    * ms), a parser of its own, or nothing for a flag without a value (`--bom`) or with
-   * commander's choices.
+   * commander's choices. The type checks what it gives (a list's names, `--executors`).
    */
-  fromText?: 'number' | 'none' | { scale: number; what: string } | ((text: string) => T);
+  fromText?: 'number' | 'none' | { scale: number; what: string } | ((text: string) => unknown);
   /** The values commander offers (and refuses others). */
   choices?: readonly string[];
+  /** The flag may be given again, each value added to a list (`--allow-base-url`); its value is that list. */
+  repeatable?: true;
   /** The value when no source gives one; absent when there is none or it depends on other options. */
   default?: T;
   /** The default in words, for help and docs. */
@@ -367,4 +370,202 @@ export const kRunDefaults = {
   graceSeconds: kRunOptionTable.graceSeconds.default!,
   prevContextCap: kRunOptionTable.prevContextCap.default!,
   batchPollSeconds: kRunOptionTable.batchPollSeconds.default!,
+} as const;
+
+/*
+ * The backend's and the worker's flags. They are not run options (no RunOptions field, no
+ * session.json key of the table: session.json's `backend` is an object its backend reads),
+ * so they have a table of their own, of the same definitions: their commander options and
+ * help, their defaults and their checks come from it, and so do docs/options.md's and
+ * docs/many-machines.md's flag tables.
+ */
+
+/** Attempts started per `durationMs` across every worker of a session (`--rate N/s|N/min`). */
+export interface RateLimit {
+  max: number;
+  durationMs: number;
+}
+
+const kRateUnits: Record<string, number> = { s: 1000, sec: 1000, min: 60_000 };
+
+/** Parses `N/s` or `N/min` (N a positive integer); a WaveError USAGE naming `flag` otherwise. */
+export function parseRate(text: string, flag: string): RateLimit {
+  const match = /^\s*(\d+)\s*\/\s*(s|sec|min)\s*$/.exec(text);
+  const max = Number(match?.[1]);
+  const durationMs = kRateUnits[match?.[2] ?? ''];
+  if (!match || !Number.isSafeInteger(max) || max < 1 || durationMs === undefined) {
+    throw new WaveError('USAGE', `Expected \`${flag}\` to be attempts per second or per minute, as 20/s or 600/min, got \`${text}\``);
+  }
+  return { max, durationMs };
+}
+
+/** What a session id may hold: what a task id may hold, so that it names a BullMQ queue and job safely. */
+export const kSessionIdPattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** The executors a worker may offer (`--executors`). */
+export const kWorkerExecutorTypes = ['command', 'module', 'openai'] as const;
+
+/** Parses `--executors a,b` into its names (checked against kWorkerExecutorTypes by the type). */
+function parseList(text: string): string[] {
+  return text.split(',').map((part) => part.trim());
+}
+
+/** The model server the openai SDK talks to when none is given. */
+export const kOfficialBaseUrl = 'https://api.openai.com/v1';
+
+/** Seconds a timer waits, above 0 (a Redis timeout, BullMQ's stalled check). */
+const positiveTimerSeconds = z.number().gt(0).max(kMaxTimerSeconds);
+const kPositiveTimerSecondsText = `a positive number of seconds, at most ${kMaxTimerSeconds} (24 days)`;
+
+/**
+ * The flags of the backends and of `csv-wave worker`, by the name the code knows them by.
+ * Order is the order of the rows in docs/options.md and docs/many-machines.md.
+ */
+export const kFlagOptionTable = {
+  backend: option({
+    flag: '--backend <type>',
+    type: z.enum(['local', 'bullmq']),
+    what: '`local` or `bullmq`',
+    fromText: 'none',
+    choices: ['local', 'bullmq'],
+    default: 'local',
+    defaultText: "local, or session.json's backend",
+    doc: 'where tasks run: local (this machine) or bullmq (workers on any machine, through Redis)',
+    commands: kRunCommands,
+  }),
+  redis: option({
+    flag: '--redis <url>',
+    type: z.string().min(1),
+    what: 'a Redis URL',
+    fromText: 'none',
+    defaultText: 'CSV_WAVE_REDIS_URL',
+    doc: 'with --backend bullmq: the Redis URL, redis://[:password@]host:port[/db] (a password in it is masked in every message)',
+    commands: kRunCommands,
+  }),
+  rate: option({
+    flag: '--rate <n/unit>',
+    type: z.object({ max: positiveInteger, durationMs: positiveInteger }) satisfies z.ZodType<RateLimit>,
+    what: 'attempts per second or per minute, as 20/s or 600/min',
+    fromText: (text) => parseRate(text, '--rate'),
+    defaultText: 'no limit',
+    doc: 'with --backend bullmq: attempts started per second or minute across all workers, as 20/s or 600/min',
+    commands: kRunCommands,
+  }),
+  redisTimeoutSeconds: option({
+    flag: '--redis-timeout <seconds>',
+    type: positiveTimerSeconds,
+    what: kPositiveTimerSecondsText,
+    default: 60,
+    defaultText: '60',
+    doc: 'with the bullmq backend: how long Redis may be away, or refuse writes (full at maxmemory), during a run before it stops (resumable, exit 1)',
+    commands: kRunCommands,
+  }),
+  secretFile: option({
+    flag: '--secret-file <path>',
+    type: z.string().min(1),
+    what: 'a path',
+    fromText: 'none',
+    defaultText: 'CSV_WAVE_SECRET',
+    doc: 'with the bullmq backend: a file (chmod 600) holding the secret that coordinators and workers sign jobs and replies with (make one with `openssl rand -hex 32`)',
+    commands: [...kRunCommands, 'worker'],
+  }),
+  insecureNoSecret: option({
+    flag: '--insecure-no-secret',
+    type: z.boolean(),
+    what: 'true or false',
+    fromText: 'none',
+    default: false,
+    defaultText: 'off',
+    doc: 'with the bullmq backend: run without a secret, jobs and replies unsigned: whoever can write to the Redis can then run commands on the workers (only for a Redis no one else reaches)',
+    commands: [...kRunCommands, 'worker'],
+  }),
+  workerRedis: option({
+    flag: '--redis <url>',
+    type: z.string().min(1),
+    what: 'a Redis URL',
+    fromText: 'none',
+    defaultText: 'CSV_WAVE_REDIS_URL',
+    doc: 'the Redis URL, redis://[:password@]host:port[/db] (a password in it is masked in every message)',
+    commands: ['worker'],
+  }),
+  sessionId: option({
+    flag: '--session-id <id>',
+    type: z.string().regex(kSessionIdPattern),
+    what: "a session id (letters, digits, . _ -): the session's .csv-wave/session-id",
+    fromText: 'none',
+    defaultText: 'every running session',
+    doc: 'serve only this session (its .csv-wave/session-id, printed by the run)',
+    commands: ['worker'],
+  }),
+  workerConcurrency: option({
+    flag: '--concurrency <n>',
+    type: positiveInteger,
+    what: 'a positive integer',
+    default: 1,
+    defaultText: '1',
+    doc: 'jobs at once, per session served',
+    commands: ['worker'],
+  }),
+  stalledIntervalSeconds: option({
+    flag: '--stalled-interval <seconds>',
+    type: positiveTimerSeconds,
+    what: kPositiveTimerSecondsText,
+    default: 30,
+    defaultText: '30',
+    doc: 'how often to look for jobs whose worker died and give them to another',
+    commands: ['worker'],
+  }),
+  workdir: option({
+    flag: '--workdir <dir>',
+    type: z.string().min(1),
+    what: 'a folder',
+    fromText: 'none',
+    defaultText: 'a fresh temporary folder per job',
+    doc: 'where command tasks run',
+    commands: ['worker'],
+  }),
+  executors: option({
+    flag: '--executors <list>',
+    type: z.array(z.enum(kWorkerExecutorTypes)).min(1),
+    what: `a comma-separated list of ${kWorkerExecutorTypes.join(', ')}`,
+    fromText: parseList,
+    default: [...kWorkerExecutorTypes],
+    defaultText: 'all',
+    doc: `the executors this worker runs, comma-separated: ${kWorkerExecutorTypes.join(', ')}; a job of another is refused`,
+    commands: ['worker'],
+  }),
+  allowBaseUrls: option({
+    flag: '--allow-base-url <url>',
+    type: z.array(z.string()),
+    what: 'an http(s) URL without a user or password',
+    fromText: 'none',
+    repeatable: true,
+    defaultText: `OPENAI_BASE_URL, else ${kOfficialBaseUrl}`,
+    doc: "a model server openai jobs may send this worker's OPENAI_API_KEY to; repeat for more; a job naming another is refused",
+    commands: ['worker'],
+  }),
+  maxSessions: option({
+    flag: '--max-sessions <n>',
+    type: positiveInteger,
+    what: 'a positive integer',
+    default: 16,
+    defaultText: '16',
+    doc: 'without --session-id: the running sessions served at once at most, the most recently beaten',
+    commands: ['worker'],
+  }),
+} as const;
+
+export type FlagOptionName = keyof typeof kFlagOptionTable;
+
+/** Every backend and worker flag of the table, in order. */
+export function flagOptionEntries(): Array<[FlagOptionName, OptionDefinition]> {
+  return Object.entries(kFlagOptionTable) as Array<[FlagOptionName, OptionDefinition]>;
+}
+
+/** The backend's and the worker's defaults by name, for the modules below that fall back on them. */
+export const kFlagDefaults = {
+  redisTimeoutSeconds: kFlagOptionTable.redisTimeoutSeconds.default!,
+  workerConcurrency: kFlagOptionTable.workerConcurrency.default!,
+  maxSessions: kFlagOptionTable.maxSessions.default!,
+  stalledIntervalSeconds: kFlagOptionTable.stalledIntervalSeconds.default!,
 } as const;

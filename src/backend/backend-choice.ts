@@ -1,6 +1,6 @@
 import { WaveError } from '../errors.js';
 import type { SessionConfig } from '../schema/session.js';
-import { parseRate, type RateLimit } from './bullmq/redis/rate.js';
+import { parseRate, type RateLimit } from '../option-table.js';
 import { redisUrlFrom } from './bullmq/redis/redis-url.js';
 import { signingFrom, type SecretOptions } from './bullmq/trust/secret-source.js';
 import type { Signing } from './bullmq/trust/signing.js';

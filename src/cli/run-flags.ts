@@ -1,11 +1,11 @@
 import { Option, type Command } from 'commander';
 import { WaveError } from '../errors.js';
 import type { RunOptions } from '../options/options.js';
-import { optionFromFlag } from '../options/option-check.js';
 import { kRunDefaults, kRunOptionTable, runOptionEntries, type OptionDefinition, type RunOptionName } from '../option-table.js';
 import type { PipelineName } from '../schema/session.js';
 import { addPipelineFlag } from './pipeline-flag.js';
 import { addBackendFlags, type BackendFlags } from './backend-flag.js';
+import { attributeOf, flagsOf, tableFlag, tableOption } from './table-flags.js';
 
 /**
  * The flags `run`, `resume` and `rerun` share, as commander hands them over: the table's
@@ -30,15 +30,7 @@ export interface RunFlags extends BackendFlags {
 
 /** The table's options that these commands take, with commander's name for each flag's value. */
 function tableFlags(): Array<[RunOptionName, OptionDefinition, string]> {
-  return runOptionEntries()
-    .filter(([, definition]) => definition.flag !== undefined && definition.commands.includes('run'))
-    .map(([name, definition]) => [name, definition, new Option(definition.flag!).attributeName()]);
-}
-
-/** A table option's flag with its help: the doc line and the default. */
-function tableOption(definition: OptionDefinition): Option {
-  const option = new Option(definition.flag!, `${definition.doc} (default ${definition.defaultText})`);
-  return definition.choices === undefined ? option : option.choices(definition.choices);
+  return flagsOf(runOptionEntries(), 'run').map(([name, definition]) => [name, definition, attributeOf(definition)]);
 }
 
 export function addRunFlags(command: Command): Command {
@@ -74,8 +66,7 @@ function price<K extends string>(key: K, flag: string, text: string | undefined)
 
 /** The run's grace from `--grace`, checked as the table says (the CLI's signal handler tells it). */
 export function graceFromFlags(flags: RunFlags): number {
-  const given = flags[new Option(kRunOptionTable.graceSeconds.flag!).attributeName()];
-  return given === undefined ? kRunDefaults.graceSeconds : optionFromFlag(kRunOptionTable.graceSeconds, given);
+  return tableFlag(kRunOptionTable.graceSeconds, flags) ?? kRunDefaults.graceSeconds;
 }
 
 /** Turns flags into library options, each checked against the table and named by its flag; checks that only one executor is named. */
@@ -102,7 +93,7 @@ export function runOptionsFromFlags(flags: RunFlags): RunOptions {
   }
   const table = options as Record<string, unknown>;
   for (const [name, definition, attribute] of tableFlags()) {
-    if (flags[attribute] !== undefined) table[name] = optionFromFlag(definition, flags[attribute]);
+    if (flags[attribute] !== undefined) table[name] = tableFlag(definition, flags);
   }
   const prices = {
     ...price('input', '--price-input', flags.priceInput),

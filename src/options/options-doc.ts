@@ -1,8 +1,11 @@
-import { runOptionEntries } from '../option-table.js';
+import { flagOptionEntries, runOptionEntries } from '../option-table.js';
 
 /** The markers between which docs/options.md holds the generated table. */
 export const kOptionsDocStart = '<!-- options:start -->';
 export const kOptionsDocEnd = '<!-- options:end -->';
+/** The markers between which docs/options.md and docs/many-machines.md hold the backend's and the worker's flags. */
+export const kFlagsDocStart = '<!-- flags:start -->';
+export const kFlagsDocEnd = '<!-- flags:end -->';
 
 /** A table cell: pipes escaped, so that a doc line with `a|b` stays one cell. */
 function cell(text: string): string {
@@ -27,10 +30,29 @@ export function optionsTableMarkdown(): string {
   ].join('\n');
 }
 
-/** `text` with the part between the markers replaced by the generated table. */
+/** The backend's and the worker's flags as a Markdown table, one row per definition (option-table.ts' kFlagOptionTable). */
+export function flagsTableMarkdown(): string {
+  const rows = flagOptionEntries().map(([, definition]) => {
+    const commands = definition.commands.join(', ') + (definition.repeatable ? ' (repeatable)' : '');
+    return `| \`${cell(definition.flag!)}\` | ${commands} | ${cell(definition.what)} | ${cell(definition.defaultText)} | ${cell(definition.doc)} |`;
+  });
+  return ['| flag | commands | value | default | what it does |', '|---|---|---|---|---|', ...rows].join('\n');
+}
+
+/** `text` with the part between `start` and `end` replaced by `table`. */
+function between(text: string, start: string, end: string, table: string): string {
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  if (from < 0 || to < from) throw new Error(`the doc needs the markers ${start} and ${end}`);
+  return `${text.slice(0, from + start.length)}\n${table}\n${text.slice(to)}`;
+}
+
+/** `text` (docs/options.md) with the part between the markers replaced by the generated table. */
 export function withOptionsTable(text: string): string {
-  const start = text.indexOf(kOptionsDocStart);
-  const end = text.indexOf(kOptionsDocEnd);
-  if (start < 0 || end < start) throw new Error(`docs/options.md needs the markers ${kOptionsDocStart} and ${kOptionsDocEnd}`);
-  return `${text.slice(0, start + kOptionsDocStart.length)}\n${optionsTableMarkdown()}\n${text.slice(end)}`;
+  return between(text, kOptionsDocStart, kOptionsDocEnd, optionsTableMarkdown());
+}
+
+/** `text` (docs/options.md, docs/many-machines.md) with the part between the flags' markers replaced by their generated table. */
+export function withFlagsTable(text: string): string {
+  return between(text, kFlagsDocStart, kFlagsDocEnd, flagsTableMarkdown());
 }

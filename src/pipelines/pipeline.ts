@@ -2,7 +2,8 @@ import type { TaskRow } from '../core/task.js';
 import type { WorkerReply, WorkerRequest } from '../executors/messages.js';
 import type { InteractiveHandler } from '../interactive/types.js';
 import type { RoleRules } from '../roles/role-rules.js';
-import type { PipelineName } from '../schema/session.js';
+import type { PipelineName, SessionConfig } from '../schema/session.js';
+import type { PipelineSettings } from './settings.js';
 
 /** What the engine lends a pipeline's attempt hook for one run. */
 export interface AttemptHookContext {
@@ -32,6 +33,8 @@ export interface Pipeline extends RoleRules {
    * a topic) is its own, so only the pipeline's own object can call it with its real type.
    */
   readonly decompose: (plan: never) => TaskRow[];
+  /** Its settings from session.json (topic, mode, max_gc_rounds), typed; a value it does not know is refused naming its key. */
+  readonly settings: (config: SessionConfig) => PipelineSettings;
   /** Made once per run, then wraps every attempt the run makes; absent when attempts run as they are. */
   readonly aroundAttempt?: (context: AttemptHookContext) => AroundAttempt;
 }

@@ -231,7 +231,7 @@ export class SessionRun {
     // Each model request's tokens are written as its answer arrives: a stop that ends its thread loses none.
     const liveUsage = new LiveUsage(session.dir, (task, attempt, usage) => stop.guarded(() => sink.liveUsage(task, attempt, usage)));
     const pipeline = pipelineFor(session.config.pipeline);
-    const runTask = createTaskRunner({ backend, sink, pipeline, sessionDir: session.dir, topic: session.config.topic ?? '', limits, warn });
+    const runTask = createTaskRunner({ backend, sink, pipeline, sessionDir: session.dir, topic: pipeline.settings(session.config).topic, limits, warn });
     const lane = new InteractiveLane({
       handlers: this.#options.interactiveHandlers ?? pipeline.handlers,
       rows: () => table.rows,

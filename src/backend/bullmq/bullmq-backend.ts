@@ -2,6 +2,7 @@ import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
 import { showCell } from '../../csv/columns.js';
+import { kFlagDefaults } from '../../option-table.js';
 import { abortError, type ExecutionBackend } from '../execution-backend.js';
 import { RulesByRole, type AwaitedTask } from './jobs/awaited-task.js';
 import { bullmqConnection, checkRedisReachable } from './redis/connection.js';
@@ -41,7 +42,7 @@ export interface BullmqBackendOptions {
   /** Dropped replies and lost jobs are told here. */
   warn: (message: string) => void;
   /**
-   * Milliseconds Redis may stay away (no answer) before `lost` is told. @default 60000 (`--redis-timeout`)
+   * Milliseconds Redis may stay away (no answer) before `lost` is told. @default the table's `--redis-timeout` (60 s)
    */
   redisTimeoutMs?: number;
   /**
@@ -53,7 +54,7 @@ export interface BullmqBackendOptions {
 }
 
 /** Redis may be away this long before the run stops. */
-export const kDefaultRedisTimeoutMs = 60_000;
+export const kDefaultRedisTimeoutMs = kFlagDefaults.redisTimeoutSeconds * 1000;
 
 /**
  * How often awaited jobs are looked up in Redis. The outcome events are the fast path,

@@ -1,14 +1,15 @@
 import type { Command } from 'commander';
 import type { BullmqWorker } from '../../backend/bullmq/bullmq-worker.js';
-import { baseUrlKey, kExecutorTypes, kOfficialBaseUrl, type ExecutorType, type WorkerRules } from '../../backend/bullmq/trust/job-admission.js';
-import { kSessionIdPattern } from '../../backend/bullmq/jobs/names.js';
+import { baseUrlKey, type ExecutorType, type WorkerRules } from '../../backend/bullmq/trust/job-admission.js';
 import { redisUrlFrom } from '../../backend/bullmq/redis/redis-url.js';
 import { kSecretEnv, signingFrom } from '../../backend/bullmq/trust/secret-source.js';
-import { kDefaultMaxSessions } from '../../backend/bullmq/session/session-registry.js';
 import { WaveError } from '../../errors.js';
-import { kInsecureHelp, kSecretFileHelp, secretFromFlags } from '../backend-flag.js';
+import { flagOptionEntries, kFlagDefaults, kFlagOptionTable, kOfficialBaseUrl } from '../../option-table.js';
+import { secretFromFlags } from '../backend-flag.js';
+import { addTableFlags, tableFlag } from '../table-flags.js';
 import { ExitCode, processIo, type CliIo } from '../io.js';
 
+/** The worker's flags as commander hands them over (their definitions: option-table.ts' kFlagOptionTable). */
 interface WorkerFlags {
   redis?: string;
   concurrency?: string;
@@ -18,62 +19,38 @@ interface WorkerFlags {
   secretFile?: string;
   insecureNoSecret?: boolean;
   executors?: string;
-  allowBaseUrl: string[];
+  allowBaseUrl?: string[];
   maxSessions?: string;
 }
 
-function positive(flag: string, text: string | undefined, integer: boolean): number | undefined {
-  if (text === undefined) return undefined;
-  const value = Number(text);
-  if (text.trim() === '' || !(value > 0) || !Number.isFinite(value) || (integer && !Number.isInteger(value))) {
-    throw new WaveError('USAGE', `Expected \`--${flag}\` to be a positive ${integer ? 'integer' : 'number'}, got \`${text}\``);
-  }
-  return value;
-}
-
 export function registerWorker(program: Command, io: CliIo, done: (code: number) => void): void {
-  program
+  const command = program
     .command('worker')
-    .description("take the jobs of a session run with --backend bullmq from Redis and run them (on any machine)")
-    .option('--redis <url>', 'the Redis URL (default CSV_WAVE_REDIS_URL)')
-    .option('--session-id <id>', "serve only this session (its .csv-wave/session-id, printed by the run) (default: every running session)")
-    .option('--concurrency <n>', 'jobs at once, per session served (default 1)')
-    .option('--stalled-interval <seconds>', "how often to look for jobs whose worker died and give them to another (default 30)")
-    .option('--workdir <dir>', 'where command tasks run (default: a fresh temporary folder per job)')
-    .option('--secret-file <path>', kSecretFileHelp.replace('with the bullmq backend: ', ''))
-    .option('--insecure-no-secret', kInsecureHelp.replace('with the bullmq backend: ', ''))
-    .option('--executors <list>', `the executors this worker runs, comma-separated: ${kExecutorTypes.join(', ')}; a job of another is refused (default all)`)
-    .option(
-      '--allow-base-url <url>',
-      `a model server openai jobs may send this worker's OPENAI_API_KEY to; repeat for more; a job naming another is refused (default: OPENAI_BASE_URL, else ${kOfficialBaseUrl})`,
-      (url: string, urls: string[]) => [...urls, url],
-      [] as string[],
-    )
-    .option('--max-sessions <n>', `without --session-id: the running sessions served at once at most, the most recently beaten (default ${kDefaultMaxSessions})`)
+    .description("take the jobs of a session run with --backend bullmq from Redis and run them (on any machine)");
+  addTableFlags(command, flagOptionEntries(), 'worker')
     .action(async (flags: WorkerFlags) => {
-      const url = redisUrlFrom(flags.redis);
+      const url = redisUrlFrom(tableFlag(kFlagOptionTable.workerRedis, flags));
       if (url === undefined) throw new WaveError('USAGE', 'csv-wave worker needs --redis URL (or CSV_WAVE_REDIS_URL)');
       const rules = workerRules(flags);
       // The jobs' commands and modules get the worker's environment: not the secret, with which any task could sign jobs.
       if (io === processIo) delete process.env[kSecretEnv];
-      if (flags.sessionId !== undefined && !kSessionIdPattern.test(flags.sessionId)) {
-        throw new WaveError(
-          'USAGE',
-          `Expected \`--session-id\` to be a session id (letters, digits, . _ -): the session's .csv-wave/session-id, got \`${flags.sessionId}\`; leave it out to serve every running session`,
-        );
-      }
-      const stalled = positive('stalled-interval', flags.stalledInterval, false);
+      // Every flag is checked before BullMQ loads or Redis is reached.
+      const sessionId = tableFlag(kFlagOptionTable.sessionId, flags);
+      const concurrency = tableFlag(kFlagOptionTable.workerConcurrency, flags) ?? kFlagDefaults.workerConcurrency;
+      const maxSessions = tableFlag(kFlagOptionTable.maxSessions, flags);
+      const stalled = tableFlag(kFlagOptionTable.stalledIntervalSeconds, flags);
+      const workdir = tableFlag(kFlagOptionTable.workdir, flags);
       const lines = batchedLines((text) => io.stdout(text));
       // Loaded here, not with every command: BullMQ and ioredis are most of a start-up.
       const { BullmqWorker } = await import('../../backend/bullmq/bullmq-worker.js');
       const worker = await BullmqWorker.start({
         url,
-        ...(flags.sessionId === undefined ? {} : { sessionId: flags.sessionId }),
-        concurrency: positive('concurrency', flags.concurrency, true) ?? 1,
+        ...(sessionId === undefined ? {} : { sessionId }),
+        concurrency,
         rules,
-        ...(flags.maxSessions === undefined ? {} : { maxSessions: positive('max-sessions', flags.maxSessions, true)! }),
+        ...(maxSessions === undefined ? {} : { maxSessions }),
         ...(stalled === undefined ? {} : { stalledIntervalMs: stalled * 1000 }),
-        ...(flags.workdir === undefined ? {} : { workdir: flags.workdir }),
+        ...(workdir === undefined ? {} : { workdir }),
         log: lines.log,
       });
       let stopped: 'closed' | 'at-once' = 'closed';
@@ -95,20 +72,15 @@ export function registerWorker(program: Command, io: CliIo, done: (code: number)
 /** What the worker runs (job-admission.ts): its secret, `--executors`, `--allow-base-url`. */
 function workerRules(flags: WorkerFlags): WorkerRules {
   const signing = signingFrom(secretFromFlags(flags) ?? {}, 'csv-wave worker');
-  const executors = new Set<ExecutorType>();
-  for (const name of (flags.executors ?? kExecutorTypes.join(',')).split(',').map((part) => part.trim())) {
-    if (!(kExecutorTypes as readonly string[]).includes(name)) {
-      throw new WaveError('USAGE', `Expected \`--executors\` to be a comma-separated list of ${kExecutorTypes.join(', ')}, got \`${flags.executors}\``);
-    }
-    executors.add(name as ExecutorType);
-  }
+  const executors = new Set<ExecutorType>(tableFlag(kFlagOptionTable.executors, flags) ?? kFlagOptionTable.executors.default);
   const ownBaseUrl = process.env['OPENAI_BASE_URL']?.trim() || undefined;
   const baseUrls = new Set<string>();
-  for (const allowed of flags.allowBaseUrl.length > 0 ? flags.allowBaseUrl : [ownBaseUrl ?? kOfficialBaseUrl]) {
-    const key = baseUrlKey(allowed);
+  const allowed = tableFlag(kFlagOptionTable.allowBaseUrls, flags);
+  for (const each of allowed ?? [ownBaseUrl ?? kOfficialBaseUrl]) {
+    const key = baseUrlKey(each);
     if (key === undefined) {
-      const where = flags.allowBaseUrl.length > 0 ? '`--allow-base-url`' : 'OPENAI_BASE_URL';
-      throw new WaveError('USAGE', `Expected ${where} to be an http(s) URL without a user or password, e.g. http://127.0.0.1:8080/v1, got \`${allowed}\``);
+      const where = allowed === undefined ? 'OPENAI_BASE_URL' : '`--allow-base-url`';
+      throw new WaveError('USAGE', `Expected ${where} to be ${kFlagOptionTable.allowBaseUrls.what}, e.g. http://127.0.0.1:8080/v1, got \`${each}\``);
     }
     baseUrls.add(key);
   }

@@ -1,7 +1,8 @@
 import { splitList } from '../../core/id-list.js';
 import type { TaskRow } from '../../core/task.js';
 import type { WorkerRequest } from '../../executors/messages.js';
-import { kAnalyzeModes, type AnalyzeMode } from './decompose.js';
+import { kAnalyzeModes } from './decompose.js';
+import { analyzeSettings } from './settings.js';
 import { loopTasksBelow } from '../loop-tasks.js';
 import { newRow } from '../new-row.js';
 import { nextId } from '../task-ids.js';
@@ -25,8 +26,8 @@ export class DiscussionGate implements InteractiveHandler {
 
     const self = context.rows.find((row) => row.id === request.task.id)!;
     const round = discussionRound(context.rows, self);
-    const mode = (context.config.mode ?? 'standard') as AnalyzeMode;
-    const maxRounds = kAnalyzeModes[mode] ?? kAnalyzeModes.standard;
+    const { mode, topic } = analyzeSettings(context.config);
+    const maxRounds = kAnalyzeModes[mode];
 
     let decision: GateDecision;
     if (round >= maxRounds) {
@@ -39,7 +40,7 @@ export class DiscussionGate implements InteractiveHandler {
     }
     return {
       reply,
-      changes: gateChanges(context.rows, self, round, decision, context.config.topic ?? ''),
+      changes: gateChanges(context.rows, self, round, decision, topic),
       record: { round, ...decision },
     };
   }

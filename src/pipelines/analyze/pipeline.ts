@@ -1,5 +1,6 @@
 import { roleRulesFor } from '../../roles/role-rules.js';
 import type { Pipeline } from '../pipeline.js';
+import { analyzeSettings } from './settings.js';
 import { analyzeTasks } from './decompose.js';
 import { DiscussionGate } from './discussion-gate.js';
 import { reuseExplorations } from './explorer-cache.js';
@@ -7,6 +8,7 @@ import { reuseExplorations } from './explorer-cache.js';
 /** explorer → analyst → discussant → synthesizer (seed 002). */
 export const analyzePipeline = {
   name: 'analyze',
+  settings: analyzeSettings,
   ...roleRulesFor('analyze'),
   handlers: new Map([['discussant', new DiscussionGate()]]),
   aroundAttempt: reuseExplorations,

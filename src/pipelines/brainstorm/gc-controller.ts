@@ -5,9 +5,7 @@ import { convergedCause, statusOf } from '../../core/skip-cause.js';
 import { laterGcRounds, nextGcRound } from './gc-round.js';
 import { parseSeverity, signalFromSeverity } from '../../roles/severity.js';
 import type { HandlerResult, InteractiveContext, InteractiveHandler, SessionChanges } from '../../interactive/types.js';
-
-/** @default 2 generator-critic rounds */
-export const kDefaultMaxGcRounds = 2;
+import { brainstormSettings } from './settings.js';
 
 export type GcDecision = 'REVISION_NEEDED' | 'CONVERGED';
 
@@ -38,7 +36,7 @@ export class GcController implements InteractiveHandler {
     const upstream = splitList(self.deps).map((id) => byId.get(id)!);
     const challenger = upstream.find((row) => row.role === 'challenger') ?? upstream[0];
     const gcRound = Number(self.gc_round || '0');
-    const maxRounds = context.config.max_gc_rounds ?? kDefaultMaxGcRounds;
+    const { maxGcRounds: maxRounds } = brainstormSettings(context.config);
     const severity = challenger?.severity_summary ?? '';
     const { decision, note } = decideGc(challenger?.gc_signal ?? '', severity, gcRound, maxRounds);
 

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { kSessionIdPattern } from '../../../option-table.js';
 
 /**
  * How a session's work is named in Redis. BullMQ refuses `:` in custom job ids (it
@@ -7,8 +8,8 @@ import { randomBytes } from 'node:crypto';
  * same set as session ids (DESIGN.md section 3).
  */
 
-/** What a session id may hold: what a task id may hold, so that it names a queue and a job safely. */
-export const kSessionIdPattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** What a session id may hold (`--session-id`'s type in the options table). */
+export { kSessionIdPattern };
 
 /** A run id: 12 hex digits (48 random bits), made by newRunId. */
 export const kRunIdPattern = /^[0-9a-f]{12}$/;

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { bullmqConnection } from './connection.js';
 import { queueNameOf } from '../jobs/names.js';
-import type { RateLimit } from './rate.js';
+import type { RateLimit } from '../../../option-table.js';
 
 /**
  * The queue's limit when the run sets none: so high it never holds a job back, but present,

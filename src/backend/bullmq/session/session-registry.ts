@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { kFlagDefaults } from '../../../option-table.js';
 import { kSessionIdPattern } from '../jobs/names.js';
 import { sessionSigned, type Signing } from '../trust/signing.js';
 
@@ -36,7 +37,7 @@ const kBeatMs = 2000;
 export const kForgetMs = 30_000;
 
 /** Sessions a worker serves at once at most (`--max-sessions`). */
-export const kDefaultMaxSessions = 16;
+export const kDefaultMaxSessions = kFlagDefaults.maxSessions;
 
 /**
  * Members a worker reads at most per look, the most recently beaten first: a registry

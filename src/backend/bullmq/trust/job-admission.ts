@@ -1,13 +1,14 @@
 import type { AttemptRequest, ExecutorSpec } from '../../../executors/messages.js';
+import { kOfficialBaseUrl, kWorkerExecutorTypes } from '../../../option-table.js';
 import { jobSigned, replySigned, requestDigest, type Signing } from './signing.js';
 import type { JobReplyEnvelope } from '../jobs/job-data.js';
 
-/** The executors a worker may offer (`--executors`). */
-export const kExecutorTypes = ['command', 'module', 'openai'] as const satisfies readonly ExecutorSpec['type'][];
+/** The executors a worker may offer (`--executors`, defined in the options table): each one an executor's type. */
+export const kExecutorTypes = kWorkerExecutorTypes satisfies readonly ExecutorSpec['type'][];
 export type ExecutorType = (typeof kExecutorTypes)[number];
 
-/** The model server the openai SDK talks to when none is given: the worker's own OPENAI_BASE_URL, else OpenAI's. */
-export const kOfficialBaseUrl = 'https://api.openai.com/v1';
+/** The model server the openai SDK talks to when none is given: the worker's own OPENAI_BASE_URL, else OpenAI's (the table's). */
+export { kOfficialBaseUrl };
 
 /** What a worker runs: the jobs signed with its secret, of the executors it offers, sending its key only where it allows. */
 export interface WorkerRules {
