@@ -215,6 +215,7 @@ export class SessionRun {
     if (spent) stop.budgetReached(spent);
     const sink = new KnowledgeSink({
       sessionDir: session.dir,
+      files,
       table,
       discoveryFiles: settings.discoveryFiles ?? (session.config.pipeline === 'generic' ? 'when-rich' : 'always'),
       maxDiscoveryLineBytes: settings.maxDiscoveryLineBytes,

@@ -30,7 +30,6 @@ const kWriteNames: readonly string[] = [
  */
 const kExceptions: readonly { file: string; why: string }[] = [
   { file: 'commands/init-session.ts', why: 'init makes the folder and its session.json before there is a session to open' },
-  { file: 'run/record/knowledge-sink.ts', why: 'the wave files, to be written through the session writer' },
   { file: 'report/write-report.ts', why: 'report.html goes through a temporary of its own in .csv-wave/ and a rename, or to --out anywhere' },
 ];
 

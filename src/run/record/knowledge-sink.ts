@@ -1,5 +1,4 @@
 import { splitList } from '../../core/id-list.js';
-import { writeFileAtomic } from '../../csv/atomic-write.js';
 import type { TaskRow } from '../../core/task.js';
 import type { FileFormat, TasksTable } from '../../csv/tasks-table.js';
 import { serializeWaveFile } from '../../csv/wave-file.js';
@@ -13,7 +12,7 @@ import {
   type DiscoveryFileInput,
   type DiscoveryFilePolicy,
 } from '../../knowledge/discovery-files.js';
-import { forgetCheckedFolders, sessionPathForWrite } from '../../knowledge/session-path.js';
+import { forgetCheckedFolders } from '../../knowledge/session-path.js';
 import { recordUsage, type RequestUsage } from '../../knowledge/usage.js';
 import type { PriceTable } from '../../knowledge/pricing.js';
 import type { UsageLine } from '../../knowledge/usage.js';
@@ -21,6 +20,7 @@ import { KnownFiles } from '../../knowledge/known-files.js';
 import { buildUpstream, type DependencyState, type UpstreamContext } from '../../knowledge/upstream.js';
 import { appendWisdom, kWisdomKinds, type WisdomKind } from '../../knowledge/wisdom.js';
 import { UsageWriter } from '../../session/usage-writer.js';
+import { SessionWriter } from '../../session/files/session-writer.js';
 import { waveFile } from '../../layout.js';
 
 /** What is told of the wave files a run writes (report/wave-contexts.ts's cache). */
@@ -31,6 +31,8 @@ export interface WaveFilesSeen {
 
 export interface KnowledgeSinkSetup {
   sessionDir: string;
+  /** The session's writer, which the wave files go through. @default one of `sessionDir` */
+  files?: SessionWriter;
   /** The run's table: its rows and format as they stand when a wave file is written. */
   table: TasksTable;
   /** Which tasks get `discoveries/<id>.json`. */
@@ -62,9 +64,11 @@ export class KnowledgeSink {
   readonly #board: DiscoveryBoard;
   readonly #known: KnownFiles;
   readonly #usage: UsageWriter;
+  readonly #files: SessionWriter;
 
   constructor(setup: KnowledgeSinkSetup) {
     this.#setup = setup;
+    this.#files = setup.files ?? new SessionWriter(setup.sessionDir);
     this.#usage = new UsageWriter(setup);
     // A run writes from the main thread, which outlives runs: what an earlier run checked may be gone.
     forgetCheckedFolders();
@@ -113,7 +117,7 @@ export class KnowledgeSink {
 
   /** Wave N is about to run (waves) or has started every task (eager): its wave file. */
   waveReady(wave: number): void {
-    const { sessionDir, table, prevContextCap } = this.#setup;
+    const { table, prevContextCap } = this.#setup;
     // Waves change when an interactive task adds tasks: read them from the rows.
     const waveCell = String(wave);
     const rows = table.rows.filter((row) => row.wave === waveCell && row.exec_mode !== 'interactive');
@@ -125,8 +129,7 @@ export class KnowledgeSink {
       prevContext: buildPrevContext(splitList(row.context_from), lookup, prevContextCap),
     }));
     const name = waveFile(wave);
-    const path = sessionPathForWrite(sessionDir, name);
-    writeFileAtomic(path, serializeWaveFile(withContext, table.format));
+    const path = this.#files.replace(name, serializeWaveFile(withContext, table.format));
     this.#setup.waveContexts?.written(path, name, table.format, new Map(withContext.map(({ row, prevContext }) => [row.id, prevContext])));
   }
 
