@@ -76,3 +76,18 @@ export const kRunOutputs: readonly string[] = [
   kLayout.attempts,
   kLayout.report,
 ];
+
+/**
+ * What writes the files of the session folder: the face of the session layer's writer
+ * (session/files/session-writer.ts) handed down to the code below it (the interactive
+ * lane, the pipelines' handlers), which never writes the folder itself. A `path` is
+ * relative to the folder, made from kLayout. A write that fails throws as it failed: a
+ * WaveError IO for a path refused (a symlink out of the session), else the system's error
+ * or an IncompleteWrite (csv/write-all.ts's isFolderWriteFailure tells them apart).
+ */
+export interface SessionFileWriter {
+  /** Replaces the file at `path` with `data` (not atomic: for a file a reader may see half of). */
+  write(path: string, data: string): void;
+  /** Appends `data` to the file at `path`; an append that fails is taken back whole. */
+  append(path: string, data: string): void;
+}

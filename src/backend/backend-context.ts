@@ -8,6 +8,12 @@ import type { BatchProgress } from './openai-batch/batch-watch.js';
  */
 export interface BackendContext {
   sessionDir: string;
+  /**
+   * The session's id (`.csv-wave/session-id`), for a backend that names its work after the
+   * session (bullmq: its queue and jobs). Made on the first ask, and anew in a copy of the
+   * folder, by the session layer, which keeps the file: asked only by a backend that needs it.
+   */
+  sessionId(): string;
   /** The session as the user named it, for the command a stop suggests (`csv-wave resume <path>`). */
   path: string;
   /** The tasks this run runs. */

@@ -2,9 +2,7 @@ import { join } from 'node:path';
 import type { TaskRow } from '../core/task.js';
 import type { WorkerReply, WorkerRequest } from '../executors/messages.js';
 import type { AnswerSource, HandlerResult, InteractiveContext, InteractiveHandler } from './types.js';
-import { sessionPathForWrite } from '../knowledge/session-path.js';
-import { writeWholeFile } from '../csv/write-all.js';
-import { kLayout } from '../layout.js';
+import { kLayout, type SessionFileWriter } from '../layout.js';
 
 export interface LaneSetup {
   handlers: ReadonlyMap<string, InteractiveHandler>;
@@ -12,6 +10,8 @@ export interface LaneSetup {
   rows: () => readonly TaskRow[];
   config: InteractiveContext['config'];
   sessionDir: string;
+  /** The session layer's writer: the lane's result files, and its handlers', go through it. */
+  files: SessionFileWriter;
   runExecutor: (request: WorkerRequest) => Promise<WorkerReply>;
   answers: AnswerSource;
 }
@@ -39,21 +39,22 @@ export class InteractiveLane {
             rows: setup.rows(),
             config: setup.config,
             sessionDir: setup.sessionDir,
+            files: setup.files,
             runExecutor: setup.runExecutor,
             answers: setup.answers,
           })
         : { reply: await setup.runExecutor(request) };
     } catch (error) {
-      writeResultFile(setup.sessionDir, request.task.id, 'failed', {});
+      writeResultFile(setup.files, request.task.id, 'failed', {});
       throw error;
     }
     const status = result.reply.kind === 'finished' ? result.reply.status : 'failed';
-    writeResultFile(setup.sessionDir, request.task.id, status, result.record ?? {});
+    writeResultFile(setup.files, request.task.id, status, result.record ?? {});
     return result;
   }
 }
 
-function writeResultFile(sessionDir: string, taskId: string, status: string, record: Record<string, unknown>): void {
+function writeResultFile(files: SessionFileWriter, taskId: string, status: string, record: Record<string, unknown>): void {
   const content = { task_id: taskId, status, ...record, timestamp: new Date().toISOString() };
-  writeWholeFile(sessionPathForWrite(sessionDir, join(kLayout.interactive, `${taskId}-result.json`)), `${JSON.stringify(content, null, 2)}\n`);
+  files.write(join(kLayout.interactive, `${taskId}-result.json`), `${JSON.stringify(content, null, 2)}\n`);
 }

@@ -1,6 +1,7 @@
 import type { TaskChanges } from '../core/session-changes.js';
 import type { TaskRow } from '../core/task.js';
 import type { WorkerReply, WorkerRequest } from '../executors/messages.js';
+import type { SessionFileWriter } from '../layout.js';
 import type { SessionConfig } from '../schema/session.js';
 
 /**
@@ -36,6 +37,8 @@ export interface InteractiveContext {
   rows: readonly TaskRow[];
   config: SessionConfig;
   sessionDir: string;
+  /** Writes the session's files (the discussion gate's discussion.md): a handler never writes the folder itself. */
+  files: SessionFileWriter;
   /** Runs the task through the configured executor, as a csv-wave task would be. */
   runExecutor(request: WorkerRequest): Promise<WorkerReply>;
   answers: AnswerSource;

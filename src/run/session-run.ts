@@ -23,6 +23,8 @@ import { KnowledgeSink, type WaveFilesSeen } from './record/knowledge-sink.js';
 import type { TasksTable } from '../csv/tasks-table.js';
 import { skippedForFailure, statusOf } from '../core/skip-cause.js';
 import { Checkpointer } from '../session/checkpointer.js';
+import { sessionIdOf } from '../session/files/session-id.js';
+import { SessionWriter } from '../session/files/session-writer.js';
 import type { SecretOptions } from '../backend/bullmq/trust/secret-source.js';
 import { sessionBudget } from '../knowledge/budget.js';
 import { LiveUsage } from './record/live-usage.js';
@@ -172,10 +174,13 @@ export class SessionRun {
     journal.checkpoint();
 
     const runIds = new Set(table.rows.filter((row) => statusOf(row) === 'pending').map((row) => row.id));
+    // Every write of the session by what the run hands it to (the backend's id, the lane) goes through it.
+    const files = new SessionWriter(session.dir);
     let backend: ExecutionBackend;
     try {
       backend = await openBackend(this.#plan, {
         sessionDir: session.dir,
+        sessionId: () => sessionIdOf(session.dir, warn, files),
         path: this.#path,
         pending: runIds,
         left: { batches: leftOpen, jobs: new Map(reattach.map((start) => [start.id, start.job])) },
@@ -210,6 +215,7 @@ export class SessionRun {
     if (spent) stop.budgetReached(spent);
     const sink = new KnowledgeSink({
       sessionDir: session.dir,
+      files,
       table,
       discoveryFiles: settings.discoveryFiles ?? (session.config.pipeline === 'generic' ? 'when-rich' : 'always'),
       maxDiscoveryLineBytes: settings.maxDiscoveryLineBytes,
@@ -237,6 +243,7 @@ export class SessionRun {
       rows: () => table.rows,
       config: session.config,
       sessionDir: session.dir,
+      files,
       runExecutor: runTask,
       answers: this.#options.answers ?? new NoAnswers(),
     });

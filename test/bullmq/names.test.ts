@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { backendFromConfig } from '../../src/backend/backend-choice.js';
 import { isJobOfRun, isJobOfSession, jobIdOf, kRunIdPattern, kSessionIdPattern, newRunId, queueNameOf } from '../../src/backend/bullmq/jobs/names.js';
 import { maskRedisUrl, redisUrlFrom } from '../../src/backend/bullmq/redis/redis-url.js';
-import { readSessionId, sessionIdOf } from '../../src/backend/bullmq/session/session-id.js';
+import { readSessionId, sessionIdOf } from '../../src/session/files/session-id.js';
 import { tempSession } from '../helpers/temp-session.js';
 import { expectWaveError } from '../helpers/wave-error.js';
 

@@ -3,7 +3,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { sessionIdOf } from '../../src/backend/bullmq/session/session-id.js';
+import { sessionIdOf } from '../../src/session/files/session-id.js';
 import { SessionLease } from '../../src/backend/bullmq/session/session-lease.js';
 import { lines, readyWorker, redisForEachTest, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';

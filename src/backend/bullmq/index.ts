@@ -2,7 +2,6 @@ export { BullmqBackend, type BullmqBackendOptions } from './bullmq-backend.js';
 export { BullmqWorker, type BullmqWorkerOptions } from './bullmq-worker.js';
 export { openCoordinator } from './open-coordinator.js';
 export { jobIdOf, queueNameOf, kSessionIdPattern } from './jobs/names.js';
-export { sessionIdOf } from './session/session-id.js';
 export { maskRedisUrl, checkRedisUrl, redisUrlFrom } from './redis/redis-url.js';
 export { readJobReply, readSignedJobReply, attemptReplySchema } from './trust/reply-schema.js';
 export { Signing } from './trust/signing.js';

@@ -12,7 +12,6 @@ import { maskRedisUrl } from './redis/redis-url.js';
 import { kSecretEnv } from './trust/secret-source.js';
 import { redisLostReason } from './redis/redis-lost.js';
 import { SessionRegistration } from './session/session-registry.js';
-import { sessionIdOf } from './session/session-id.js';
 import { SessionLease } from './session/session-lease.js';
 import { WorkerWatch } from './session/worker-presence.js';
 import { refusedAtStart } from './redis/write-refusal.js';
@@ -21,8 +20,8 @@ import { refusedAtStart } from './redis/write-refusal.js';
 export type BullmqPlan = Extract<BackendPlan, { type: 'bullmq' }>;
 
 /**
- * The backend of a coordinator (`run --backend bullmq`): the session's id (made on its
- * first such run, and anew in a copy of the folder), this run's hold on it (a second
+ * The backend of a coordinator (`run --backend bullmq`): the session's id (the run's, made
+ * on its first such run and anew in a copy of the folder: `run.sessionId`), this run's hold on it (a second
  * coordinator on one id is refused: SESSION_LOCKED), the session's jobs that no attempt
  * awaits removed, the queue's rate limit, the connection to Redis, the session's place
  * among the running ones (for workers that serve every session), and a line telling how
@@ -40,7 +39,7 @@ export async function openCoordinator(plan: BullmqPlan, run: BackendContext): Pr
       `Stopped: ${reason}. No new task was started; the tasks whose jobs were out went back to pending. Stop the other run, then run \`csv-wave resume ${run.path}\`.`,
     );
   if (signing.insecure) tell('bullmq: --insecure-no-secret: jobs and replies are not signed; whoever can write to the Redis can run commands on the workers');
-  const sessionId = sessionIdOf(sessionDir, tell);
+  const sessionId = run.sessionId();
   const runId = newRunId();
   const timeout = plan.redisTimeoutSeconds === undefined ? {} : { redisTimeoutMs: plan.redisTimeoutSeconds * 1000 };
   // A journal copied from another folder names jobs of that folder's id: not this session's.

@@ -6,6 +6,7 @@ import type { TaskRow } from '../../core/task.js';
 import { WaveError } from '../../errors.js';
 import { runHoldsLock } from '../../session/lock.js';
 import { openSession } from '../../session/session.js';
+import { readSessionId } from '../../session/files/session-id.js';
 import { countByStatus, countByWave, rowObject, taskLines } from '../../commands/status-report.js';
 import { kTaskStatuses } from '../../schema/row.js';
 import { statusOf } from '../../core/skip-cause.js';
@@ -152,9 +153,12 @@ async function workersOfRunningTasks(
   try {
     const url = redisUrlFrom(flag ?? (backend?.type === 'bullmq' ? backend.url : undefined));
     if (url === undefined) return new Map();
+    // A session that never ran on bullmq has no id (.csv-wave/session-id): no worker runs its tasks.
+    const sessionId = readSessionId(sessionDir);
+    if (sessionId === undefined) return new Map();
     // Loaded only here: BullMQ and ioredis are most of a start-up.
-    const { runningWorkersOf } = await import('../../backend/bullmq/session/worker-presence.js');
-    return await runningWorkersOf(sessionDir, url);
+    const { runningWorkers } = await import('../../backend/bullmq/session/worker-presence.js');
+    return await runningWorkers(url, sessionId);
   } catch (error) {
     io.stderr(`status: which worker runs each task is not shown: ${(error as Error).message}\n`);
     return new Map();

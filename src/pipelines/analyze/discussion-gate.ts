@@ -8,9 +8,7 @@ import { newRow } from '../new-row.js';
 import { nextId } from '../task-ids.js';
 import { statusOf, supersededCause } from '../../core/skip-cause.js';
 import type { GateDecision, HandlerResult, InteractiveContext, InteractiveHandler, SessionChanges } from '../../interactive/types.js';
-import { sessionPathForWrite } from '../../knowledge/session-path.js';
-import { writeWholeFile } from '../../csv/write-all.js';
-import { kLayout } from '../../layout.js';
+import { kLayout, type SessionFileWriter } from '../../layout.js';
 
 /** The roles of a discussion loop: the discussions and the supplementary analyses between them. */
 const kLoopRoles = new Set(['discussant', 'analyst']);
@@ -32,11 +30,11 @@ export class DiscussionGate implements InteractiveHandler {
     let decision: GateDecision;
     if (round >= maxRounds) {
       decision = { decision: 'done' };
-      note(context.sessionDir, round, `Round limit ${maxRounds} of ${mode} mode reached: on to synthesis`);
+      note(context.files, round, `Round limit ${maxRounds} of ${mode} mode reached: on to synthesis`);
     } else {
       decision = await context.answers.decide(`Discussion round ${round} complete. What next?`);
       const label = { continue: 'Continue deeper', adjust: 'Adjust direction', done: 'Done' }[decision.decision];
-      note(context.sessionDir, round, decision.focus ? `${label}: ${decision.focus}` : label);
+      note(context.files, round, decision.focus ? `${label}: ${decision.focus}` : label);
     }
     return {
       reply,
@@ -62,8 +60,9 @@ export function discussionRound(rows: readonly TaskRow[], discussion: TaskRow): 
   return earlier + 1;
 }
 
-function note(sessionDir: string, round: number, text: string): void {
-  writeWholeFile(sessionPathForWrite(sessionDir, kLayout.discussion), `### Round ${round} - ${new Date().toISOString()}\n\n${text}\n\n`, 'a');
+/** A line of discussion.md for the round: what the gate decided, appended through the session's writer. */
+function note(files: SessionFileWriter, round: number, text: string): void {
+  files.append(kLayout.discussion, `### Round ${round} - ${new Date().toISOString()}\n\n${text}\n\n`);
 }
 
 /**

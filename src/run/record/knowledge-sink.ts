@@ -1,4 +1,3 @@
-import { writeFileAtomic } from '../../csv/atomic-write.js';
 import type { TaskRow } from '../../core/task.js';
 import type { FileFormat, TasksTable } from '../../csv/tasks-table.js';
 import { serializeWaveFile } from '../../csv/wave-file.js';
@@ -11,7 +10,7 @@ import {
   type DiscoveryFileInput,
   type DiscoveryFilePolicy,
 } from '../../knowledge/discovery-files.js';
-import { forgetCheckedFolders, sessionPathForWrite } from '../../knowledge/session-path.js';
+import { forgetCheckedFolders } from '../../knowledge/session-path.js';
 import { recordUsage, type RequestUsage } from '../../knowledge/usage.js';
 import type { PriceTable } from '../../knowledge/pricing.js';
 import type { UsageLine } from '../../knowledge/usage.js';
@@ -19,6 +18,7 @@ import { KnownFiles } from '../../knowledge/known-files.js';
 import { buildUpstream, type DependencyState, type UpstreamContext } from '../../knowledge/upstream.js';
 import { appendWisdom, kWisdomKinds, type WisdomKind } from '../../knowledge/wisdom.js';
 import { UsageWriter } from '../../session/usage-writer.js';
+import { SessionWriter } from '../../session/files/session-writer.js';
 import { waveFile } from '../../layout.js';
 import { PrevContexts } from '../prev-contexts.js';
 
@@ -30,6 +30,8 @@ export interface WaveFilesSeen {
 
 export interface KnowledgeSinkSetup {
   sessionDir: string;
+  /** The session's writer, which the wave files go through. @default one of `sessionDir` */
+  files?: SessionWriter;
   /** The run's table: its rows and format as they stand when a wave file is written. */
   table: TasksTable;
   /** Which tasks get `discoveries/<id>.json`. */
@@ -61,9 +63,11 @@ export class KnowledgeSink {
   readonly #board: DiscoveryBoard;
   readonly #known: KnownFiles;
   readonly #usage: UsageWriter;
+  readonly #files: SessionWriter;
 
   constructor(setup: KnowledgeSinkSetup) {
     this.#setup = setup;
+    this.#files = setup.files ?? new SessionWriter(setup.sessionDir);
     this.#usage = new UsageWriter(setup);
     // A run writes from the main thread, which outlives runs: what an earlier run checked may be gone.
     forgetCheckedFolders();
@@ -116,7 +120,7 @@ export class KnowledgeSink {
    * planner's). Without it, as when the sink is used alone, each cell is built here.
    */
   waveReady(wave: number, contexts?: PrevContexts): void {
-    const { sessionDir, table, prevContextCap } = this.#setup;
+    const { table, prevContextCap } = this.#setup;
     // Waves change when an interactive task adds tasks: read them from the rows.
     const waveCell = String(wave);
     const rows = table.rows.filter((row) => row.wave === waveCell && row.exec_mode !== 'interactive');
@@ -125,8 +129,7 @@ export class KnowledgeSink {
     const lookup = (id: string) => (byId ??= new Map(table.rows.map((row) => [row.id, row]))).get(id);
     const withContext = (contexts ?? new PrevContexts(lookup, prevContextCap)).forWaveFile(rows);
     const name = waveFile(wave);
-    const path = sessionPathForWrite(sessionDir, name);
-    writeFileAtomic(path, serializeWaveFile(withContext, table.format));
+    const path = this.#files.replace(name, serializeWaveFile(withContext, table.format));
     this.#setup.waveContexts?.written(path, name, table.format, new Map(withContext.map(({ row, prevContext }) => [row.id, prevContext])));
   }
 

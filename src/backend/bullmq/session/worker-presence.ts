@@ -2,7 +2,6 @@ import { Queue } from 'bullmq';
 import { checkRedisReachable } from '../redis/connection.js';
 import type { AttemptJobData } from '../jobs/job-data.js';
 import { queueNameOf } from '../jobs/names.js';
-import { readSessionId } from './session-id.js';
 
 /**
  * Which worker runs which job, and which workers listen to a session's queue. A worker
@@ -75,13 +74,4 @@ export class WorkerWatch {
     clearInterval(this.#timer);
     void this.#queue.disconnect().catch(() => undefined);
   }
-}
-
-/**
- * The workers running the tasks of a session folder that has run on bullmq (it has a
- * `.csv-wave/session-id`); empty for one that never did.
- */
-export async function runningWorkersOf(sessionDir: string, url: string): Promise<Map<string, string>> {
-  const sessionId = readSessionId(sessionDir);
-  return sessionId === undefined ? new Map() : runningWorkers(url, sessionId);
 }

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeWholeFile } from '../../../csv/write-all.js';
-import { WaveError } from '../../../errors.js';
-import { sessionPathForWrite } from '../../../knowledge/session-path.js';
-import { kSessionIdPattern } from '../jobs/names.js';
-import { kLayout } from '../../../layout.js';
+import { kSessionIdPattern } from '../../backend/bullmq/jobs/names.js';
+import { WaveError } from '../../errors.js';
+import { kLayout, type SessionFileWriter } from '../../layout.js';
+import { SessionWriter } from './session-writer.js';
 
 /** Where a session keeps its id: engine state, next to the journal. */
 const kSessionIdFile = kLayout.sessionId;
@@ -23,7 +22,9 @@ interface FolderIdentity {
 /**
  * The session's id, which names its queue and its jobs: read from `.csv-wave/session-id`,
  * or made and written there on the session's first bullmq run. It stays the same across
- * runs, so that `resume` finds the jobs a killed coordinator added. Called under the lock.
+ * runs, so that `resume` finds the jobs a killed coordinator added. Called under the lock,
+ * by the run when its backend asks for the id (BackendContext's `sessionId`): the session
+ * layer keeps the file, the backend never writes the folder. Written through `files`.
  *
  * An id belongs to one folder: the file's second line records the folder it was made in.
  * Read in another folder (a copy: `cp -r`, a restore from a backup, a move to another file
@@ -33,17 +34,21 @@ interface FolderIdentity {
  * the id alone, is adopted as this folder's. A move within a file system keeps the inode,
  * so the session keeps its id (the path is brought up to date).
  */
-export function sessionIdOf(sessionDir: string, warn: (message: string) => void): string {
+export function sessionIdOf(
+  sessionDir: string,
+  warn: (message: string) => void,
+  files: SessionFileWriter = new SessionWriter(sessionDir),
+): string {
   const path = join(sessionDir, kSessionIdFile);
   const here = identityOf(sessionDir);
-  if (!existsSync(path)) return write(sessionDir, randomUUID(), here);
+  if (!existsSync(path)) return write(files, randomUUID(), here);
   const { id, folder } = parseFile(path, readFileSync(path, 'utf8'));
-  if (folder === undefined) return write(sessionDir, id, here);
+  if (folder === undefined) return write(files, id, here);
   if (sameFolder(folder, here)) {
-    if (folder.dev !== here.dev || folder.path !== here.path) write(sessionDir, id, here);
+    if (folder.dev !== here.dev || folder.path !== here.path) write(files, id, here);
     return id;
   }
-  const fresh = write(sessionDir, randomUUID(), here);
+  const fresh = write(files, randomUUID(), here);
   warn(
     `bullmq: ${kSessionIdFile} was made in the folder ${folder.path} (device ${folder.dev}, inode ${folder.ino}), not in this one ` +
       `(${here.path}, device ${here.dev}, inode ${here.ino}): this folder is a copy, and two folders must not share a session id ` +
@@ -79,8 +84,8 @@ function identityOf(sessionDir: string): FolderIdentity {
 }
 
 /** Line 1: the id (so that `head -n 1` gives it); line 2: the folder, as JSON. */
-function write(sessionDir: string, id: string, folder: FolderIdentity): string {
-  writeWholeFile(sessionPathForWrite(sessionDir, kSessionIdFile), `${id}\n${JSON.stringify(folder)}\n`);
+function write(files: SessionFileWriter, id: string, folder: FolderIdentity): string {
+  files.write(kSessionIdFile, `${id}\n${JSON.stringify(folder)}\n`);
   return id;
 }
 
