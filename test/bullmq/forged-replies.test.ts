@@ -7,7 +7,7 @@ import { replySigned, Signing } from '../../src/backend/bullmq/trust/signing.js'
 import { finishedAttempt } from '../helpers/attempt-reply.js';
 import { jobData } from '../helpers/bullmq-jobs.js';
 import { jobIdSource, kNoSecret, readyWorker, readyWorkerWith, redisForEachTest, sessionWithId } from '../helpers/bullmq-session.js';
-import { readRows } from '../helpers/generic-session.js';
+import { readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests } from '../helpers/redis-server.js';
 import { sleep, spawnCli, spawnCliWith } from '../helpers/spawn-cli.js';
 import { kTestSecret } from '../helpers/test-secret.js';

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { lines, readyWorker, sessionWithId } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
-import { readRows } from '../helpers/generic-session.js';
+import { readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests, startRedis, type RedisOptions, type RedisServer } from '../helpers/redis-server.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 

@@ -5,7 +5,8 @@ import { SessionDirectory, SessionRegistration } from '../../src/backend/bullmq/
 import { Signing } from '../../src/backend/bullmq/trust/signing.js';
 import { redisClientCount } from '../helpers/bullmq-jobs.js';
 import { jobIdSource, kNoSecret, readyWorker, readyWorkerWith, redisForEachTest, sessionWithId } from '../helpers/bullmq-session.js';
-import { fixturePath, readRows } from '../helpers/generic-session.js';
+import { readRows } from '../helpers/session-builder.js';
+import { fixturePath } from '../helpers/test-files.js';
 import { kRunRedisTests } from '../helpers/redis-server.js';
 import { spawnCliWith, waitFor } from '../helpers/spawn-cli.js';
 import { kTestSecret } from '../helpers/test-secret.js';

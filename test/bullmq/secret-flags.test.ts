@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kNoSecret, readyWorker, readyWorkerWith, sessionWithId } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { spawnCliWith, type SpawnedCli } from '../helpers/spawn-cli.js';
 import { kTestSecret } from '../helpers/test-secret.js';
@@ -53,8 +53,8 @@ describe.runIf(kRunRedisTests)('the secret of a bullmq run and of its workers', 
     expect(run.stderr).toContain('Or pass --insecure-no-secret');
     expect(readRows(dir).get('A')?.status).not.toBe('completed');
 
-    const configured = genericSession([{ id: 'A', description: 'a', role: 'worker' }], {
-      'session.json': JSON.stringify({ pipeline: 'generic', backend: { type: 'bullmq', url: redis.url } }),
+    const configured = buildSession([{ id: 'A', description: 'a', role: 'worker' }], {
+      session: JSON.stringify({ pipeline: 'generic', backend: { type: 'bullmq', url: redis.url } }),
     });
     const fromConfig = await withSecretEnv(undefined, () => runCli('run', configured, '--cmd', 'echo ran'));
     expect(fromConfig.code).toBe(2);
@@ -74,7 +74,7 @@ describe.runIf(kRunRedisTests)('the secret of a bullmq run and of its workers', 
     ['an empty CSV_WAVE_SECRET', '', /the secret in CSV_WAVE_SECRET is empty; a secret has at least 32/],
     ['a short CSV_WAVE_SECRET', 'hunter2', /the secret in CSV_WAVE_SECRET has 7 characters; a secret has at least 32/],
   ])('%s is refused with exit 2, by a run and by a worker', async (_what, value, message) => {
-    const dir = genericSession([{ id: 'A', description: 'a', role: 'worker' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'worker' }]);
     const run = await withSecretEnv(value, () => runCli('run', dir, '--cmd', 'echo x', '--backend', 'bullmq', '--redis', redis.url));
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(message);

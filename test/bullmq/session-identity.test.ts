@@ -7,7 +7,7 @@ import { sessionIdOf } from '../../src/backend/bullmq/session/session-id.js';
 import { SessionLease } from '../../src/backend/bullmq/session/session-lease.js';
 import { lines, readyWorker, redisForEachTest, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
-import { readRows, tasksCsv } from '../helpers/generic-session.js';
+import { readRows, tasksCsv } from '../helpers/session-builder.js';
 import { kRunRedisTests } from '../helpers/redis-server.js';
 import { spawnCli, waitFor } from '../helpers/spawn-cli.js';
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addByHand, handMadeRequest, jobData, jobOutcome, startRecordingServer } from '../helpers/bullmq-jobs.js';
 import { jobIdSource, kNoSecret, readyWorker, readyWorkerWith, redisForEachTest, sessionWithId } from '../helpers/bullmq-session.js';
-import { readRows } from '../helpers/generic-session.js';
+import { readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests } from '../helpers/redis-server.js';
 import { spawnCli, spawnCliWith, waitFor } from '../helpers/spawn-cli.js';
 import { kTestSecret } from '../helpers/test-secret.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobIdIn, jobIdSource, lines, readyWorker, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
-import { readRows } from '../helpers/generic-session.js';
+import { readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { isRunning, spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 

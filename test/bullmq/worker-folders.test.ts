@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { lines, readyWorker, redisForEachTest, sessionWithId } from '../helpers/bullmq-session.js';
-import { readRows } from '../helpers/generic-session.js';
+import { readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests } from '../helpers/redis-server.js';
 import { spawnCli, waitFor } from '../helpers/spawn-cli.js';
 

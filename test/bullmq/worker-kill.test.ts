@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jobIdSource, lines, redisForEachTest, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
-import { readRows } from '../helpers/generic-session.js';
+import { readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests } from '../helpers/redis-server.js';
 import { isRunning, spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobIdSource, readyWorker, sessionWithId } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
-import { readRows } from '../helpers/generic-session.js';
+import { readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { waitFor } from '../helpers/spawn-cli.js';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { loadSession } from '../../src/session/load.js';
 import { runCli } from '../helpers/cli.js';
-import { readRows } from '../helpers/generic-session.js';
+import { readRows } from '../helpers/session-builder.js';
 import { copySample, tempSession } from '../helpers/temp-session.js';
 
 /** A plain CSV with roles of its own and no session.json, as a new user writes one. */

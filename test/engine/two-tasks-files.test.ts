@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readTasksFile } from '../../src/csv/parse-tasks.js';
-import { tasksCsv } from '../helpers/generic-session.js';
+import { tasksCsv } from '../helpers/session-builder.js';
 import { spawnCli } from '../helpers/spawn-cli.js';
 
 // Two .csv files in one folder: the session's state (journal, lock, wave files, artifacts,

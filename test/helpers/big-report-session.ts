@@ -1,7 +1,7 @@
 import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { tasksCsv } from './generic-session.js';
+import { tasksCsv } from './session-builder.js';
 
 /** One line of attempts.ndjson for task `id`, as a run writes it. */
 function attemptLine(id: string, index: number): string {

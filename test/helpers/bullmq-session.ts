@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
-import { genericSession, type RowInput } from './generic-session.js';
+import { buildSession, type RowInput } from './session-builder.js';
 import { startRedis, type RedisServer } from './redis-server.js';
 import { spawnCliWith, waitFor, type SpawnedCli, type SpawnOptions } from './spawn-cli.js';
 
@@ -13,7 +13,7 @@ export function lines(path: string): string[] {
 
 /** A session of these rows whose id is set, so that workers can be started before its run. */
 export function sessionWithId(sessionId: string, rows: readonly RowInput[]): string {
-  const dir = genericSession(rows);
+  const dir = buildSession(rows);
   mkdirSync(join(dir, '.csv-wave'), { recursive: true });
   writeFileSync(join(dir, '.csv-wave', 'session-id'), `${sessionId}\n`);
   return dir;

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { tasksCsv } from './generic-session.js';
+import { tasksCsv } from './session-builder.js';
 
 /**
  * Texts that run a script, load something or leave their place if a page ever treats them as

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readTasksFile } from '../../src/csv/parse-tasks.js';
-import { tasksCsv } from '../helpers/generic-session.js';
+import { tasksCsv } from '../helpers/session-builder.js';
 import { spawnCli } from '../helpers/spawn-cli.js';
 
 // A real full disk: a small tmpfs (root only). On a disk that fills up part way, write(2)
