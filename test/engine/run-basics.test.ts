@@ -6,7 +6,6 @@ import { discoveryLineSchema } from '../../src/schema/discovery.js';
 import { runCli } from '../helpers/cli.js';
 import { buildSession, readRows, type RowInput } from '../helpers/session-builder.js';
 import { readCsvRecords, resultText } from '../helpers/test-files.js';
-import { tempSession } from '../helpers/temp-session.js';
 
 /** Prints the description: a test puts the task's result (JSON or text) there. */
 const kEcho = 'printf %s {description}';
@@ -78,7 +77,7 @@ describe('exit codes and statuses', () => {
 
   test('2 for an invalid tasks.csv, with every violation on its line; nothing runs', async () => {
     const csv = 'id,description,role,deps\nA,do a,r,\nB,do b,r,Z\nA,again,r,\n';
-    const dir = tempSession(csv, { 'session.json': '{"pipeline":"generic"}' });
+    const dir = buildSession(csv, { session: '{"pipeline":"generic"}' });
     const result = await run(dir, '--cmd', 'touch ran-{id}');
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/tasks\.csv:3: Unknown dependency: Z\n.*tasks\.csv:4: Duplicate task ID: A\n$/);

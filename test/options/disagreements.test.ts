@@ -8,7 +8,6 @@ import { openSession, readSessionConfig } from '../../src/session/session.js';
 import { prepareSession } from '../../src/session/prepare-session.js';
 import { runCli } from '../helpers/cli.js';
 import { buildSession, readRows } from '../helpers/session-builder.js';
-import { tempSession } from '../helpers/temp-session.js';
 import { expectWaveError } from '../helpers/wave-error.js';
 
 // Issue 23 item 1: the flags and session.json disagreed on an option's bounds, default or
@@ -60,7 +59,7 @@ describe('the flags and session.json agree, from the table', () => {
   test('the pipeline has one rule: session.json names none by default, and the roles settle it', () => {
     expect(sessionConfigSchema.parse({})).toEqual({});
     // No session.json and a role of its own: generic, without the schema's brainstorm patched over.
-    const plain = tempSession('id,title,description,role,deps,context_from\nA,a,a,writer,,\n');
+    const plain = buildSession('id,title,description,role,deps,context_from\nA,a,a,writer,,\n', { session: null });
     const session = openSession(plain);
     expect(session.config.pipeline).toBeUndefined();
     expect(prepareSession(session).session.config.pipeline).toBe('generic');
