@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { lines, readyWorker as readyWorkerWith, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
+import { lines, readyWorker as readyWorkerWith, waitingCommand } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
 import { buildSession, readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
@@ -10,10 +10,10 @@ import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
 /** Tasks A and B, A first (priority), with a known session id, so that workers can start before the run. */
 function twoTaskSession(sessionId: string): string {
-  return sessionWithId(sessionId, [
+  return buildSession([
     { id: 'A', description: 'first', role: 'worker', priority: 'P0' },
     { id: 'B', description: 'second', role: 'worker' },
-  ]);
+  ], { sessionId });
 }
 
 /** A worker with a short stalled-job check, ready to take jobs. */

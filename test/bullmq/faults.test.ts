@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jobIdSource, lines, readyWorker as readyWorkerWith, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
+import { jobIdSource, lines, readyWorker as readyWorkerWith, waitingCommand } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
 import { buildSession, readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
@@ -11,7 +11,7 @@ import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
 /** A one-task session whose id is set, so that workers can be started before its run. */
 function oneTaskSession(sessionId: string): string {
-  return sessionWithId(sessionId, [{ id: 'A', description: 'waits for release', role: 'worker' }]);
+  return buildSession([{ id: 'A', description: 'waits for release', role: 'worker' }], { sessionId });
 }
 
 /** A worker with a short stalled-job check, ready to take jobs. */

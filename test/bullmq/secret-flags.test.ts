@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kNoSecret, readyWorker, readyWorkerWith, sessionWithId } from '../helpers/bullmq-session.js';
+import { kNoSecret, readyWorker, readyWorkerWith } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
 import { buildSession, readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
@@ -45,7 +45,7 @@ describe.runIf(kRunRedisTests)('the secret of a bullmq run and of its workers', 
   it('a run without a secret is refused with exit 2 before it makes anything, saying how to make one (flags or session.json)', { timeout: 300_000 }, async () => {
     // A worker is there: without the refusal the run would just run.
     workers.push(await readyWorker(redis.url, '--session-id', 'no-secret'));
-    const dir = sessionWithId('no-secret', [{ id: 'A', description: 'a', role: 'worker' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'worker' }], { sessionId: 'no-secret' });
     const run = await withSecretEnv(undefined, () => runCli('run', dir, '--cmd', 'echo ran', '--backend', 'bullmq', '--redis', redis.url));
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('A run with --backend bullmq needs a secret shared by the coordinator and its workers, which never goes through Redis');
@@ -85,7 +85,7 @@ describe.runIf(kRunRedisTests)('the secret of a bullmq run and of its workers', 
 
   it('--secret-file: one other users can read is refused (chmod 600), one they cannot is used', { timeout: 300_000 }, async () => {
     const open = secretFile(`${kTestSecret}\n`, 0o644);
-    const dir = sessionWithId('secret-file', [{ id: 'A', description: 'a', role: 'worker' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'worker' }], { sessionId: 'secret-file' });
     const refused = await runCli('worker', '--redis', redis.url, '--secret-file', open);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(`--secret-file ${open} can be read by other users of this machine (mode 644): \`chmod 600 ${open}\``);
@@ -105,7 +105,7 @@ describe.runIf(kRunRedisTests)('the secret of a bullmq run and of its workers', 
   });
 
   it('--insecure-no-secret runs without a secret, on both sides, and says what that means; with a secret it is refused', { timeout: 300_000 }, async () => {
-    const dir = sessionWithId('insecure', [{ id: 'A', description: 'a', role: 'worker' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'worker' }], { sessionId: 'insecure' });
     const both = await runCli('run', dir, '--cmd', 'echo x', '--backend', 'bullmq', '--redis', redis.url, '--insecure-no-secret');
     expect(both.code).toBe(2);
     expect(both.stderr).toContain('--insecure-no-secret goes without a secret, but CSV_WAVE_SECRET gives one: drop one of them');

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRate } from '../../src/backend/bullmq/redis/rate.js';
-import { jobIdSource, readyWorker, sessionWithId } from '../helpers/bullmq-session.js';
+import { jobIdSource, readyWorker } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-openai-server.js';
 import { buildSession, readRows } from '../helpers/session-builder.js';
@@ -70,7 +70,7 @@ describe.runIf(kRunRedisTests)('csv-wave worker: shared rate limit', () => {
 
   it('--rate 20/s over 3 workers: no window of BullMQ\'s limiter holds more than 20 of the 200 starts', { timeout: 600_000 }, async () => {
     const rows = Array.from({ length: 200 }, (_, index) => ({ id: `T${index}`, description: 'x', role: 'worker' }));
-    const dir = sessionWithId('rate-test', rows);
+    const dir = buildSession(rows, { sessionId: 'rate-test' });
     for (let index = 0; index < 3; index++) workers.push(await readyWorker(redis.url, '--session-id', 'rate-test', '--concurrency', '8'));
     const run = await runCli('run', dir, '--cmd', 'echo ok-{id}', '--concurrency', '64', '--backend', 'bullmq', '--redis', redis.url, '--rate', '20/s');
     expect(run.code, run.stderr).toBe(0);
