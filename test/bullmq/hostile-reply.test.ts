@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -129,8 +129,7 @@ describe.runIf(kRunRedisTests)('a reply from a hostile worker', () => {
     const dir = buildSession([
       { id: 'BIG', description: 'a 4 MB reply', role: 'worker' },
       { id: 'B', description: 'an honest reply', role: 'worker' },
-    ], { sessionId: 'hostile-size' });
-    writeFileSync(join(dir, 'session.json'), JSON.stringify({ pipeline: 'generic', max_stdout_bytes: 16_384, max_artifact_bytes: 16_384 }));
+    ], { sessionId: 'hostile-size', session: { pipeline: 'generic', max_stdout_bytes: 16_384, max_artifact_bytes: 16_384 } });
     // Findings of 4 MiB, once (the discovery record's copy left empty): a return value of 4 MiB and a little.
     const bigReply = unruledReply('BIG', 'worker', { findings: 'x'.repeat(4 * 1024 * 1024) });
     const bigText = JSON.stringify({ ...bigReply, discovery: { ...bigReply.discovery, findings: '' } });

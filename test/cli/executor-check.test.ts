@@ -1,10 +1,10 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { checkExecutor } from '../../src/run/check-executor.js';
 import { runCli } from '../helpers/cli.js';
-import { buildSession, readRows, tasksCsv } from '../helpers/session-builder.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 
 const kRows = [
   { id: 'A', description: 'a', role: 'r' },
@@ -84,10 +84,7 @@ describe('a relative module path is relative to the session folder, on the comma
 
   test('a path relative to the working folder but not to the session folder is refused with the rule', async () => {
     // Deeper than the working folder, so that the `..` of the relative path cannot climb back out of it.
-    const dir = join(mkdtempSync(join(tmpdir(), 'csv-wave-deep-')), 'a', 'b', 'c', 'd', 'e', 'f', 'session');
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'tasks.csv'), tasksCsv(kRows));
-    writeFileSync(join(dir, 'session.json'), '{"pipeline": "generic"}');
+    const dir = buildSession(kRows, { dir: join(mkdtempSync(join(tmpdir(), 'csv-wave-deep-')), 'a', 'b', 'c', 'd', 'e', 'f', 'session'), session: '{"pipeline": "generic"}' });
     const elsewhere = mkdtempSync(join(tmpdir(), 'csv-wave-module-'));
     writeFileSync(join(elsewhere, 'mod.mjs'), kModuleText);
     const fromCwd = relative(process.cwd(), join(elsewhere, 'mod.mjs'));

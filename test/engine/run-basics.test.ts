@@ -322,8 +322,7 @@ describe('results and knowledge files', () => {
       { id: 'BROKEN', description: 'fail', role: 'critic' },
       { id: 'REPORTED', description: resultText({ status: 'failed', findings: 'half done' }), role: 'critic' },
       { id: 'BLOCKED', description: 'x', role: 'synth', deps: 'BROKEN' },
-    ]);
-    writeFileSync(join(dir, 'session.json'), '{"pipeline":"generic","discovery_files":"always"}');
+    ], { session: '{"pipeline":"generic","discovery_files":"always"}' });
     expect((await run(dir, '--cmd', kEchoOrFail)).code).toBe(1);
     const files = readdirSync(join(dir, 'discoveries')).sort();
     expect(files).toEqual(['BLOCKED.json', 'BROKEN.json', 'PLAIN.json', 'REPORTED.json', 'RICH.json']);
