@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -17,13 +17,15 @@ describe('the session builder', () => {
     expect(readFileSync(join(dir, 'session.json'), 'utf8')).toBe('{"pipeline":"generic"}');
   });
 
-  test('tasks.csv text or bytes are written as they are; session.json as given, or none', () => {
+  test('tasks.csv text or bytes are written as they are, or no tasks.csv; session.json as given, or none', () => {
     const bytes = Buffer.from('\uFEFFid,description,role\r\nA,"open,r\r\n');
     const dir = buildSession(bytes, { session: null });
     expect(readFileSync(join(dir, 'tasks.csv'))).toEqual(bytes);
     expect(existsSync(join(dir, 'session.json'))).toBe(false);
     expect(readFileSync(join(buildSession('id,description,role\n', { session: '{"pipeline": ' }), 'session.json'), 'utf8')).toBe('{"pipeline": ');
     expect(readFileSync(join(buildSession([kRow], { session: { pipeline: 'generic', timeout: 0 } }), 'session.json'), 'utf8')).toBe('{"pipeline":"generic","timeout":0}');
+    const noTasks = buildSession(null, { files: { 'plan.csv': 'id\n' } });
+    expect(readdirSync(noTasks).sort()).toEqual(['plan.csv', 'session.json']);
   });
 
   test('a BOM and CRLF on request, and the rows still read back', () => {

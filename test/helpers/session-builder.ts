@@ -52,14 +52,15 @@ export function tasksCsv(rows: readonly RowInput[], spelling: CsvSpelling = {}):
 }
 
 /**
- * A session folder holding these tasks: rows (made into tasks.csv by tasksCsv) or the
- * file's text or bytes as they are (a bad row, a BOM, CRLF: whatever the test needs).
- * Returns the folder's path.
+ * A session folder holding these tasks: rows (made into tasks.csv by tasksCsv), the
+ * file's text or bytes as they are (a bad row, a BOM, CRLF: whatever the test needs), or
+ * null for no tasks.csv (an executor's test needs only session.json; a test of another tasks
+ * file names it in `files`). Returns the folder's path.
  */
-export function buildSession(tasks: readonly RowInput[] | string | Buffer, options: SessionOptions = {}): string {
+export function buildSession(tasks: readonly RowInput[] | string | Buffer | null, options: SessionOptions = {}): string {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), options.prefix ?? 'csv-wave-test-'));
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'tasks.csv'), typeof tasks === 'string' || Buffer.isBuffer(tasks) ? tasks : tasksCsv(tasks, options));
+  if (tasks !== null) writeFileSync(join(dir, 'tasks.csv'), typeof tasks === 'string' || Buffer.isBuffer(tasks) ? tasks : tasksCsv(tasks, options));
   const session = options.session === undefined ? kGenericSession : options.session;
   if (session !== null) writeFileSync(join(dir, 'session.json'), typeof session === 'string' || Buffer.isBuffer(session) ? session : JSON.stringify(session));
   if (options.sessionId !== undefined) writeFile(dir, '.csv-wave/session-id', `${options.sessionId}\n`);
