@@ -18,6 +18,7 @@ const kUnit = [
   'test/engine/{attempt-line-text,attempt-planner,checkpointer,in-flight,interrupt,job-reattach,journal,outcome-sink,prepare-session,run-outcome,run-stop,session-defaults,session-diagnostics,usage-writer}.test.ts',
   'test/executors/{openai-answer,openai-contract,openai-errors,openai-prompt,openai-role-check,openai-usage,openai,reply-rules}.test.ts',
   'test/graph/**/*.test.ts',
+  'test/helpers/**/*.test.ts',
   'test/hostile/text-safety.test.ts',
   'test/interactive/**/*.test.ts',
   'test/knowledge/{exploration-cache,known-files,usage-cost,usage-file}.test.ts',

@@ -20,7 +20,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadTestModel, startModelServer, type ChatRecord } from '../../test/helpers/model-server/index.js';
-import { tasksCsv } from '../../test/helpers/generic-session.js';
+import { tasksCsv } from '../../test/helpers/session-builder.js';
 import {
   commonOptions,
   detectRssMethod,

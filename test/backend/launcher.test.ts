@@ -14,7 +14,7 @@ import { Launcher } from '../../src/backend/local/launcher.js';
 import { LocalBackend } from '../../src/backend/local/local-backend.js';
 import type { AttemptRequest } from '../../src/executors/messages.js';
 import { procStatFields } from '../../src/process/proc-stat.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { expectEnded, isRunning, startedPid, waiter } from '../helpers/waiting-commands.js';
 import { spawnCli, waitFor } from '../helpers/spawn-cli.js';
 
@@ -160,7 +160,7 @@ describe.runIf(onLinux)('a run whose launcher is killed', () => {
   test('retries the attempts it had on launchers of their own, runs the rest on a fresh one, and completes', async () => {
     const marks = mkdtempSync(join(tmpdir(), 'csv-wave-marks-'));
     const ids = ['A', 'B', 'C', 'D', 'E', 'F'];
-    const dir = genericSession(ids.map((id) => ({ id, description: id, role: 'r' })));
+    const dir = buildSession(ids.map((id) => ({ id, description: id, role: 'r' })));
     // Each attempt writes its shell's pid to <id>.<attempt>, then waits for the go file.
     const command = `echo $$ > '${marks}'/{id}.$CSV_WAVE_ATTEMPT; while [ ! -e '${marks}/go' ]; do sleep 0.01; done; echo done {id}`;
     const run = spawnCli('run', dir, '--cmd', command, '--concurrency', '3');

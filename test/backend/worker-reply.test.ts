@@ -12,7 +12,7 @@ import type { AttemptReply, AttemptRequest } from '../../src/executors/messages.
 import type { TaskInput } from '../../src/executors/types.js';
 import runAttempt from '../../src/executors/worker.js';
 import { writeAttemptFiles } from '../../src/run/record/attempt-files.js';
-import { resultText } from '../helpers/generic-session.js';
+import { resultText } from '../helpers/test-files.js';
 
 const kRichModule = new URL('./fixtures/rich-module.mjs', import.meta.url).pathname;
 

@@ -6,7 +6,7 @@ import type { ChatCompletion } from '../../src/backend/openai-batch/batch-api.js
 import { answerFormat } from '../../src/executors/openai/contract.js';
 import { requestCost } from '../../src/knowledge/pricing.js';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { kFirstUsage, kRepairUsage, startBatchServer, type BatchTestServer } from './batch-server.js';
 
 let server: BatchTestServer | undefined;
@@ -52,7 +52,7 @@ function completion(content: string): ChatCompletion {
 describe('--batch sends and judges as the synchronous executor does', () => {
   test("each batch line carries the role's strict answer schema and both names of --max-tokens", async () => {
     server = await startBatchServer();
-    const dir = genericSession(rows);
+    const dir = buildSession(rows);
     const run = await batchRun(dir, '--max-tokens', '300');
     expect(run.code, run.stderr).toBe(0);
     const bodies = await inputBodies();
@@ -80,7 +80,7 @@ describe('batch tokens are priced with the batch discount and counted by the bud
   test("with batch_discount 0.5 status's cost is half the synchronous price of the same tokens", async () => {
     server = await startBatchServer();
     const price = { input: 1000, output: 4000, batch_discount: 0.5 };
-    const dir = genericSession(rows, { 'session.json': JSON.stringify({ pipeline: 'generic', pricing: { m: price } }) });
+    const dir = buildSession(rows, { session: JSON.stringify({ pipeline: 'generic', pricing: { m: price } }) });
     const run = await batchRun(dir);
     expect(run.code, run.stderr).toBe(0);
     const full = (tokens: { prompt_tokens: number; completion_tokens: number }) => requestCost({ input: price.input, output: price.output }, { ...tokens, cached_tokens: 0 });
@@ -94,7 +94,7 @@ describe('batch tokens are priced with the batch discount and counted by the bud
   test('--batch-repair sync: the synchronous repair is priced in full', async () => {
     server = await startBatchServer();
     const price = { input: 1000, output: 4000, batch_discount: 0.5 };
-    const dir = genericSession(rows, { 'session.json': JSON.stringify({ pipeline: 'generic', pricing: { m: price } }) });
+    const dir = buildSession(rows, { session: JSON.stringify({ pipeline: 'generic', pricing: { m: price } }) });
     const run = await batchRun(dir, '--batch-repair', 'sync');
     expect(run.code, run.stderr).toBe(0);
     const full = (tokens: { prompt_tokens: number; completion_tokens: number }) => requestCost({ input: price.input, output: price.output }, { ...tokens, cached_tokens: 0 });
@@ -104,7 +104,7 @@ describe('batch tokens are priced with the batch discount and counted by the bud
 
   test('--max-tokens-total counts batch tokens: wave 2 is not sent once wave 1 spent the budget', async () => {
     server = await startBatchServer();
-    const dir = genericSession(rows);
+    const dir = buildSession(rows);
     const run = await batchRun(dir, '--max-tokens-total', '200');
     expect(run.code).toBe(1);
     expect(`${run.stdout}${run.stderr}`).toMatch(/Halted: the session's model calls spent \d+ tokens, the budget of --max-tokens-total 200/);

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { mulberry32 } from '../../scripts/gen-dag.js';
 import { readJournal, replayJournal } from '../../src/session/journal.js';
 import type { BatchRouteEvent } from '../helpers/model-server/batches.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 import { usageLinesOf } from '../helpers/usage-lines.js';
 import { startBatchServer, type BatchTestServer } from './batch-server.js';
@@ -31,7 +31,7 @@ function session(random: () => number): { dir: string; ids: string[] } {
     const dep = wave === 0 ? '' : ids[(wave - 1) * kPerWave + Math.floor(random() * kPerWave)]!;
     return { id, title: id, description: `Describe ${id}`, role: 'worker', deps: dep };
   });
-  return { dir: genericSession(rows), ids };
+  return { dir: buildSession(rows), ids };
 }
 
 /** The tasks whose results the session holds after a kill (tasks.csv with the journal applied, as resume reads them). */

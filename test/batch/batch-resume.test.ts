@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import type { BatchEnding } from '../helpers/model-server/batches.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 import { deferred, kFirstUsage, startBatchServer, type BatchTestServer } from './batch-server.js';
@@ -22,7 +22,7 @@ afterEach(async () => {
 
 /** Three tasks in wave 1, one in wave 2. */
 function session(): string {
-  return genericSession([
+  return buildSession([
     { id: 'A', title: 'A', description: 'Describe A', role: 'worker' },
     { id: 'B', title: 'B', description: 'Describe B', role: 'worker' },
     { id: 'C', title: 'C', description: 'Describe C', role: 'worker' },

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { usageLinesOf } from '../helpers/usage-lines.js';
 import type { BatchEnding } from '../helpers/model-server/batches.js';
 import { kFirstUsage, kRepairUsage, startBatchServer, type BatchTestServer } from './batch-server.js';
@@ -17,7 +17,7 @@ afterEach(async () => {
 
 /** Two tasks in wave 1 (B answers badly once), C in wave 2 reading both. */
 function session(bDescription = 'Describe B [[bad-once]]'): string {
-  return genericSession([
+  return buildSession([
     { id: 'A', title: 'A', description: 'Describe A', role: 'worker' },
     { id: 'B', title: 'B', description: bDescription, role: 'worker' },
     { id: 'C', title: 'C', description: 'Sum up', role: 'worker', deps: 'A;B', context_from: 'A;B' },
@@ -112,7 +112,7 @@ describe('--batch: the tasks of a wave go to the Batch API as one batch', () => 
   test('with eager, the tasks that become ready together go out together, a repair among them', async () => {
     server = await startBatchServer();
     // A and B in the first batch; C waits only for A, so it goes out with B's repair, not after it.
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'A', title: 'A', description: 'Describe A', role: 'worker' },
       { id: 'B', title: 'B', description: 'Describe B [[bad-once]]', role: 'worker' },
       { id: 'C', title: 'C', description: 'After A', role: 'worker', deps: 'A' },

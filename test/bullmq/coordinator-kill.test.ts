@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../scripts/gen-dag.js';
 import { readJournal, replayJournal, type JournalEntry } from '../../src/session/journal.js';
 import { jobIdSource } from '../helpers/bullmq-session.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
@@ -37,7 +37,7 @@ function session(): string {
     role: 'worker',
     deps: index >= 16 ? `T${index + 1 - 16}` : '',
   }));
-  const dir = genericSession(rows);
+  const dir = buildSession(rows);
   mkdirSync(join(dir, '.csv-wave'), { recursive: true });
   writeFileSync(join(dir, '.csv-wave', 'session-id'), `${kSessionId}\n`);
   return dir;

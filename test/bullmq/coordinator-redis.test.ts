@@ -2,18 +2,18 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { lines, readyWorker as readyWorkerWith, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
+import { lines, readyWorker as readyWorkerWith, waitingCommand } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
 /** Tasks A and B, A first (priority), with a known session id, so that workers can start before the run. */
 function twoTaskSession(sessionId: string): string {
-  return sessionWithId(sessionId, [
+  return buildSession([
     { id: 'A', description: 'first', role: 'worker', priority: 'P0' },
     { id: 'B', description: 'second', role: 'worker' },
-  ]);
+  ], { sessionId });
 }
 
 /** A worker with a short stalled-job check, ready to take jobs. */
@@ -23,7 +23,7 @@ function readyWorker(url: string, sessionId: string): Promise<SpawnedCli> {
 
 describe('--redis-timeout flag', () => {
   it('is checked: a positive number of seconds, only with the bullmq backend (exit 2, naming the flag)', async () => {
-    const dir = genericSession([{ id: 'A', description: 'a', role: 'worker' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'worker' }]);
     for (const bad of ['0', '-1', 'soon', '']) {
       const run = await runCli('run', dir, '--cmd', 'echo x', '--backend', 'bullmq', '--redis', 'redis://127.0.0.1:1', '--redis-timeout', bad);
       expect(run.code, bad).toBe(2);
@@ -44,7 +44,7 @@ describe('--redis-timeout flag', () => {
 
 describe('--batch with --backend bullmq', () => {
   it('is refused before any task runs (exit 2, naming both flags)', async () => {
-    const dir = genericSession([{ id: 'A', description: 'a', role: 'worker' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'worker' }]);
     const run = await runCli('run', dir, '--executor', 'openai', '--model', 'm', '--base-url', 'http://127.0.0.1:1/v1', '--batch',
       '--backend', 'bullmq', '--redis', 'redis://127.0.0.1:1');
     expect(run.code, run.stderr).toBe(2);

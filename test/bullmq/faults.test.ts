@@ -3,15 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jobIdSource, lines, readyWorker as readyWorkerWith, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
+import { jobIdSource, lines, readyWorker as readyWorkerWith, waitingCommand } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
 /** A one-task session whose id is set, so that workers can be started before its run. */
 function oneTaskSession(sessionId: string): string {
-  return sessionWithId(sessionId, [{ id: 'A', description: 'waits for release', role: 'worker' }]);
+  return buildSession([{ id: 'A', description: 'waits for release', role: 'worker' }], { sessionId });
 }
 
 /** A worker with a short stalled-job check, ready to take jobs. */
@@ -39,7 +39,7 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
     const gone = await startRedis();
     await gone.dispose();
     const url = `redis://user:s3cret@127.0.0.1:${gone.port}`;
-    const dir = genericSession([{ id: 'A', description: 'a', role: 'worker' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'worker' }]);
     const run = await runCli('run', dir, '--cmd', 'echo x', '--backend', 'bullmq', '--redis', url);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`Redis at redis://user:***@127.0.0.1:${gone.port} cannot be reached (connect ECONNREFUSED`);
@@ -47,8 +47,8 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
     expect(run.stderr + run.stdout).not.toContain('s3cret');
     expect(readRows(dir).get('A')?.status).not.toBe('completed');
     // The same from session.json's backend, with no flag.
-    const configured = genericSession([{ id: 'A', description: 'a', role: 'worker' }], {
-      'session.json': JSON.stringify({ pipeline: 'generic', backend: { type: 'bullmq', url } }),
+    const configured = buildSession([{ id: 'A', description: 'a', role: 'worker' }], {
+      session: JSON.stringify({ pipeline: 'generic', backend: { type: 'bullmq', url } }),
     });
     const fromConfig = await runCli('run', configured, '--cmd', 'echo x');
     expect(fromConfig.code).toBe(2);
@@ -173,7 +173,7 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
   });
 
   it('Ctrl-C on the coordinator: the jobs no worker took are removed from Redis, their tasks stay pending', { timeout: 600_000 }, async () => {
-    const dir = genericSession(['A', 'B', 'C'].map((id) => ({ id, description: id, role: 'worker' })));
+    const dir = buildSession(['A', 'B', 'C'].map((id) => ({ id, description: id, role: 'worker' })));
     mkdirSync(join(dir, '.csv-wave'), { recursive: true });
     writeFileSync(join(dir, '.csv-wave', 'session-id'), 'sigint-test\n');
     const client = new Redis(redis.url);

@@ -6,8 +6,8 @@ import type { AttemptJobData } from '../../src/backend/bullmq/jobs/job-data.js';
 import { replySigned, Signing } from '../../src/backend/bullmq/trust/signing.js';
 import { finishedAttempt } from '../helpers/attempt-reply.js';
 import { jobData } from '../helpers/bullmq-jobs.js';
-import { jobIdSource, kNoSecret, readyWorker, readyWorkerWith, redisForEachTest, sessionWithId } from '../helpers/bullmq-session.js';
-import { readRows } from '../helpers/generic-session.js';
+import { jobIdSource, kNoSecret, readyWorker, readyWorkerWith, redisForEachTest } from '../helpers/bullmq-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests } from '../helpers/redis-server.js';
 import { sleep, spawnCli, spawnCliWith } from '../helpers/spawn-cli.js';
 import { kTestSecret } from '../helpers/test-secret.js';
@@ -37,7 +37,7 @@ describe.runIf(kRunRedisTests)('a reply is merged only when it is signed and ans
   const each = redisForEachTest();
 
   it('a completed reply forged by someone with access to the Redis (raw, unsigned, or signed with another secret) is not merged', { timeout: 300_000 }, async () => {
-    const dir = sessionWithId('forge', ['A', 'B', 'C'].map((id) => ({ id, description: id, role: 'worker' })));
+    const dir = buildSession(['A', 'B', 'C'].map((id) => ({ id, description: id, role: 'worker' })), { sessionId: 'forge' });
     const coordinator = spawnCli('run', dir, '--cmd', 'echo real-{id}', '--backend', 'bullmq', '--redis', each.redis.url);
     each.started.push(coordinator);
     // No csv-wave worker: the attacker's plain BullMQ worker takes the jobs and completes them.
@@ -77,7 +77,7 @@ describe.runIf(kRunRedisTests)('a reply is merged only when it is signed and ans
   ])('a job whose request was replaced in Redis is never merged, %s: a warning says so and the attempt runs again', { timeout: 300_000 }, async (_what, flags, secret) => {
     const sessionId = secret === undefined ? 'swap-open' : 'swap-signed';
     const queueName = `csv-wave-${sessionId}`;
-    const dir = sessionWithId(sessionId, [{ id: 'A', description: 'a', role: 'worker' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'worker' }], { sessionId });
     const env = secret === undefined ? kNoSecret : {};
     const coordinator = spawnCliWith(env, 'run', dir, '--cmd', 'echo ORIGINAL', ...flags, '--retry-delay', '0.1', '--backend', 'bullmq', '--redis', each.redis.url);
     each.started.push(coordinator);
@@ -105,7 +105,7 @@ describe.runIf(kRunRedisTests)('the secret of a coordinator and its workers', ()
 
   it('a command on a worker does not get the secret in its environment', { timeout: 300_000 }, async () => {
     each.started.push(await readyWorker(each.redis.url, '--session-id', 'env-test'));
-    const dir = sessionWithId('env-test', [{ id: 'A', description: 'a', role: 'worker' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'worker' }], { sessionId: 'env-test' });
     const run = await spawnCli('run', dir, '--cmd', 'echo "[$CSV_WAVE_SECRET]"', '--backend', 'bullmq', '--redis', each.redis.url).exited;
     expect(run.code, run.stderr).toBe(0);
     // Empty: not the secret, nor the *** the scrubber would have made of it.

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,9 +9,10 @@ import { requestDigest, Signing } from '../../src/backend/bullmq/trust/signing.j
 import { finishAttempt } from '../../src/executors/finish-attempt.js';
 import type { AttemptRequest } from '../../src/executors/messages.js';
 import type { TaskResultInput } from '../../src/schema/result.js';
-import { lines, sessionWithId } from '../helpers/bullmq-session.js';
+import { lines } from '../helpers/bullmq-session.js';
 import { forgeReplies, hostileText, kControl, kEscapes, unruledReply, type ForgedReplies } from '../helpers/forged-reply.js';
-import { readCsvRecords, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
+import { readCsvRecords } from '../helpers/test-files.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { sleep, spawnCliWith } from '../helpers/spawn-cli.js';
 import { kTestSecret } from '../helpers/test-secret.js';
@@ -67,12 +68,12 @@ describe.runIf(kRunRedisTests)('a reply from a hostile worker', () => {
   });
 
   it('is held to the rules of a local reply: no control character in tasks.csv or on the terminal, findings cut to an artifact, every cell within a spreadsheet\'s', { timeout: 600_000 }, async () => {
-    const dir = sessionWithId('hostile-texts', [
+    const dir = buildSession([
       { id: 'A', description: 'huge findings', role: 'worker' },
       { id: 'C', description: 'counts without a signal', role: 'challenger' },
       { id: 'D', description: 'labels too long', role: 'challenger' },
       { id: 'E', description: 'a huge error', role: 'worker' },
-    ]);
+    ], { sessionId: 'hostile-texts' });
     const results: Record<string, TaskResultInput> = {
       A: {
         findings: hostileText(3_000_044, kSecret),
@@ -125,11 +126,10 @@ describe.runIf(kRunRedisTests)('a reply from a hostile worker', () => {
   // The same limit as 50 MB under the default caps (scripts/bench/bullmq-big-reply.ts measures
   // that one), at small caps: a loaded machine took more than 600 s to move 50 MB through Redis.
   it('larger than the caps allow is refused unread as invalid output naming its size and the limit, and the run goes on', { timeout: 600_000 }, async () => {
-    const dir = sessionWithId('hostile-size', [
+    const dir = buildSession([
       { id: 'BIG', description: 'a 4 MB reply', role: 'worker' },
       { id: 'B', description: 'an honest reply', role: 'worker' },
-    ]);
-    writeFileSync(join(dir, 'session.json'), JSON.stringify({ pipeline: 'generic', max_stdout_bytes: 16_384, max_artifact_bytes: 16_384 }));
+    ], { sessionId: 'hostile-size', session: { pipeline: 'generic', max_stdout_bytes: 16_384, max_artifact_bytes: 16_384 } });
     // Findings of 4 MiB, once (the discovery record's copy left empty): a return value of 4 MiB and a little.
     const bigReply = unruledReply('BIG', 'worker', { findings: 'x'.repeat(4 * 1024 * 1024) });
     const bigText = JSON.stringify({ ...bigReply, discovery: { ...bigReply.discovery, findings: '' } });

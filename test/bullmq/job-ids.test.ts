@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { readJournal } from '../../src/session/journal.js';
-import { lines, readyWorker, redisForEachTest, sessionWithId } from '../helpers/bullmq-session.js';
-import { readRows } from '../helpers/generic-session.js';
+import { lines, readyWorker, redisForEachTest } from '../helpers/bullmq-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests } from '../helpers/redis-server.js';
 import { spawnCli, waitFor } from '../helpers/spawn-cli.js';
 
@@ -78,7 +78,7 @@ describe.runIf(kRunRedisTests)('job ids never repeat across the runs of a sessio
   const each = redisForEachTest();
 
   it('after a coordinator kill -9 right after a reply arrived, `rerun --task X` runs X again and records the new output, not the old', { timeout: 600_000 }, async () => {
-    const dir = sessionWithId('stale-test', [{ id: 'X', description: 'x', role: 'worker' }]);
+    const dir = buildSession([{ id: 'X', description: 'x', role: 'worker' }], { sessionId: 'stale-test' });
     const client = new Redis(each.redis.url);
     try {
       each.started.push(await readyWorker(each.redis.url, '--session-id', 'stale-test'));
@@ -99,10 +99,10 @@ describe.runIf(kRunRedisTests)('job ids never repeat across the runs of a sessio
   });
 
   it('a finished job a killed run left unread expires a day after it finished, and the next run removes it: after a run the session\'s queue holds no job', { timeout: 600_000 }, async () => {
-    const dir = sessionWithId('stale-test', [
+    const dir = buildSession([
       { id: 'X', description: 'x', role: 'worker' },
       { id: 'Y', description: 'y', role: 'worker', deps: 'X' },
-    ]);
+    ], { sessionId: 'stale-test' });
     const client = new Redis(each.redis.url);
     try {
       each.started.push(await readyWorker(each.redis.url, '--session-id', 'stale-test'));

@@ -6,7 +6,7 @@ import { backendFromConfig } from '../../src/backend/backend-choice.js';
 import { isJobOfRun, isJobOfSession, jobIdOf, kRunIdPattern, kSessionIdPattern, newRunId, queueNameOf } from '../../src/backend/bullmq/jobs/names.js';
 import { maskRedisUrl, redisUrlFrom } from '../../src/backend/bullmq/redis/redis-url.js';
 import { readSessionId, sessionIdOf } from '../../src/session/files/session-id.js';
-import { tempSession } from '../helpers/temp-session.js';
+import { buildSession } from '../helpers/session-builder.js';
 import { expectWaveError } from '../helpers/wave-error.js';
 
 describe('bullmq names', () => {
@@ -28,7 +28,7 @@ describe('bullmq names', () => {
   });
 
   it('keeps the session id across runs, in .csv-wave/session-id, with the folder it was made in', () => {
-    const dir = tempSession('id,description,role\n');
+    const dir = buildSession('id,description,role\n', { session: null });
     const warnings: string[] = [];
     const first = sessionIdOf(dir, (line) => warnings.push(line));
     expect(first).toMatch(kSessionIdPattern);
@@ -42,7 +42,7 @@ describe('bullmq names', () => {
   });
 
   it('gives a copy of the folder (cp -r) an id of its own, saying so; a move keeps the id', () => {
-    const original = tempSession('id,description,role\n');
+    const original = buildSession('id,description,role\n', { session: null });
     const id = sessionIdOf(original, () => undefined);
     const copy = join(mkdtempSync(join(tmpdir(), 'csv-wave-copy-')), 'copy');
     cpSync(original, copy, { recursive: true });
@@ -65,7 +65,7 @@ describe('bullmq names', () => {
   });
 
   it('adopts an id file of an older csv-wave (the id alone) as this folder\'s', () => {
-    const dir = tempSession('id,description,role\n');
+    const dir = buildSession('id,description,role\n', { session: null });
     mkdirSync(join(dir, '.csv-wave'));
     writeFileSync(join(dir, '.csv-wave', 'session-id'), 'old-id\n');
     const warnings: string[] = [];

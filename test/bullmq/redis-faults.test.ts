@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { lines, readyWorker, sessionWithId } from '../helpers/bullmq-session.js';
+import { lines, readyWorker } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
-import { readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests, startRedis, type RedisOptions, type RedisServer } from '../helpers/redis-server.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
@@ -67,7 +67,7 @@ describe.runIf(kRunRedisTests)('Redis restarted, emptied or full during a --back
    * waiting in Redis, two tasks not submitted yet.
    */
   async function busyRun(url: string, sessionId: string, workerArgs: string[]) {
-    const dir = sessionWithId(sessionId, kTasks.map((id) => ({ id, description: id, role: 'worker' })));
+    const dir = buildSession(kTasks.map((id) => ({ id, description: id, role: 'worker' })), { sessionId });
     const worker = await readyWorker(url, ...workerArgs, '--concurrency', '2');
     started.push(worker);
     const coordinator = spawnCli('run', dir, '--cmd', gatedCommand(marks), '--concurrency', '4', '--backend', 'bullmq', '--redis', url);
@@ -165,10 +165,10 @@ describe.runIf(kRunRedisTests)('Redis restarted, emptied or full during a --back
 
   /** Tasks A then B (coordinator --concurrency 1) on one worker; resolves once A runs. */
   async function aThenB(url: string, sessionId: string, ...runArgs: string[]) {
-    const dir = sessionWithId(sessionId, [
+    const dir = buildSession([
       { id: 'A', description: 'first', role: 'worker', priority: 'P0' },
       { id: 'B', description: 'second', role: 'worker' },
-    ]);
+    ], { sessionId });
     started.push(await readyWorker(url, '--session-id', sessionId));
     const args = ['--cmd', gatedCommand(marks), '--concurrency', '1', '--backend', 'bullmq', '--redis', url];
     const coordinator = spawnCli('run', dir, ...args, ...runArgs);
@@ -233,7 +233,7 @@ describe.runIf(kRunRedisTests)('Redis restarted, emptied or full during a --back
 
   it('full at the start: exit 2 at once, saying so, nothing started; the run goes once Redis takes writes', { timeout: 300_000 }, async () => {
     const server = await redisWith();
-    const dir = sessionWithId('full-start', [{ id: 'A', description: 'a', role: 'worker' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'worker' }], { sessionId: 'full-start' });
     started.push(await readyWorker(server.url, '--session-id', 'full-start'));
     await fill();
     const args = ['--cmd', gatedCommand(marks), '--backend', 'bullmq', '--redis', server.url];

@@ -4,8 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { SessionDirectory, SessionRegistration } from '../../src/backend/bullmq/session/session-registry.js';
 import { Signing } from '../../src/backend/bullmq/trust/signing.js';
 import { redisClientCount } from '../helpers/bullmq-jobs.js';
-import { jobIdSource, kNoSecret, readyWorker, readyWorkerWith, redisForEachTest, sessionWithId } from '../helpers/bullmq-session.js';
-import { fixturePath, readRows } from '../helpers/generic-session.js';
+import { jobIdSource, kNoSecret, readyWorker, readyWorkerWith, redisForEachTest } from '../helpers/bullmq-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
+import { fixturePath } from '../helpers/test-files.js';
 import { kRunRedisTests } from '../helpers/redis-server.js';
 import { spawnCliWith, waitFor } from '../helpers/spawn-cli.js';
 import { kTestSecret } from '../helpers/test-secret.js';
@@ -51,7 +52,7 @@ describe.runIf(kRunRedisTests)('the session registry on a hostile or badly clock
   it("a worker whose clock is 45 s ahead (and a coordinator's 45 s behind) still serves the session: the registry goes by Redis's clock", { timeout: 300_000 }, async () => {
     const worker = await readyWorkerWith(clockOff(45_000), each.redis.url);
     each.started.push(worker);
-    const dir = sessionWithId('clock', ['A', 'B'].map((id) => ({ id, description: id, role: 'worker' })));
+    const dir = buildSession(['A', 'B'].map((id) => ({ id, description: id, role: 'worker' })), { sessionId: 'clock' });
     const run = await spawnCliWith(clockOff(-45_000), 'run', dir, '--cmd', 'echo done-{id}', '--backend', 'bullmq', '--redis', each.redis.url).exited;
     expect(run.code, run.stderr).toBe(0);
     for (const id of ['A', 'B']) expect(readRows(dir).get(id)?.findings).toBe(`done-${id}`);
@@ -64,7 +65,7 @@ describe.runIf(kRunRedisTests)('the session registry on a hostile or badly clock
     const worker = await readyWorker(each.redis.url);
     each.started.push(worker);
     // The session it serves shows that it read the registry, the fakes with it.
-    const dir = sessionWithId('real', [{ id: 'A', description: 'a', role: 'worker' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'worker' }], { sessionId: 'real' });
     const run = await spawnCliWith({}, 'run', dir, '--cmd', 'echo done-{id}', '--backend', 'bullmq', '--redis', each.redis.url).exited;
     expect(run.code, run.stderr).toBe(0);
     expect(readRows(dir).get('A')?.findings).toBe('done-A');

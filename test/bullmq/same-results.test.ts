@@ -2,7 +2,8 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { fixturePath, genericSession, type RowInput } from '../helpers/generic-session.js';
+import { buildSession, type RowInput } from '../helpers/session-builder.js';
+import { fixturePath } from '../helpers/test-files.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
@@ -57,8 +58,8 @@ describe.runIf(kRunRedisTests)('--backend bullmq', () => {
   // The limit is a safety net for a loaded box (load average 40 seen on 2 cores), not a measure.
   it('a 300-task session in 6 waves on 3 worker processes gives the files of a local run', { timeout: 600_000 }, async () => {
     const agent = fixturePath('bullmq-agent.mjs');
-    const local = genericSession(rows());
-    const remote = genericSession(rows());
+    const local = buildSession(rows());
+    const remote = buildSession(rows());
     const localRun = await runCli('run', local, '--module', agent, '--concurrency', '8');
     expect(localRun.code, localRun.stderr).toBe(0);
 

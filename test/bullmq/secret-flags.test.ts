@@ -2,9 +2,9 @@ import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kNoSecret, readyWorker, readyWorkerWith, sessionWithId } from '../helpers/bullmq-session.js';
+import { kNoSecret, readyWorker, readyWorkerWith } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { spawnCliWith, type SpawnedCli } from '../helpers/spawn-cli.js';
 import { kTestSecret } from '../helpers/test-secret.js';
@@ -45,7 +45,7 @@ describe.runIf(kRunRedisTests)('the secret of a bullmq run and of its workers', 
   it('a run without a secret is refused with exit 2 before it makes anything, saying how to make one (flags or session.json)', { timeout: 300_000 }, async () => {
     // A worker is there: without the refusal the run would just run.
     workers.push(await readyWorker(redis.url, '--session-id', 'no-secret'));
-    const dir = sessionWithId('no-secret', [{ id: 'A', description: 'a', role: 'worker' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'worker' }], { sessionId: 'no-secret' });
     const run = await withSecretEnv(undefined, () => runCli('run', dir, '--cmd', 'echo ran', '--backend', 'bullmq', '--redis', redis.url));
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('A run with --backend bullmq needs a secret shared by the coordinator and its workers, which never goes through Redis');
@@ -53,8 +53,8 @@ describe.runIf(kRunRedisTests)('the secret of a bullmq run and of its workers', 
     expect(run.stderr).toContain('Or pass --insecure-no-secret');
     expect(readRows(dir).get('A')?.status).not.toBe('completed');
 
-    const configured = genericSession([{ id: 'A', description: 'a', role: 'worker' }], {
-      'session.json': JSON.stringify({ pipeline: 'generic', backend: { type: 'bullmq', url: redis.url } }),
+    const configured = buildSession([{ id: 'A', description: 'a', role: 'worker' }], {
+      session: JSON.stringify({ pipeline: 'generic', backend: { type: 'bullmq', url: redis.url } }),
     });
     const fromConfig = await withSecretEnv(undefined, () => runCli('run', configured, '--cmd', 'echo ran'));
     expect(fromConfig.code).toBe(2);
@@ -74,7 +74,7 @@ describe.runIf(kRunRedisTests)('the secret of a bullmq run and of its workers', 
     ['an empty CSV_WAVE_SECRET', '', /the secret in CSV_WAVE_SECRET is empty; a secret has at least 32/],
     ['a short CSV_WAVE_SECRET', 'hunter2', /the secret in CSV_WAVE_SECRET has 7 characters; a secret has at least 32/],
   ])('%s is refused with exit 2, by a run and by a worker', async (_what, value, message) => {
-    const dir = genericSession([{ id: 'A', description: 'a', role: 'worker' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'worker' }]);
     const run = await withSecretEnv(value, () => runCli('run', dir, '--cmd', 'echo x', '--backend', 'bullmq', '--redis', redis.url));
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(message);
@@ -85,7 +85,7 @@ describe.runIf(kRunRedisTests)('the secret of a bullmq run and of its workers', 
 
   it('--secret-file: one other users can read is refused (chmod 600), one they cannot is used', { timeout: 300_000 }, async () => {
     const open = secretFile(`${kTestSecret}\n`, 0o644);
-    const dir = sessionWithId('secret-file', [{ id: 'A', description: 'a', role: 'worker' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'worker' }], { sessionId: 'secret-file' });
     const refused = await runCli('worker', '--redis', redis.url, '--secret-file', open);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(`--secret-file ${open} can be read by other users of this machine (mode 644): \`chmod 600 ${open}\``);
@@ -105,7 +105,7 @@ describe.runIf(kRunRedisTests)('the secret of a bullmq run and of its workers', 
   });
 
   it('--insecure-no-secret runs without a secret, on both sides, and says what that means; with a secret it is refused', { timeout: 300_000 }, async () => {
-    const dir = sessionWithId('insecure', [{ id: 'A', description: 'a', role: 'worker' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'worker' }], { sessionId: 'insecure' });
     const both = await runCli('run', dir, '--cmd', 'echo x', '--backend', 'bullmq', '--redis', redis.url, '--insecure-no-secret');
     expect(both.code).toBe(2);
     expect(both.stderr).toContain('--insecure-no-secret goes without a secret, but CSV_WAVE_SECRET gives one: drop one of them');

@@ -5,9 +5,9 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { sessionIdOf } from '../../src/session/files/session-id.js';
 import { SessionLease } from '../../src/backend/bullmq/session/session-lease.js';
-import { lines, readyWorker, redisForEachTest, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
+import { lines, readyWorker, redisForEachTest, waitingCommand } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
-import { readRows, tasksCsv } from '../helpers/generic-session.js';
+import { buildSession, readRows, tasksCsv } from '../helpers/session-builder.js';
 import { kRunRedisTests } from '../helpers/redis-server.js';
 import { spawnCli, waitFor } from '../helpers/spawn-cli.js';
 
@@ -42,7 +42,7 @@ describe.runIf(kRunRedisTests)('a session id belongs to one folder', () => {
   const each = redisForEachTest();
 
   it('a copy (cp -r) run beside the original with one worker gets an id of its own, with a warning: neither takes the other\'s results', { timeout: 600_000 }, async () => {
-    const original = sessionWithId('copied-id', rowsOf('A'));
+    const original = buildSession(rowsOf('A'), { sessionId: 'copied-id' });
     // The original has run on bullmq before: its id file records its folder.
     sessionIdOf(original, () => undefined);
     const copy = copyOf(original);
@@ -70,7 +70,7 @@ describe.runIf(kRunRedisTests)('a session id belongs to one folder', () => {
   });
 
   it('a second coordinator on a session id that another one holds (a copy whose id was forced) is refused with exit 3, naming the first', { timeout: 600_000 }, async () => {
-    const original = sessionWithId('forced-id', [{ id: 'A', description: 'waits for release', role: 'worker' }]);
+    const original = buildSession([{ id: 'A', description: 'waits for release', role: 'worker' }], { sessionId: 'forced-id' });
     const copy = copyOf(original);
     forceSessionId(original, 'forced-id');
     forceSessionId(copy, 'forced-id');
@@ -101,7 +101,7 @@ describe.runIf(kRunRedisTests)('a session id belongs to one folder', () => {
   });
 
   it('a hold taken on another machine is waited out, not taken over: exit 3 until it lapses, then the run goes on', { timeout: 600_000 }, async () => {
-    const dir = sessionWithId('held-elsewhere', [{ id: 'A', description: 'a', role: 'worker' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'worker' }], { sessionId: 'held-elsewhere' });
     each.started.push(await readyWorker(each.redis.url, '--session-id', 'held-elsewhere'));
     const client = new Redis(each.redis.url);
     try {

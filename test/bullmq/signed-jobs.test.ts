@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addByHand, handMadeRequest, jobData, jobOutcome, startRecordingServer } from '../helpers/bullmq-jobs.js';
-import { jobIdSource, kNoSecret, readyWorker, readyWorkerWith, redisForEachTest, sessionWithId } from '../helpers/bullmq-session.js';
-import { readRows } from '../helpers/generic-session.js';
+import { jobIdSource, kNoSecret, readyWorker, readyWorkerWith, redisForEachTest } from '../helpers/bullmq-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests } from '../helpers/redis-server.js';
 import { spawnCli, spawnCliWith, waitFor } from '../helpers/spawn-cli.js';
 import { kTestSecret } from '../helpers/test-secret.js';
@@ -56,7 +56,7 @@ describe.runIf(kRunRedisTests)('a worker runs only what a coordinator signed', (
   it('--executors: a job of an executor the worker does not offer is refused, signed or not; the coordinator shows why', { timeout: 300_000 }, async () => {
     const worker = await readyWorker(each.redis.url, '--session-id', 'narrow', '--executors', 'module,openai');
     each.started.push(worker);
-    const dir = sessionWithId('narrow', [{ id: 'A', description: 'a', role: 'worker' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'worker' }], { sessionId: 'narrow' });
     const run = await spawnCli('run', dir, '--cmd', `id > ${join(each.marks, 'A')}`, '--backend', 'bullmq', '--redis', each.redis.url).exited;
     expect(run.code, run.stderr).toBe(1);
     expect(existsSync(join(each.marks, 'A'))).toBe(false);
@@ -77,7 +77,7 @@ describe.runIf(kRunRedisTests)('a worker runs only what a coordinator signed', (
       const queue = 'csv-wave-model';
       await addByHand(each.redis.url, queue, 'model.H.a1', jobData(handMadeRequest('H', { type: 'openai', model: 'm', baseUrl: attacker.baseUrl }), queue, 'model.H.a1'));
       // Signed, by a coordinator with the secret that names that server: the worker still does not send its key there.
-      const dir = sessionWithId('model', [{ id: 'A', description: 'a', role: 'worker' }]);
+      const dir = buildSession([{ id: 'A', description: 'a', role: 'worker' }], { sessionId: 'model' });
       const run = await spawnCliWith({ env: { OPENAI_API_KEY: undefined } }, 'run', dir, '--executor', 'openai', '--model', 'm', '--base-url', attacker.baseUrl,
         '--backend', 'bullmq', '--redis', each.redis.url).exited;
       expect(run.code, run.stderr).toBe(1);
@@ -90,7 +90,7 @@ describe.runIf(kRunRedisTests)('a worker runs only what a coordinator signed', (
       const allowing = spawnCliWith(env, 'worker', '--redis', each.redis.url, '--session-id', 'model-allowed', '--allow-base-url', attacker.baseUrl);
       each.started.push(allowing);
       await waitFor(() => allowing.stdoutSoFar().includes('taking jobs'), 'the allowing worker');
-      const allowedDir = sessionWithId('model-allowed', [{ id: 'A', description: 'a', role: 'worker' }]);
+      const allowedDir = buildSession([{ id: 'A', description: 'a', role: 'worker' }], { sessionId: 'model-allowed' });
       const allowed = await spawnCliWith({ env: { OPENAI_API_KEY: undefined } }, 'run', allowedDir, '--retries', '0', '--executor', 'openai', '--model', 'm',
         '--base-url', attacker.baseUrl, '--backend', 'bullmq', '--redis', each.redis.url).exited;
       expect(allowed.code, allowed.stderr).toBe(1);

@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readRows } from '../helpers/generic-session.js';
-import { jobIdSource, lines, readyWorker, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
+import { jobIdSource, lines, readyWorker, waitingCommand } from '../helpers/bullmq-session.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
@@ -23,7 +23,7 @@ describe.runIf(kRunRedisTests)('--backend bullmq: a job stalled twice', () => {
 
   it('fails as worker-crash, and the task runs again as its next attempt on another worker', { timeout: 600_000 }, async () => {
     const marks = mkdtempSync(join(tmpdir(), 'csv-wave-marks-'));
-    const dir = sessionWithId('stall2-test', [{ id: 'A', description: 'waits for release', role: 'worker' }]);
+    const dir = buildSession([{ id: 'A', description: 'waits for release', role: 'worker' }], { sessionId: 'stall2-test' });
     const workers: SpawnedCli[] = [];
     const worker = async () => {
       const started = await readyWorker(redis.url, '--session-id', 'stall2-test', '--stalled-interval', '2');

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jobIdIn, jobIdSource, lines, readyWorker, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
-import { readRows } from '../helpers/generic-session.js';
+import { jobIdIn, jobIdSource, lines, readyWorker, waitingCommand } from '../helpers/bullmq-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { isRunning, spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
@@ -19,10 +19,10 @@ describe.runIf(kRunRedisTests)('csv-wave worker: Ctrl-C on the coordinator', () 
 
   it('ends the jobs workers run after the grace: their commands are gone, the tasks pending, the jobs out of Redis', { timeout: 600_000 }, async () => {
     const marks = mkdtempSync(join(tmpdir(), 'csv-wave-marks-'));
-    const dir = sessionWithId('cancel-test', [
+    const dir = buildSession([
       { id: 'A', description: 'waits', role: 'worker' },
       { id: 'B', description: 'waits', role: 'worker' },
-    ]);
+    ], { sessionId: 'cancel-test' });
     const worker = await readyWorker(redis.url, '--session-id', 'cancel-test', '--concurrency', '2');
     const client = new Redis(redis.url);
     let coordinator: SpawnedCli | undefined;

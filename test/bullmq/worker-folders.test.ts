@@ -3,8 +3,8 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { lines, readyWorker, redisForEachTest, sessionWithId } from '../helpers/bullmq-session.js';
-import { readRows } from '../helpers/generic-session.js';
+import { lines, readyWorker, redisForEachTest } from '../helpers/bullmq-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests } from '../helpers/redis-server.js';
 import { spawnCli, waitFor } from '../helpers/spawn-cli.js';
 
@@ -24,10 +24,10 @@ describe.runIf(kRunRedisTests)('csv-wave worker: the jobs\' working folders', ()
   const each = redisForEachTest();
 
   it('two concurrent command jobs run in two folders of the worker\'s own, each gone after its job, the worker\'s gone after SIGTERM', { timeout: 300_000 }, async () => {
-    const dir = sessionWithId('folders-cmd', [
+    const dir = buildSession([
       { id: 'A', description: 'a', role: 'worker' },
       { id: 'B', description: 'b', role: 'worker' },
-    ]);
+    ], { sessionId: 'folders-cmd' });
     const worker = await readyWorker(each.redis.url, '--session-id', 'folders-cmd', '--concurrency', '2');
     each.started.push(worker);
     const pid = worker.child.pid!;
@@ -71,7 +71,7 @@ export default async function (task, ctx) {
 `,
     );
     const rows = ['A', 'B', 'C', 'D', 'E', 'F'].map((id, index) => ({ id, description: index % 2 === 0 ? 'writes' : 'reads', role: 'worker' }));
-    const dir = sessionWithId('folders-module', rows);
+    const dir = buildSession(rows, { sessionId: 'folders-module' });
     const worker = await readyWorker(each.redis.url, '--session-id', 'folders-module', '--concurrency', '2');
     each.started.push(worker);
     const coordinator = spawnCli('run', dir, '--module', module, '--backend', 'bullmq', '--redis', each.redis.url);

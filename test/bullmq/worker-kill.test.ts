@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { jobIdSource, lines, redisForEachTest, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
-import { readRows } from '../helpers/generic-session.js';
+import { jobIdSource, lines, redisForEachTest, waitingCommand } from '../helpers/bullmq-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests } from '../helpers/redis-server.js';
 import { isRunning, spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
@@ -22,7 +22,7 @@ describe.runIf(kRunRedisTests)('csv-wave worker killed with kill -9', () => {
   const each = redisForEachTest();
 
   it('its running command is killed without waiting for its end, and the task finishes once on another worker', { timeout: 600_000 }, async () => {
-    const dir = sessionWithId('orphan-test', [{ id: 'A', description: 'waits for release', role: 'worker' }]);
+    const dir = buildSession([{ id: 'A', description: 'waits for release', role: 'worker' }], { sessionId: 'orphan-test' });
     const first = await readyWorker(each.redis.url, 'orphan-test');
     each.started.push(first);
     const coordinator = spawnCli('run', dir, '--cmd', waitingCommand(each.marks), '--backend', 'bullmq', '--redis', each.redis.url);

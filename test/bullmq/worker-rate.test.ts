@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRate } from '../../src/option-table.js';
-import { jobIdSource, readyWorker, sessionWithId } from '../helpers/bullmq-session.js';
+import { jobIdSource, readyWorker } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-openai-server.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { spawnCliWith, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
@@ -70,7 +70,7 @@ describe.runIf(kRunRedisTests)('csv-wave worker: shared rate limit', () => {
 
   it('--rate 20/s over 3 workers: no window of BullMQ\'s limiter holds more than 20 of the 200 starts', { timeout: 600_000 }, async () => {
     const rows = Array.from({ length: 200 }, (_, index) => ({ id: `T${index}`, description: 'x', role: 'worker' }));
-    const dir = sessionWithId('rate-test', rows);
+    const dir = buildSession(rows, { sessionId: 'rate-test' });
     for (let index = 0; index < 3; index++) workers.push(await readyWorker(redis.url, '--session-id', 'rate-test', '--concurrency', '8'));
     const run = await runCli('run', dir, '--cmd', 'echo ok-{id}', '--concurrency', '64', '--backend', 'bullmq', '--redis', redis.url, '--rate', '20/s');
     expect(run.code, run.stderr).toBe(0);
@@ -92,7 +92,7 @@ describe.runIf(kRunRedisTests)('csv-wave worker: shared rate limit', () => {
       { id: 'R', description: 'limited [[fake:rate-limit-ms]]', role: 'worker', priority: 'P0' },
       ...Array.from({ length: 30 }, (_, index) => ({ id: `X${index}`, description: 'fine', role: 'worker' })),
     ];
-    const dir = genericSession(rows);
+    const dir = buildSession(rows);
     mkdirSync(join(dir, '.csv-wave'), { recursive: true });
     writeFileSync(join(dir, '.csv-wave', 'session-id'), 'pause-test\n');
     const env = { env: { OPENAI_API_KEY: 'sk-test' } };
@@ -123,7 +123,7 @@ describe('--rate', () => {
   });
 
   it.each(['0/s', '20', '20/h', '-1/s', '1.5/s', 'x/s', ''])('refuses `%s` with exit 2, naming the flag', async (value) => {
-    const dir = genericSession([{ id: 'A', description: 'a', role: 'worker' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'worker' }]);
     const run = await runCli('run', dir, '--cmd', 'echo x', '--backend', 'bullmq', '--redis', 'redis://127.0.0.1:1', '--rate', value);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('Expected `--rate` to be attempts per second or per minute, as 20/s or 600/min');
@@ -131,15 +131,15 @@ describe('--rate', () => {
   });
 
   it('goes with --backend bullmq only', async () => {
-    const dir = genericSession([{ id: 'A', description: 'a', role: 'worker' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'worker' }]);
     const run = await runCli('run', dir, '--cmd', 'echo x', '--rate', '5/s');
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('--rate goes with --backend bullmq');
   });
 
   it('a bad backend.rate in session.json is exit 2, naming it', async () => {
-    const dir = genericSession([{ id: 'A', description: 'a', role: 'worker' }], {
-      'session.json': JSON.stringify({ pipeline: 'generic', backend: { type: 'bullmq', url: 'redis://127.0.0.1:1', rate: 'fast' } }),
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'worker' }], {
+      session: JSON.stringify({ pipeline: 'generic', backend: { type: 'bullmq', url: 'redis://127.0.0.1:1', rate: 'fast' } }),
     });
     const run = await runCli('run', dir, '--cmd', 'echo x');
     expect(run.code).toBe(2);

@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jobIdSource, readyWorker, sessionWithId } from '../helpers/bullmq-session.js';
+import { jobIdSource, readyWorker } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
-import { readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { waitFor } from '../helpers/spawn-cli.js';
 
@@ -21,7 +21,7 @@ describe.runIf(kRunRedisTests)('csv-wave worker without --session-id', () => {
     const registry = new Redis(redis.url);
     try {
       for (const sessionId of ['first-session', 'second-session']) {
-        const dir = sessionWithId(sessionId, ['A', 'B', 'C'].map((id) => ({ id, description: id, role: 'worker' })));
+        const dir = buildSession(['A', 'B', 'C'].map((id) => ({ id, description: id, role: 'worker' })), { sessionId });
         const run = await runCli('run', dir, '--cmd', 'echo done-{id}', '--backend', 'bullmq', '--redis', redis.url);
         expect(run.code, run.stderr).toBe(0);
         // Its coordinator left the set of running sessions as it closed (not only by ceasing to beat).

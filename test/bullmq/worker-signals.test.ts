@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { lines, readyWorker, redisForEachTest, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
+import { buildSession } from '../helpers/session-builder.js';
+import { lines, readyWorker, redisForEachTest, waitingCommand } from '../helpers/bullmq-session.js';
 import { kRunRedisTests } from '../helpers/redis-server.js';
 import { isRunning, spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
@@ -13,7 +14,7 @@ describe.runIf(kRunRedisTests)('csv-wave worker: signals', () => {
 
   /** A worker running task A's command, whose coordinator is then killed and Redis stopped. */
   async function workerRunningA(sessionId: string): Promise<{ worker: SpawnedCli; pid: number }> {
-    const dir = sessionWithId(sessionId, [{ id: 'A', description: 'waits', role: 'worker' }]);
+    const dir = buildSession([{ id: 'A', description: 'waits', role: 'worker' }], { sessionId });
     const worker = await readyWorker(each.redis.url, '--session-id', sessionId);
     each.started.push(worker);
     const coordinator = spawnCli('run', dir, '--cmd', waitingCommand(each.marks), '--backend', 'bullmq', '--redis', each.redis.url);

@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lines, readyWorker, sessionWithId, waitingCommand } from '../helpers/bullmq-session.js';
+import { buildSession } from '../helpers/session-builder.js';
+import { lines, readyWorker, waitingCommand } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
 import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
@@ -18,10 +19,10 @@ describe.runIf(kRunRedisTests)('csv-wave worker: who runs what', () => {
 
   it('status names the worker (host, pid) of each running task; the run shows the connected workers', { timeout: 600_000 }, async () => {
     const marks = mkdtempSync(join(tmpdir(), 'csv-wave-marks-'));
-    const dir = sessionWithId('visible-test', [
+    const dir = buildSession([
       { id: 'A', description: 'waits', role: 'worker' },
       { id: 'B', description: 'waits', role: 'worker' },
-    ]);
+    ], { sessionId: 'visible-test' });
     const workers = [
       await readyWorker(redis.url, '--session-id', 'visible-test'),
       await readyWorker(redis.url, '--session-id', 'visible-test'),

@@ -4,7 +4,7 @@ import { errorLine, kMaxErrorLineChars } from '../../src/text/error-line.js';
 import { RunEmitter } from '../../src/events/events.js';
 import { runCli } from '../helpers/cli.js';
 import { startFakeOpenAiServer } from '../helpers/fake-openai-server.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 
 // An error line shows the whole first line of the error: where it says what went wrong.
 // Before, the plain [FAIL] line kept 60 characters and cut the reason mid-word
@@ -71,7 +71,7 @@ describe('a run against a model server that is gone', () => {
   it('prints the whole reason on the [FAIL] line and in status', async () => {
     const closed = await startFakeOpenAiServer();
     await closed.close();
-    const dir = genericSession([{ id: 'T-1', description: 'anything', role: 'writer' }]);
+    const dir = buildSession([{ id: 'T-1', description: 'anything', role: 'writer' }]);
     const result = await runCli('run', dir, '--executor', 'openai', '--model', 'm', '--base-url', closed.baseUrl, '--retries', '0');
     expect(result.code, result.stderr).toBe(1);
     const error = readRows(dir).get('T-1')!.error;

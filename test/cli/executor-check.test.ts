@@ -1,10 +1,10 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { checkExecutor } from '../../src/run/check-executor.js';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readRows, tasksCsv } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 
 const kRows = [
   { id: 'A', description: 'a', role: 'r' },
@@ -19,7 +19,7 @@ function expectNothingRan(dir: string): void {
 
 describe('a bad executor stops the run before any task starts (exit 2)', () => {
   test('a --cmd whose program is not on PATH', async () => {
-    const dir = genericSession(kRows);
+    const dir = buildSession(kRows);
     const result = await runCli('run', dir, '--cmd', 'no-such-program-csv-wave {id}');
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(
@@ -31,26 +31,26 @@ describe('a bad executor stops the run before any task starts (exit 2)', () => {
 
   test('builtins, paths, variables and programs on PATH are not refused', async () => {
     for (const template of ['printf %s {id}', 'cd . && echo {id}', 'sh -c "echo $0" {id}', '"$(command -v sh)" -c "echo ok"', 'X=1 echo {id}']) {
-      const dir = genericSession(kRows);
+      const dir = buildSession(kRows);
       const result = await runCli('run', dir, '--cmd', template);
       expect(result.code, `${template}: ${result.stderr}`).toBe(0);
     }
   });
 
   test('a missing --module, a module that throws while loading, one that exits while loading', async () => {
-    const missing = genericSession(kRows);
+    const missing = buildSession(kRows);
     const result = await runCli('run', missing, '--module', join(missing, 'nowhere.mjs'));
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/^No module at .*nowhere\.mjs: a relative module path \(--module or session\.json\) is relative to the session folder/);
     expectNothingRan(missing);
 
-    const throwing = genericSession(kRows, { 'broken.mjs': 'throw new Error("no config file");\nexport default async () => ({});\n' });
+    const throwing = buildSession(kRows, { files: { 'broken.mjs': 'throw new Error("no config file");\nexport default async () => ({});\n' } });
     const thrown = await runCli('run', throwing, '--module', join(throwing, 'broken.mjs'));
     expect(thrown.code).toBe(2);
     expect(thrown.stderr).toMatch(/^Cannot load the module .*broken\.mjs: no config file\n$/);
     expectNothingRan(throwing);
 
-    const exiting = genericSession(kRows, { 'exits.mjs': 'process.exit(3);\n' });
+    const exiting = buildSession(kRows, { files: { 'exits.mjs': 'process.exit(3);\n' } });
     const exited = await runCli('run', exiting, '--module', join(exiting, 'exits.mjs'));
     expect(exited.code).toBe(2);
     expect(exited.stderr).toMatch(/^Cannot load the module .*exits\.mjs: it ended its thread while loading \(exit code 3\)\n$/);
@@ -58,7 +58,7 @@ describe('a bad executor stops the run before any task starts (exit 2)', () => {
   });
 
   test('a module whose default export is not a function', async () => {
-    const dir = genericSession(kRows, { 'object.mjs': 'export default { findings: "x" };\n' });
+    const dir = buildSession(kRows, { files: { 'object.mjs': 'export default { findings: "x" };\n' } });
     const result = await runCli('run', dir, '--module', join(dir, 'object.mjs'));
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/object\.mjs has no default export function \(its default export is object\)/);
@@ -68,14 +68,14 @@ describe('a bad executor stops the run before any task starts (exit 2)', () => {
 
 describe('a relative module path is relative to the session folder, on the command line and in session.json', () => {
   test('--module mod.mjs and "module": "mod.mjs" name the same file, wherever csv-wave runs from', async () => {
-    const fromFlag = genericSession(kRows, { 'mod.mjs': kModuleText });
+    const fromFlag = buildSession(kRows, { files: { 'mod.mjs': kModuleText } });
     const flagRun = await runCli('run', fromFlag, '--module', 'mod.mjs');
     expect(flagRun.code, flagRun.stderr).toBe(0);
     expect(readRows(fromFlag).get('A')!.findings).toBe('module saw A');
 
-    const fromConfig = genericSession(kRows, {
-      'mod.mjs': kModuleText,
-      'session.json': JSON.stringify({ pipeline: 'generic', executor: { type: 'module', module: 'mod.mjs' } }),
+    const fromConfig = buildSession(kRows, {
+      files: { 'mod.mjs': kModuleText },
+      session: JSON.stringify({ pipeline: 'generic', executor: { type: 'module', module: 'mod.mjs' } }),
     });
     const configRun = await runCli('run', fromConfig);
     expect(configRun.code, configRun.stderr).toBe(0);
@@ -84,10 +84,7 @@ describe('a relative module path is relative to the session folder, on the comma
 
   test('a path relative to the working folder but not to the session folder is refused with the rule', async () => {
     // Deeper than the working folder, so that the `..` of the relative path cannot climb back out of it.
-    const dir = join(mkdtempSync(join(tmpdir(), 'csv-wave-deep-')), 'a', 'b', 'c', 'd', 'e', 'f', 'session');
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'tasks.csv'), tasksCsv(kRows));
-    writeFileSync(join(dir, 'session.json'), '{"pipeline": "generic"}');
+    const dir = buildSession(kRows, { dir: join(mkdtempSync(join(tmpdir(), 'csv-wave-deep-')), 'a', 'b', 'c', 'd', 'e', 'f', 'session'), session: '{"pipeline": "generic"}' });
     const elsewhere = mkdtempSync(join(tmpdir(), 'csv-wave-module-'));
     writeFileSync(join(elsewhere, 'mod.mjs'), kModuleText);
     const fromCwd = relative(process.cwd(), join(elsewhere, 'mod.mjs'));

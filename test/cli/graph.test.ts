@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { copySample, tempSession } from '../helpers/temp-session.js';
+import { buildSession, copySample } from '../helpers/session-builder.js';
 import { kAllStatusesCsv, kAllStatusesEdges, kAllStatusesTasks } from './sessions.js';
 
 const kStatuses = ['pending', 'in_progress', 'completed', 'failed', 'skipped'];
@@ -77,7 +77,7 @@ function expectAllStatusesGraph(graph: ReadGraph): void {
 
 describe('csv-wave graph', () => {
   test('mermaid (the default): a subgraph per wave, every edge, a colour per status', async () => {
-    const dir = tempSession(kAllStatusesCsv);
+    const dir = buildSession(kAllStatusesCsv, { session: null });
     const result = await runCli('graph', dir);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -87,7 +87,7 @@ describe('csv-wave graph', () => {
   });
 
   test('dot: a rank=same subgraph per wave, every edge, a colour per status', async () => {
-    const dir = tempSession(kAllStatusesCsv);
+    const dir = buildSession(kAllStatusesCsv, { session: null });
     const result = await runCli('graph', dir, '--format', 'dot');
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -96,7 +96,7 @@ describe('csv-wave graph', () => {
   });
 
   test('--json wraps the rendered text', async () => {
-    const dir = tempSession(kAllStatusesCsv);
+    const dir = buildSession(kAllStatusesCsv, { session: null });
     const text = await runCli('graph', dir, '--format', 'dot');
     const json = await runCli('graph', dir, '--format', 'dot', '--json');
     expect(json.code).toBe(0);
@@ -104,14 +104,14 @@ describe('csv-wave graph', () => {
   });
 
   test('--format svg is a usage error (exit code 2)', async () => {
-    const result = await runCli('graph', tempSession(kAllStatusesCsv), '--format', 'svg');
+    const result = await runCli('graph', buildSession(kAllStatusesCsv, { session: null }), '--format', 'svg');
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain('svg');
   });
 
   test('exit code 2 for a file with a cycle: the graph is only drawn for valid files', async () => {
-    const dir = tempSession('id,description,role,deps\nA,do,ideator,B\nB,do,ideator,A\n');
+    const dir = buildSession('id,description,role,deps\nA,do,ideator,B\nB,do,ideator,A\n', { session: null });
     const result = await runCli('graph', dir);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import * as api from '../../src/index.js';
 import { RunEmitter, runSession, type ExecutorOption, type TaskDoneEvent } from '../../src/index.js';
-import { genericSession } from '../helpers/generic-session.js';
+import { buildSession } from '../helpers/session-builder.js';
 
 describe('the library API', () => {
   test('the package exports these runtime values and nothing else: the rest is internal', () => {
@@ -24,14 +24,14 @@ describe('the library API', () => {
   });
 
   test("the package's runSession keeps report.html, as the CLI does", async () => {
-    const dir = genericSession([{ id: 'A', description: 'first', role: 'r' }]);
+    const dir = buildSession([{ id: 'A', description: 'first', role: 'r' }]);
     const summary = await runSession(dir, { executor: { type: 'command', cmd: 'echo {id}' } });
     expect(summary.exitCode).toBe(0);
     expect(existsSync(join(dir, 'report.html'))).toBe(true);
   });
 
   test('runSession and the typed events come from the package entry, as the README shows', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'A', description: 'first', role: 'r' },
       { id: 'B', description: 'second', role: 'r', deps: 'A' },
     ]);
@@ -51,7 +51,7 @@ describe('the library API', () => {
       { type: 'command', cmd: 'echo {id}' },
       { type: 'command', template: 'echo {id}' },
     ] as const) {
-      const dir = genericSession([{ id: 'A', description: 'first', role: 'r' }]);
+      const dir = buildSession([{ id: 'A', description: 'first', role: 'r' }]);
       const events = new RunEmitter();
       const done: string[] = [];
       events.on('task:done', (event) => done.push(`${event.id} ${event.findings}`));
@@ -63,7 +63,7 @@ describe('the library API', () => {
   });
 
   test('`cmd` and `template` with different values, or neither, are refused', async () => {
-    const dir = genericSession([{ id: 'A', description: 'first', role: 'r' }]);
+    const dir = buildSession([{ id: 'A', description: 'first', role: 'r' }]);
     const both = { type: 'command', cmd: 'echo {id}', template: 'echo other' } as unknown as ExecutorOption;
     await expect(runSession(dir, { executor: both })).rejects.toMatchObject({ code: 'USAGE', message: expect.stringMatching(/executor\.cmd/) });
     const neither = { type: 'command' } as unknown as ExecutorOption;

@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { loadSession } from '../../src/session/load.js';
 import { runCli } from '../helpers/cli.js';
-import { readRows } from '../helpers/generic-session.js';
-import { copySample, tempSession } from '../helpers/temp-session.js';
+import { buildSession, copySample, readRows } from '../helpers/session-builder.js';
 
 /** A plain CSV with roles of its own and no session.json, as a new user writes one. */
 const kGreeterCsv = 'id,description,role,deps\nHELLO,say hello,greeter,\nBYE,say goodbye,greeter,HELLO\n';
@@ -14,7 +13,7 @@ const kBrainstormRoles = 'ideator, challenger, synthesizer, evaluator, gc-contro
 
 describe('a session that names no pipeline', () => {
   test('with roles of its own is generic: it validates and runs', async () => {
-    const dir = tempSession(kGreeterCsv);
+    const dir = buildSession(kGreeterCsv, { session: null });
     expect(await runCli('validate', dir)).toEqual({ code: 0, stdout: 'OK: 2 tasks, 2 waves\n', stderr: '' });
     const run = await runCli('run', dir, '--cmd', 'printf %s {description}');
     expect(run.code).toBe(0);
@@ -25,16 +24,16 @@ describe('a session that names no pipeline', () => {
   });
 
   test('with brainstorm roles only is still brainstorm (the seed sample without its session.json)', async () => {
-    const dir = tempSession(readFileSync(join(copySample('brainstorm'), 'tasks.csv'), 'utf8'));
+    const dir = buildSession(readFileSync(join(copySample('brainstorm'), 'tasks.csv'), 'utf8'), { session: null });
     expect((await runCli('validate', dir)).code).toBe(0);
     expect(loadSession(dir).session.config.pipeline).toBe('brainstorm');
-    expect(loadSession(tempSession(kGreeterCsv)).session.config.pipeline).toBe('generic');
+    expect(loadSession(buildSession(kGreeterCsv, { session: null })).session.config.pipeline).toBe('generic');
   });
 });
 
 describe('--pipeline', () => {
   test('brainstorm refuses roles of its own, naming the pipeline, its roles and how to accept any role', async () => {
-    const dir = tempSession(kGreeterCsv);
+    const dir = buildSession(kGreeterCsv, { session: null });
     const result = await runCli('validate', dir, '--pipeline', 'brainstorm');
     expect(result.code).toBe(2);
     const hint = `(the brainstorm pipeline takes ${kBrainstormRoles}; for roles of your own, pass --pipeline generic or set "pipeline": "generic" in session.json)`;
@@ -54,17 +53,17 @@ describe('--pipeline', () => {
       ['rerun', ['--task', 'HELLO', '--cmd', 'printf %s {id}']],
     ];
     for (const [command, args] of checks) {
-      const refused = await runCli(command, tempSession(kGreeterCsv, { 'session.json': analyze }), ...args);
+      const refused = await runCli(command, buildSession(kGreeterCsv, { session: analyze }), ...args);
       // status reads any file, valid or not.
       if (command !== 'status') expect(refused.code, `${command} without --pipeline`).toBe(2);
-      const dir = tempSession(kGreeterCsv, { 'session.json': analyze });
+      const dir = buildSession(kGreeterCsv, { session: analyze });
       const accepted = await runCli(command, dir, ...args, '--pipeline', 'generic');
       expect(accepted.code, `${command} --pipeline generic: ${accepted.stderr}`).toBe(0);
     }
   });
 
   test('a name that is not a pipeline is a usage error', async () => {
-    const result = await runCli('validate', tempSession(kGreeterCsv), '--pipeline', 'magic');
+    const result = await runCli('validate', buildSession(kGreeterCsv, { session: null }), '--pipeline', 'magic');
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/brainstorm, analyze, generic/);
   });

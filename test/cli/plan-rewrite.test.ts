@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { copySample, tempSession } from '../helpers/temp-session.js';
+import { buildSession, copySample } from '../helpers/session-builder.js';
 import { kSeedHeader, withPlainTasksPath } from './sessions.js';
 
 const kBom = Buffer.from([0xef, 0xbb, 0xbf]);
@@ -27,7 +27,7 @@ describe('csv-wave plan: what it prints', () => {
   });
 
   test('a single task is counted in the singular', async () => {
-    const result = await runCli('plan', tempSession('id,description,role\nA,do,ideator\n'));
+    const result = await runCli('plan', buildSession('id,description,role\nA,do,ideator\n', { session: null }));
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('Wave 1 (1 task): A\n1 wave, 1 task; longest dependency chain: 1 task\n');
   });
@@ -41,7 +41,7 @@ describe('csv-wave plan: what it prints', () => {
 
   test('exit code 2 on an invalid file, which it leaves untouched', async () => {
     const csv = `${kSeedHeader}\n"A","","do","ideator","","0","B","","csv-wave","","","","","",""\n"B","","do","ideator","","0","A","","csv-wave","","","","","",""\n`;
-    const dir = tempSession(csv);
+    const dir = buildSession(csv, { session: null });
     const result = await runCli('plan', dir);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
@@ -72,7 +72,7 @@ describe('csv-wave plan: how it rewrites tasks.csv', () => {
   });
 
   test('--bom on a file whose waves it fills', async () => {
-    const dir = tempSession('id,description,role,deps\nA,do,ideator,\nB,do,challenger,A\n');
+    const dir = buildSession('id,description,role,deps\nA,do,ideator,\nB,do,challenger,A\n', { session: null });
     expect((await runCli('plan', dir, '--bom')).code).toBe(0);
     const after = readFileSync(join(dir, 'tasks.csv'));
     expect(after.subarray(0, 3).equals(kBom)).toBe(true);
@@ -81,18 +81,18 @@ describe('csv-wave plan: how it rewrites tasks.csv', () => {
 
   test('without --bom, a file keeps the BOM it has', async () => {
     const text = `\uFEFF${kSeedHeader}\n"A","","do","ideator","","0","","","csv-wave","","pending","","","",""\n`;
-    const dir = tempSession(text);
+    const dir = buildSession(text, { session: null });
     expect((await runCli('plan', dir)).code).toBe(0);
     expect(readFileSync(join(dir, 'tasks.csv'), 'utf8')).toBe(text.replace('"csv-wave",""', '"csv-wave","1"'));
   });
 
   test("a person's own columns stay where they are, with their cells", async () => {
     const header = 'id,title,description,owner,role,angle,gc_round,deps,context_from,exec_mode,wave,status,findings,gc_signal,severity_summary,error,priority,notes';
-    const dir = tempSession(`${header}
+    const dir = buildSession(`${header}
 "A","","do a","Ana","ideator","","0","","","csv-wave","","pending","","","","","P0","first, with a comma"
 "B","","do b","Bo ""the critic""","challenger","","0","A","A","csv-wave","","pending","","","","","","line one
 line two"
-`);
+`, { session: null });
     const result = await runCli('plan', dir);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -104,7 +104,7 @@ line two"
   });
 
   test('CRLF line ends are kept', async () => {
-    const dir = tempSession(`${kSeedHeader}\r\n"A","","do","ideator","","0","","","csv-wave","","","","","",""\r\n`);
+    const dir = buildSession(`${kSeedHeader}\r\n"A","","do","ideator","","0","","","csv-wave","","","","","",""\r\n`, { session: null });
     expect((await runCli('plan', dir)).code).toBe(0);
     expect(readFileSync(join(dir, 'tasks.csv'), 'utf8')).toBe(
       `${kSeedHeader}\r\n"A","","do","ideator","","0","","","csv-wave","1","","","","",""\r\n`,

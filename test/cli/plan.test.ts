@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { copySample } from '../helpers/temp-session.js';
+import { copySample } from '../helpers/session-builder.js';
 
 describe('csv-wave plan', () => {
   test('the brainstorm sample has the six waves of the seed', async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { readTasksFile } from '../../src/csv/parse-tasks.js';
 import { runCli } from '../helpers/cli.js';
-import { copySample } from '../helpers/temp-session.js';
+import { copySample } from '../helpers/session-builder.js';
 
 const kCommands = ['validate', 'plan', 'status', 'graph'];
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, test } from 'vitest';
-import { readRows, tasksCsv } from '../helpers/generic-session.js';
+import { readRows, tasksCsv } from '../helpers/session-builder.js';
 import { docBlocks } from '../helpers/readme.js';
 import { kBinPath } from '../helpers/spawn-cli.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { kScriptedAgentCmd } from '../helpers/scripted-agent.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
@@ -34,7 +34,7 @@ afterEach(async () => {
 
 describe('the run summary counts what ran', () => {
   const failFirst = () =>
-    genericSession(['f', 'x', 'y', 'z'].map((id) => ({ id, description: id, role: 'r' })));
+    buildSession(['f', 'x', 'y', 'z'].map((id) => ({ id, description: id, role: 'r' })));
   const failF = '[ "$CSV_WAVE_TASK_ID" != f ]';
 
   it('after a halt that left tasks pending: "Ran 1 of 4 task(s)", not 4', async () => {
@@ -52,7 +52,7 @@ describe('the run summary counts what ran', () => {
   });
 
   it('a retried task counts each attempt: "Ran 2 task(s) (3 attempts)"', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'r', description: 'transient once', role: 'r' },
       { id: 's', description: 'ok', role: 'r' },
     ]);
@@ -67,7 +67,7 @@ describe('the run summary counts what ran', () => {
 
 describe('the failures of the run are listed at the end', () => {
   it('each failed task with its error, above the summary line', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'ok1', description: 'ok', role: 'r' },
       { id: 'bad1', description: 'fails', role: 'r' },
       { id: 'bad2', description: 'fails', role: 'r' },
@@ -86,7 +86,7 @@ describe('the failures of the run are listed at the end', () => {
   });
 
   it('a run without failures lists none', async () => {
-    const dir = genericSession([{ id: 'ok1', description: 'ok', role: 'r' }]);
+    const dir = buildSession([{ id: 'ok1', description: 'ok', role: 'r' }]);
     const result = await runCli('run', dir, '--cmd', 'echo ok');
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).not.toContain('Failed in this run');
@@ -95,7 +95,7 @@ describe('the failures of the run are listed at the end', () => {
 
 /** Wave 1: a fails at once, b waits for the file `go`; wave 2: c after a (skipped), and d after b unless left out. */
 function skipAheadSession(withD = true): { dir: string; cmd: string } {
-  const dir = genericSession([
+  const dir = buildSession([
     { id: 'a', description: 'fails', role: 'r' },
     { id: 'b', description: 'waits for go', role: 'r' },
     { id: 'c', description: 'after a', role: 'r', deps: 'a' },

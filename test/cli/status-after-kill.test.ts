@@ -6,7 +6,7 @@ import { readJournal, replayJournal } from '../../src/session/journal.js';
 import { runCli } from '../helpers/cli.js';
 import { kLogRun } from '../helpers/runs-log.js';
 import { spawnCli, waitFor } from '../helpers/spawn-cli.js';
-import { tempSession } from '../helpers/temp-session.js';
+import { buildSession } from '../helpers/session-builder.js';
 
 /** Task `slow` waits for the file `release`; the others finish at once. */
 const kCmd =
@@ -19,14 +19,14 @@ function slowLine(stdout: string): string | undefined {
 
 describe('status after kill -9', () => {
   test('a task the killed run left in_progress shows as [INTR], not [RUN]', async () => {
-    const dir = tempSession(
+    const dir = buildSession(
       [
         'id,title,description,role,deps,context_from,exec_mode',
         '"a","A","first","r","","","csv-wave"',
         '"slow","Slow","waits for the test","r","","","csv-wave"',
         '',
       ].join('\n'),
-      { 'session.json': JSON.stringify({ pipeline: 'generic' }) },
+      { session: JSON.stringify({ pipeline: 'generic' }) },
     );
     const run = spawnCli('run', dir, '--cmd', kCmd);
     try {

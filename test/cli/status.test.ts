@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { tempSession } from '../helpers/temp-session.js';
+import { buildSession } from '../helpers/session-builder.js';
 import { kAllStatusesCsv, kAllStatusesTasks, kLongFindings, kSeedHeader, withPlainTasksPath } from './sessions.js';
 
 interface StatusDocument {
@@ -21,7 +21,7 @@ function parseLine(line: string): { tag: string; id: string; role: string; detai
 
 describe('csv-wave status', () => {
   test('one line per task, in file order, tagged by status', async () => {
-    const dir = tempSession(kAllStatusesCsv);
+    const dir = buildSession(kAllStatusesCsv, { session: null });
     const result = await runCli('status', dir);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -45,7 +45,7 @@ describe('csv-wave status', () => {
   });
 
   test('[RUN] while a live run holds the lock', async () => {
-    const dir = tempSession(kAllStatusesCsv);
+    const dir = buildSession(kAllStatusesCsv, { session: null });
     mkdirSync(join(dir, '.csv-wave'));
     // A live process stands for the run (not this one: status runs in it, and a lock naming
     // the reader's own pid that the reader does not hold is a dead namesake's).
@@ -65,13 +65,13 @@ describe('csv-wave status', () => {
   });
 
   test('--json names the interrupted tasks when no run holds the lock', async () => {
-    const dir = tempSession(kAllStatusesCsv);
+    const dir = buildSession(kAllStatusesCsv, { session: null });
     const json = JSON.parse((await runCli('status', dir, '--json')).stdout) as Record<string, unknown>;
     expect(json['interrupted']).toEqual(['IDEA-2']);
   });
 
   test('--only and --wave list only the chosen tasks; the counts stay the whole session\'s', async () => {
-    const dir = tempSession(kAllStatusesCsv);
+    const dir = buildSession(kAllStatusesCsv, { session: null });
     const ids = (stdout: string) => stdout.split('\n').filter((line) => line.startsWith('[')).map((line) => parseLine(line).id);
     const skipped = await runCli('status', dir, '--only', 'skipped');
     expect(skipped.code).toBe(0);
@@ -86,7 +86,7 @@ describe('csv-wave status', () => {
   });
 
   test('--only and --wave refuse a bad value with exit 2', async () => {
-    const dir = tempSession(kAllStatusesCsv);
+    const dir = buildSession(kAllStatusesCsv, { session: null });
     const only = await runCli('status', dir, '--only', 'done');
     expect(only.code).toBe(2);
     expect(only.stderr).toContain('Expected `--only` to be statuses among pending, in_progress, completed, failed, skipped, comma-separated, got `done`');
@@ -96,11 +96,11 @@ describe('csv-wave status', () => {
   });
 
   test('a pending task lists every unfinished dependency that blocks it', async () => {
-    const dir = tempSession(`id,description,role,deps,status
+    const dir = buildSession(`id,description,role,deps,status
 A,do,ideator,,failed
 B,do,ideator,,
 C,do,challenger,A;B,
-`);
+`, { session: null });
     const result = await runCli('status', dir);
     expect(result.code).toBe(0);
     const line = result.stdout.split('\n').find((text) => text.includes(' C '));
@@ -108,7 +108,7 @@ C,do,challenger,A;B,
   });
 
   test('--json: every row keyed by column name, cells decoded, and counts per status', async () => {
-    const dir = tempSession(kAllStatusesCsv);
+    const dir = buildSession(kAllStatusesCsv, { session: null });
     const result = await runCli('status', dir, '--json');
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -129,7 +129,7 @@ C,do,challenger,A;B,
   });
 
   test('findings that start like a formula are stored guarded and come back exact', async () => {
-    const dir = tempSession(kAllStatusesCsv);
+    const dir = buildSession(kAllStatusesCsv, { session: null });
     const stored = readFileSync(join(dir, 'tasks.csv'), 'utf8');
     expect(stored).toContain(`"'=SUM(A1:A9) is what the idea costs","'-HIGH","'@2"`);
 
@@ -142,7 +142,7 @@ C,do,challenger,A;B,
   });
 
   test('an extra column comes back in --json under its own name, in file order', async () => {
-    const dir = tempSession('id,owner,description,role\nA,Ana,do,ideator\n');
+    const dir = buildSession('id,owner,description,role\nA,Ana,do,ideator\n', { session: null });
     const result = await runCli('status', dir, '--json');
     expect(result.code).toBe(0);
     const document = JSON.parse(result.stdout) as { tasks: Record<string, string>[] };
@@ -151,7 +151,7 @@ C,do,challenger,A;B,
   });
 
   test('never changes tasks.csv', async () => {
-    const dir = tempSession(kAllStatusesCsv);
+    const dir = buildSession(kAllStatusesCsv, { session: null });
     const path = join(dir, 'tasks.csv');
     const before = readFileSync(path);
     await runCli('status', dir);
@@ -160,10 +160,10 @@ C,do,challenger,A;B,
   });
 
   test('shows a file that would not validate, a mistyped status included, without crashing', async () => {
-    const dir = tempSession(`id,description,role,deps,status
+    const dir = buildSession(`id,description,role,deps,status
 A,do,ideator,B,done
 B,do,ideator,A,completed
-`);
+`, { session: null });
     const text = await runCli('status', dir);
     expect(text.stderr).toBe('');
     expect(text.code).toBe(0);
@@ -181,11 +181,11 @@ B,do,ideator,A,completed
   });
 
   test('exit code 2 for a file that does not parse, with the line where the row starts', async () => {
-    const dir = tempSession(`id,description,role
+    const dir = buildSession(`id,description,role
 A,"two
 lines",ideator
 B,do,ideator,surplus
-`);
+`, { session: null });
     const result = await runCli('status', dir);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');

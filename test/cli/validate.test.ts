@@ -2,7 +2,7 @@ import { readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { copySample, tempSession } from '../helpers/temp-session.js';
+import { buildSession, copySample } from '../helpers/session-builder.js';
 import { kAllStatusesCsv, withPlainTasksPath } from './sessions.js';
 
 interface ValidateJson {
@@ -19,7 +19,7 @@ describe('csv-wave validate', () => {
   });
 
   test('accepts the path of the tasks file as well as the folder, under any name', async () => {
-    const dir = tempSession(kAllStatusesCsv);
+    const dir = buildSession(kAllStatusesCsv, { session: null });
     expect((await runCli('validate', join(dir, 'tasks.csv'))).code).toBe(0);
     renameSync(join(dir, 'tasks.csv'), join(dir, 'batch-7.csv'));
     const renamed = await runCli('validate', join(dir, 'batch-7.csv'));
@@ -35,11 +35,11 @@ describe('csv-wave validate', () => {
   });
 
   test('exit code 2 and every violation on stderr, nothing on stdout', async () => {
-    const dir = tempSession(`id,description,role,deps
+    const dir = buildSession(`id,description,role,deps
 A,do,ideator,C
 B,,ideator,
 C,do,ideator,A
-`);
+`, { session: null });
     const result = await runCli('validate', dir);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
@@ -49,12 +49,12 @@ C,do,ideator,A
   });
 
   test('--json on a bad file: {ok: false, violations: [{file, line, message}]} and exit code 2', async () => {
-    const dir = tempSession(
+    const dir = buildSession(
       `id,description,role,deps
 A,do,wizard,GHOST
 A,,ideator,
 `,
-      { 'session.json': '{"pipeline":"brainstorm"}' },
+      { session: '{"pipeline":"brainstorm"}' },
     );
     const result = await runCli('validate', dir, '--json');
     expect(result.code).toBe(2);
@@ -76,7 +76,7 @@ A,,ideator,
   });
 
   test('--json on a file that does not parse', async () => {
-    const dir = tempSession('id,description,role\nA,"open,ideator\n');
+    const dir = buildSession('id,description,role\nA,"open,ideator\n', { session: null });
     const result = await runCli('validate', dir, '--json');
     expect(result.code).toBe(2);
     const document = JSON.parse(result.stdout) as ValidateJson;
@@ -87,10 +87,10 @@ A,,ideator,
   });
 
   test('an empty id and an empty role are reported with the message of their rule', async () => {
-    const dir = tempSession(`id,description,role
+    const dir = buildSession(`id,description,role
 ,do,ideator
 B,do,
-`);
+`, { session: null });
     const result = await runCli('validate', dir, '--json');
     expect(result.code).toBe(2);
     const document = JSON.parse(result.stdout) as ValidateJson;
@@ -102,9 +102,9 @@ B,do,
 
   test('the pipeline of session.json decides which roles are known', async () => {
     const csv = 'id,description,role\nA,do,explorer\nB,do,anything-at-all\n';
-    const generic = await runCli('validate', tempSession(csv, { 'session.json': '{"pipeline":"generic"}' }));
+    const generic = await runCli('validate', buildSession(csv, { session: '{"pipeline":"generic"}' }));
     expect(generic.code).toBe(0);
-    const analyze = await runCli('validate', tempSession(csv, { 'session.json': '{"pipeline":"analyze"}' }), '--json');
+    const analyze = await runCli('validate', buildSession(csv, { session: '{"pipeline":"analyze"}' }), '--json');
     expect(analyze.code).toBe(2);
     expect((JSON.parse(analyze.stdout) as ValidateJson).violations.map((v) => v.message)).toEqual([
       'Invalid role: anything-at-all (the analyze pipeline takes explorer, analyst, discussant, synthesizer; ' +
@@ -114,10 +114,10 @@ B,do,
 
   test('exit code 2 for a session.json that is not valid', async () => {
     const csv = readFileSync(join(copySample('brainstorm'), 'tasks.csv'), 'utf8');
-    const broken = await runCli('validate', tempSession(csv, { 'session.json': '{"pipeline": ' }));
+    const broken = await runCli('validate', buildSession(csv, { session: '{"pipeline": ' }));
     expect(broken.code).toBe(2);
     expect(broken.stderr).toMatch(/session\.json:1:14: not valid JSON/);
-    const unknown = await runCli('validate', tempSession(csv, { 'session.json': '{"pipeline":"unknown"}' }));
+    const unknown = await runCli('validate', buildSession(csv, { session: '{"pipeline":"unknown"}' }));
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/session\.json:1: pipeline: /);
   });

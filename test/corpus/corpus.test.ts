@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
+import { buildSession } from '../helpers/session-builder.js';
 import { kGeneratedCases } from './generated-cases.js';
 
 /**
@@ -23,14 +23,6 @@ function caseNames(dir: string): string[] {
     .filter((file) => file.endsWith('.csv'))
     .map((file) => file.slice(0, -'.csv'.length))
     .sort();
-}
-
-/** A session folder holding these files. */
-function sessionWith(name: string, tasks: Buffer, session: Buffer | undefined): string {
-  const dir = mkdtempSync(join(tmpdir(), `csv-wave-corpus-${name}-`));
-  writeFileSync(join(dir, 'tasks.csv'), tasks);
-  if (session !== undefined) writeFileSync(join(dir, 'session.json'), session);
-  return dir;
 }
 
 /** A stored case: its files, byte for byte, and its expected lines. */
@@ -79,7 +71,7 @@ function expectUnchanged(dir: string, before: Map<string, Buffer>): void {
 const kStackFrame = /^\s+at /m;
 
 async function expectRejected(name: string, files: { tasks: Buffer; session: Buffer | undefined; expected: string[] }) {
-  const dir = sessionWith(name, files.tasks, files.session);
+  const dir = buildSession(files.tasks, { session: files.session ?? null, prefix: `csv-wave-corpus-${name}-` });
   const before = snapshot(dir);
 
   const result = await runCli('validate', dir);
@@ -109,7 +101,7 @@ async function expectRejected(name: string, files: { tasks: Buffer; session: Buf
 }
 
 async function expectAccepted(name: string, files: { tasks: Buffer; session: Buffer | undefined; expected: string[] }) {
-  const dir = sessionWith(name, files.tasks, files.session);
+  const dir = buildSession(files.tasks, { session: files.session ?? null, prefix: `csv-wave-corpus-${name}-` });
   const before = snapshot(dir);
   const result = await runCli('validate', dir);
   expect(result.stderr).toBe('');

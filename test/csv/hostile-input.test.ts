@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -13,6 +13,7 @@ import { serializeTasks } from '../../src/csv/serialize-tasks.js';
 import { serializeWaveFile } from '../../src/csv/wave-file.js';
 import { readSessionConfig } from '../../src/session/session.js';
 import { validateTasks } from '../../src/session/validate.js';
+import { buildSession } from '../helpers/session-builder.js';
 import { expectWaveError } from '../helpers/wave-error.js';
 
 const kSeedHeader = kTaskColumns.join(',');
@@ -289,8 +290,7 @@ describe('rows per file', () => {
   });
 
   test('readTasksFile takes the same option', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'csv-wave-rows-'));
-    writeFileSync(join(dir, 'tasks.csv'), file(3));
+    const dir = buildSession(file(3), { session: null, prefix: 'csv-wave-rows-' });
     expectWaveError(() => readTasksFile(join(dir, 'tasks.csv'), { maxRows: 2 }), { code: 'INVALID_TASKS' });
     expect(readTasksFile(join(dir, 'tasks.csv'), { maxRows: 3 }).rows).toHaveLength(3);
   });
@@ -324,9 +324,7 @@ describe('the header and line ends', () => {
 
 describe('session.json', () => {
   function sessionDir(content: string | Buffer): string {
-    const dir = mkdtempSync(join(tmpdir(), 'csv-wave-session-json-'));
-    writeFileSync(join(dir, 'session.json'), content);
-    return dir;
+    return buildSession(null, { session: content, prefix: 'csv-wave-session-json-' });
   }
 
   /** The message of readSessionConfig's error, with the folder taken out. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { readRows } from '../helpers/generic-session.js';
+import { readRows } from '../helpers/session-builder.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
 import { kScriptedAgentCmd } from '../helpers/scripted-agent.js';
 

@@ -5,7 +5,8 @@ import { afterEach, describe, expect, test, vi } from 'vitest';
 import type { TaskRow } from '../../src/core/task.js';
 import { SessionLock } from '../../src/session/lock.js';
 import { runCli } from '../helpers/cli.js';
-import { readCsvRecords, readRows } from '../helpers/generic-session.js';
+import { readRows } from '../helpers/session-builder.js';
+import { readCsvRecords } from '../helpers/test-files.js';
 import { discoveryKeys, kScriptedAgentCmd } from '../helpers/scripted-agent.js';
 
 /** A fresh folder for `init` to create the session in. */

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-openai-server.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { usageLinesOf } from '../helpers/usage-lines.js';
 import type { UsageLine } from '../../src/knowledge/usage.js';
 
@@ -22,7 +22,7 @@ const tasks = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `T-${i +
 
 describe('every request in usage.ndjson, priced', () => {
   test('a retried attempt and a repair each leave their own lines; status, status --json and context.md give the cost per task and in all', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'RETRIED', description: '[[fake:repair-fails-once]]', role: 'writer' },
       { id: 'REPAIRED', description: '[[fake:invalid-then-valid]]', role: 'writer' },
       { id: 'PLAIN', description: 'Just do it', role: 'writer' },
@@ -52,7 +52,7 @@ describe('every request in usage.ndjson, priced', () => {
   });
 
   test('without a price, the cost is unknown and status says how to give one', async () => {
-    const dir = genericSession(tasks(1));
+    const dir = buildSession(tasks(1));
     expect((await runCli('run', dir, ...model())).code).toBe(0);
     const status = await runCli('status', dir);
     expect(status.stdout).toContain('Cost: unknown (1 request(s); no price for their model');
@@ -61,7 +61,7 @@ describe('every request in usage.ndjson, priced', () => {
 
 describe('budgets stop the run like --halt, and a resume goes on counting', () => {
   test('--max-tokens-total: no task starts once the session spent it; resume with it stops at once, with a higher one finishes', async () => {
-    const dir = genericSession(tasks(6));
+    const dir = buildSession(tasks(6));
     // One task at a time: the budget is reached after exactly two answers of 150 tokens.
     const first = await runCli('run', dir, ...model(), '--concurrency', '1', '--max-tokens-total', '300');
     expect(first.code).toBe(1);
@@ -83,8 +83,8 @@ describe('budgets stop the run like --halt, and a resume goes on counting', () =
   });
 
   test("--max-cost with session.json's pricing: stops once the session's cost reaches it", async () => {
-    const dir = genericSession(tasks(5), {
-      'session.json': JSON.stringify({ pipeline: 'generic', pricing: { m: { input: 1000, output: 1000 } } }),
+    const dir = buildSession(tasks(5), {
+      session: JSON.stringify({ pipeline: 'generic', pricing: { m: { input: 1000, output: 1000 } } }),
     });
     // 150 tokens at $1000 per million: $0.15 a request.
     const run = await runCli('run', dir, ...model(), '--concurrency', '1', '--max-cost', '0.3');
@@ -105,7 +105,7 @@ describe('flags of model calls', () => {
     [['--price-input', '1'], /A price for m needs both --price-input and --price-output/],
     [['--price-output', '-1', '--price-input', '1'], /Expected `--price-output` to be a number of US dollars per million tokens ≥ 0, got `-1`/],
   ])('%j is a usage error (exit 2) and calls no model', async (flags, message) => {
-    const dir = genericSession(tasks(1));
+    const dir = buildSession(tasks(1));
     const run = await runCli('run', dir, ...model(), ...flags);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(message);
@@ -113,14 +113,14 @@ describe('flags of model calls', () => {
   });
 
   test('the model flags go with the openai executor only', async () => {
-    const dir = genericSession(tasks(1));
+    const dir = buildSession(tasks(1));
     const run = await runCli('run', dir, '--cmd', 'echo hi', '--max-tokens', '10');
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('--max-tokens: for model calls only; pass --executor openai --model NAME');
   });
 
   test('--max-tokens reaches the server as the answer limit', async () => {
-    const dir = genericSession(tasks(1));
+    const dir = buildSession(tasks(1));
     expect((await runCli('run', dir, ...model(), '--max-tokens', '77')).code).toBe(0);
     expect(server.requests[0]!.body.max_tokens).toBe(77);
   });

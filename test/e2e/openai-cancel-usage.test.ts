@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-openai-server.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { spawnCli, waitFor } from '../helpers/spawn-cli.js';
 import { usageLinesOf } from '../helpers/usage-lines.js';
 import type { UsageLine } from '../../src/knowledge/usage.js';
@@ -24,7 +24,7 @@ const repairsHeld = () => server.requests.length - answered();
 
 describe('the tokens of an attempt cancelled by Ctrl-C', () => {
   test('Ctrl-C mid-repair: usage.ndjson holds the answered first request once; after resume no request is counted twice', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       // Prose with usage, then a repair the server holds until the client goes away.
       { id: 'HELD', description: '[[fake:invalid-then-slow]]', role: 'writer' },
       { id: 'PLAIN', description: 'Just do it', role: 'writer' },

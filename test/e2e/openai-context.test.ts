@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-openai-server.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 
 let server: FakeOpenAiServer | undefined;
 
@@ -22,7 +22,7 @@ function board(): string {
 test("a window learned from the server's 400: the digest is cut, the task completes, and the run warns naming the task", async () => {
   // About 850 tokens of its own (template, row, system prompt) and 900 of board at 4 characters a token.
   server = await startFakeOpenAiServer({ contextTokens: 1400 });
-  const dir = genericSession([{ id: 'T-1', description: 'Summarise the board', role: 'writer' }], { 'discoveries.ndjson': `${board()}\n` });
+  const dir = buildSession([{ id: 'T-1', description: 'Summarise the board', role: 'writer' }], { files: { 'discoveries.ndjson': `${board()}\n` } });
   const run = await runCli('run', dir, '--executor', 'openai', '--model', 'm', '--base-url', server.baseUrl, '--max-tokens', '100');
   expect(run.code, run.stderr).toBe(0);
   expect(readRows(dir).get('T-1')!.status).toBe('completed');
@@ -36,7 +36,7 @@ test("a window learned from the server's 400: the digest is cut, the task comple
 
 test('a task whose own text does not fit the window fails as task-failure naming the sizes, without a retry', async () => {
   server = await startFakeOpenAiServer({ contextTokens: 1400 });
-  const dir = genericSession([{ id: 'BIG', description: 'word '.repeat(3000), role: 'writer' }]);
+  const dir = buildSession([{ id: 'BIG', description: 'word '.repeat(3000), role: 'writer' }]);
   const run = await runCli('run', dir, '--executor', 'openai', '--model', 'm', '--base-url', server.baseUrl, '--context-window', '1400');
   expect(run.code).toBe(1);
   const row = readRows(dir).get('BIG')!;

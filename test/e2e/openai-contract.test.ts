@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-openai-server.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 
 // A model that sets supervision_verdict "block" unasked would skip everything downstream.
 // Only a checkpoint's verdict counts (the generic pipeline's `supervisor` role); from any
@@ -16,7 +16,7 @@ afterEach(async () => {
 describe('supervision verdicts of model answers in a run', () => {
   test('a block from a task that is no checkpoint is dropped with a warning: its dependents run', async () => {
     server = await startFakeOpenAiServer();
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'W-1', description: 'Write it [[fake:block]]', role: 'writer' },
       { id: 'W-2', description: 'Build on it', role: 'writer', deps: 'W-1' },
     ]);
@@ -30,7 +30,7 @@ describe('supervision verdicts of model answers in a run', () => {
 
   test("a checkpoint's block stops what comes after it", async () => {
     server = await startFakeOpenAiServer();
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'W-1', description: 'Write it', role: 'writer' },
       { id: 'CHECK-1', description: 'Check W-1 [[fake:block]]', role: 'supervisor', deps: 'W-1' },
       { id: 'W-2', description: 'Build on it', role: 'writer', deps: 'CHECK-1' },

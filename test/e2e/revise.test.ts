@@ -2,7 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readCsvRecords, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
+import { readCsvRecords } from '../helpers/test-files.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
 
 const kCmd = `${kLogRun}; echo "ran $CSV_WAVE_TASK_ID"`;
@@ -21,7 +22,7 @@ function snapshot(dir: string): Record<string, string> {
 
 describe('revise', () => {
   test('keeps the width of the existing ids: W2-05 gets W2-06, not W2-006', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'W2-04', description: 'four', role: 'step' },
       { id: 'W2-05', description: 'five', role: 'step', deps: 'W2-04' },
       { id: 'W2-06-NOTE', description: 'another prefix', role: 'step' },
@@ -29,13 +30,13 @@ describe('revise', () => {
     const revise = await runCli('revise', dir, 'W2-05', '--feedback', kFeedback, '--dry-run', '--json');
     expect(revise.code, revise.stderr).toBe(0);
     expect(JSON.parse(revise.stdout)).toMatchObject({ revision: 'W2-06' });
-    const wide = genericSession([{ id: 'IDEA-001', description: 'one', role: 'step' }]);
+    const wide = buildSession([{ id: 'IDEA-001', description: 'one', role: 'step' }]);
     const seedStyle = await runCli('revise', wide, 'IDEA-001', '--feedback', kFeedback, '--dry-run', '--json');
     expect(JSON.parse(seedStyle.stdout)).toMatchObject({ revision: 'IDEA-002' });
   });
 
   test('adds a revision task, rewires and resets the dependents; --dry-run writes nothing; run runs only those', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'COUNT-A', description: 'count a', role: 'count' },
       { id: 'COUNT-B', description: 'count b', role: 'count' },
       { id: 'MERGE', title: 'Merge the counts', description: 'merge the counts', role: 'merge', deps: 'COUNT-A;COUNT-B', context_from: 'COUNT-A;COUNT-B' },
@@ -87,7 +88,7 @@ describe('revise', () => {
   });
 
   test('a task that does not exist, or no feedback, is a usage error (exit 2) and writes nothing', async () => {
-    const dir = genericSession([{ id: 'ONLY', description: 'only', role: 'r' }]);
+    const dir = buildSession([{ id: 'ONLY', description: 'only', role: 'r' }]);
     const before = snapshot(dir);
     const missing = await runCli('revise', dir, 'NOPE', '--feedback', 'x');
     expect(missing.code).toBe(2);

@@ -2,7 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readRows, resultText } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
+import { resultText } from '../helpers/test-files.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
 
 /** A checkpoint row: its command prints the description, a result with this verdict. */
@@ -15,7 +16,7 @@ const checkpoint = (id: string, deps: string, result: Record<string, unknown>) =
 
 describe('supervisor checkpoints', () => {
   test('block skips everything downstream, transitively, naming the checkpoint; the rest runs; exit 1', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'DRAFT', description: 'draft done', role: 'writer' },
       checkpoint('REVIEW', 'DRAFT', { findings: 'The draft cites no sources.', supervision_verdict: 'block' }),
       { id: 'EDIT', description: 'edit done', role: 'writer', deps: 'REVIEW' },
@@ -46,14 +47,14 @@ describe('supervisor checkpoints', () => {
       '}',
       '',
     ].join('\n');
-    const dir = genericSession(
+    const dir = buildSession(
       [
         { id: 'DRAFT', description: 'draft', role: 'writer' },
         { id: 'REVIEW', description: 'review', role: 'supervisor', deps: 'DRAFT' },
         { id: 'EDIT', description: 'edit', role: 'writer', deps: 'REVIEW' },
         { id: 'PUBLISH', description: 'publish', role: 'writer', deps: 'EDIT' },
       ],
-      { 'verdicts.mjs': module },
+      { files: { 'verdicts.mjs': module } },
     );
     expect(existsSync(join(dir, 'wisdom', 'issues.md'))).toBe(false);
     const run = await runCli('run', dir, '--module', join(dir, 'verdicts.mjs'));

@@ -18,7 +18,7 @@ import { PrevContexts } from '../../src/run/prev-contexts.js';
 import { Scheduler } from '../../src/run/scheduler.js';
 import { Journal } from '../../src/session/journal.js';
 import { finishedAttempt } from '../helpers/attempt-reply.js';
-import { tasksCsv } from '../helpers/generic-session.js';
+import { tasksCsv } from '../helpers/session-builder.js';
 
 // The real function, counted: each call is one computation of a prev_context.
 vi.mock('../../src/graph/prev-context.js', async (importOriginal) => {

@@ -4,7 +4,7 @@ import { describe, expect, test } from 'vitest';
 import { readJournal } from '../../src/session/journal.js';
 import { attemptLineSchema, type AttemptLine } from '../../src/schema/attempt.js';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { spawnCli, waitFor } from '../helpers/spawn-cli.js';
 
 function attempts(dir: string): AttemptLine[] {
@@ -21,7 +21,7 @@ const kCmd =
 
 describe('attempts.ndjson', () => {
   test('one schema-valid line per finished attempt: retries, failures, no line for a skipped task; appended across runs', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'OK', description: 'o', role: 'r' },
       { id: 'BAD', description: 'b', role: 'r' },
       { id: 'FLAKY', description: 'f', role: 'r' },
@@ -63,7 +63,7 @@ describe('attempts.ndjson', () => {
     // Q1 → Q2 → Q3 finish one after another; W1 and W2 wait for a file that is only
     // created after the kill, so the run is killed with work in flight.
     const wait = 'while [ ! -e release ]; do sleep 0.05; done; echo waited';
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'W1', description: 'w', role: 'r' },
       { id: 'W2', description: 'w', role: 'r' },
       { id: 'Q1', description: 'q', role: 'r' },

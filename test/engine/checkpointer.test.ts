@@ -7,7 +7,7 @@ import { Checkpointer } from '../../src/session/checkpointer.js';
 import { Journal, readJournal, type JournalEntry } from '../../src/session/journal.js';
 import { TasksWriter } from '../../src/session/tasks-writer.js';
 import { WaveError } from '../../src/errors.js';
-import { genericSession } from '../helpers/generic-session.js';
+import { buildSession } from '../helpers/session-builder.js';
 
 /** write(2) on a disk that fills up: the first call takes half of what it is given, then nothing. */
 function fillingDisk(): WriteFn {
@@ -18,7 +18,7 @@ function fillingDisk(): WriteFn {
 const finish: JournalEntry = { type: 'finish', id: 'A', status: 'completed', findings: 'the result', gc_signal: '', severity_summary: '', error: '' };
 
 test('a rewrite of tasks.csv cut short by a full disk keeps the old file and the journal, and tells `failed`; the next good one empties the journal', () => {
-  const dir = genericSession([
+  const dir = buildSession([
     { id: 'A', description: 'first', role: 'r' },
     { id: 'B', description: 'second', role: 'r' },
   ]);

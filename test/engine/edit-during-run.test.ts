@@ -11,7 +11,7 @@ import { statusOf } from '../../src/core/skip-cause.js';
 import { runCli } from '../helpers/cli.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
-import { tempSession } from '../helpers/temp-session.js';
+import { buildSession } from '../helpers/session-builder.js';
 
 const kSessionJson = JSON.stringify({ pipeline: 'generic', discovery_files: 'always' });
 /** Task `slow` waits for the file `release`; the others finish at once. */
@@ -20,7 +20,7 @@ const kCmd =
   'echo "done $CSV_WAVE_TASK_ID"';
 
 function session(): string {
-  return tempSession(
+  return buildSession(
     [
       'id,title,description,role,deps,context_from,exec_mode',
       '"a","A","first","r","","","csv-wave"',
@@ -30,7 +30,7 @@ function session(): string {
       '"last","Last","runs in wave 3","r","later;slow","","csv-wave"',
       '',
     ].join('\n'),
-    { 'session.json': kSessionJson },
+    { session: kSessionJson },
   );
 }
 

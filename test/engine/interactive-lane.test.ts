@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readCsvRecords, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
+import { readCsvRecords } from '../helpers/test-files.js';
 
 interface LaneEvent {
   what: 'start' | 'end';
@@ -22,7 +23,7 @@ function laneEvents(dir: string): LaneEvent[] {
 
 describe('interactive lane', () => {
   test('interactive tasks run through the configured executor one at a time, beside the csv-wave tasks', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'I1', description: 'i', role: 'gate', exec_mode: 'interactive' },
       { id: 'C1', description: 'c', role: 'worker', exec_mode: 'csv-wave' },
       { id: 'I2', description: 'i', role: 'gate', exec_mode: 'interactive' },
@@ -65,7 +66,7 @@ describe('interactive lane', () => {
   });
 
   test('an interactive task gets its prev_context and upstream like any other', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'SOURCE', description: 'found this', role: 'worker' },
       { id: 'ASK', description: 'ask', role: 'gate', exec_mode: 'interactive', deps: 'SOURCE', context_from: 'SOURCE' },
     ]);

@@ -7,21 +7,21 @@ import { parseTasks } from '../../src/csv/parse-tasks.js';
 import { runCli } from '../helpers/cli.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
-import { tempSession } from '../helpers/temp-session.js';
+import { buildSession } from '../helpers/session-builder.js';
 
 const kSessionJson = JSON.stringify({ pipeline: 'generic' });
 /** Each task waits until the test creates `release` in the session folder. */
 const kGatedCmd = `${kLogRun}; while [ ! -f release ]; do sleep 0.02; done; echo "ran $CSV_WAVE_TASK_ID"`;
 
 function session(): string {
-  return tempSession(
+  return buildSession(
     [
       'id,title,description,role,deps,context_from,exec_mode',
       '"a","A","first","r","","","csv-wave"',
       '"b","B","second","r","a","","csv-wave"',
       '',
     ].join('\n'),
-    { 'session.json': kSessionJson },
+    { session: kSessionJson },
   );
 }
 

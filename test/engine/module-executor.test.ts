@@ -5,7 +5,8 @@ import { readDiscoveryFile } from '../../src/knowledge/discovery-files.js';
 import { RunEmitter, type TaskRetryEvent } from '../../src/events/events.js';
 import { runSession } from '../../src/run/run-session.js';
 import { runCli } from '../helpers/cli.js';
-import { fixturePath, genericSession, readRows, type RowInput } from '../helpers/generic-session.js';
+import { buildSession, readRows, type RowInput } from '../helpers/session-builder.js';
+import { fixturePath } from '../helpers/test-files.js';
 
 /** The fixture's absolute path (a relative --module is relative to the session folder; test/cli/executor-check.test.ts covers that). */
 function moduleFlag(name: string): string {
@@ -32,7 +33,7 @@ const kBystandersDone = {
 
 describe('module executor', () => {
   test('a module result is the task result, with discoveries, wisdom and upstream', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'A', description: 'first', role: 'r' },
       { id: 'B', description: 'second', role: 'r', deps: 'A', context_from: 'A' },
     ]);
@@ -48,7 +49,7 @@ describe('module executor', () => {
   });
 
   test('thrown non-Errors, Errors and a non-object result fail only their own task, each with a clear error', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'STRING', description: 'throw-string', role: 'r' },
       { id: 'OBJECT', description: 'throw-object', role: 'r' },
       { id: 'NULL', description: 'throw-null', role: 'r' },
@@ -72,7 +73,7 @@ describe('module executor', () => {
   });
 
   test('process.exit in a module fails only its task, also when its thread was shared', async () => {
-    const dir = genericSession([{ id: 'EXIT', description: 'exit', role: 'r' }, ...kBystanders]);
+    const dir = buildSession([{ id: 'EXIT', description: 'exit', role: 'r' }, ...kBystanders]);
     // Two tasks per thread: a bystander dies with the exiting task's thread, and its retry
     // on a thread of its own completes.
     const result = await runCli('run', dir, '--module', moduleFlag('module-behaviours.mjs'), '--concurrency', '4', '--threads', '2');
@@ -81,7 +82,7 @@ describe('module executor', () => {
   });
 
   test('a module that spins forever fails with --timeout 1 and the run goes on', async () => {
-    const dir = genericSession([{ id: 'SPIN', description: 'spin', role: 'r' }, ...kBystanders]);
+    const dir = buildSession([{ id: 'SPIN', description: 'spin', role: 'r' }, ...kBystanders]);
     const result = await runCli(
       'run', dir, '--module', moduleFlag('module-behaviours.mjs'), '--timeout', '1', '--retries', '0', '--concurrency', '2', '--threads', '2',
     );
@@ -92,7 +93,7 @@ describe('module executor', () => {
   });
 
   test('a module that waits past --timeout is told through ctx.signal', async () => {
-    const dir = genericSession([{ id: 'WAIT', description: 'wait-for-abort', role: 'r' }, ...kBystanders]);
+    const dir = buildSession([{ id: 'WAIT', description: 'wait-for-abort', role: 'r' }, ...kBystanders]);
     const result = await runCli('run', dir, '--module', moduleFlag('module-behaviours.mjs'), '--timeout', '0.5', '--retries', '0');
     expect(result.code).toBe(1);
     const { WAIT, ...others } = errors(dir);
@@ -102,7 +103,7 @@ describe('module executor', () => {
   });
 
   test('a spinning module that shares its thread takes no bystander down with it', async () => {
-    const dir = genericSession([{ id: 'SPIN', description: 'spin', role: 'r' }, ...kBystanders]);
+    const dir = buildSession([{ id: 'SPIN', description: 'spin', role: 'r' }, ...kBystanders]);
     // One thread for four tasks: the bystanders queue behind the spinner on the same thread.
     const result = await runCli(
       'run', dir, '--module', moduleFlag('module-behaviours.mjs'), '--timeout', '1', '--retries', '0', '--concurrency', '4', '--threads', '1',
@@ -114,7 +115,7 @@ describe('module executor', () => {
   });
 
   test('a module that allocates until its worker dies fails only its task (library option workerMemoryMb)', async () => {
-    const dir = genericSession([{ id: 'HOG', description: 'allocate', role: 'r' }, ...kBystanders]);
+    const dir = buildSession([{ id: 'HOG', description: 'allocate', role: 'r' }, ...kBystanders]);
     const events = new RunEmitter();
     const retries: TaskRetryEvent[] = [];
     events.on('task:retry', (event) => retries.push(event));
@@ -134,7 +135,7 @@ describe('module executor', () => {
   });
 
   test('a module without a default export function stops the run before any task starts, saying what is expected', async () => {
-    const dir = genericSession([{ id: 'A', description: 'a', role: 'r' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'r' }]);
     const result = await runCli('run', dir, '--module', moduleFlag('module-no-default.mjs'));
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(

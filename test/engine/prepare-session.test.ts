@@ -5,14 +5,14 @@ import type { JournalEntry } from '../../src/session/journal.js';
 import { SessionLock } from '../../src/session/lock.js';
 import { planTasks, prepareSession, writeFirst } from '../../src/session/prepare-session.js';
 import { openSession } from '../../src/session/session.js';
-import { tempSession } from '../helpers/temp-session.js';
+import { buildSession } from '../helpers/session-builder.js';
 import { expectWaveError } from '../helpers/wave-error.js';
 
 const kHeader = 'id,title,description,role,deps,context_from,exec_mode,wave,status,findings,error';
 
 /** A session a killed run left: a in progress with its finish journaled, b in progress with none. */
 function interruptedSession(): string {
-  const dir = tempSession(
+  const dir = buildSession(
     [
       kHeader,
       '"a","A","first","r","","","csv-wave","","in_progress","",""',
@@ -20,7 +20,7 @@ function interruptedSession(): string {
       '"c","C","third","r","a;b","","csv-wave","","pending","",""',
       '',
     ].join('\n'),
-    { 'session.json': JSON.stringify({ pipeline: 'generic' }) },
+    { session: JSON.stringify({ pipeline: 'generic' }) },
   );
   const entries: JournalEntry[] = [
     { type: 'start', id: 'a', attempt: 1 },
@@ -86,7 +86,7 @@ describe('prepareSession', () => {
   });
 
   test('a tasks.csv that cannot be read leaves the lock free', () => {
-    const dir = tempSession(`${kHeader}\n"a","A","first","r","","","csv-wave","","pending","\n`);
+    const dir = buildSession(`${kHeader}\n"a","A","first","r","","","csv-wave","","pending","\n`, { session: null });
     expectWaveError(() => prepareSession(openSession(dir), { hold: { warn: () => {}, run: true } }), { code: 'CSV_PARSE' });
     expect(lockIsFree(dir)).toBe(true);
   });
@@ -120,7 +120,7 @@ describe('planTasks', () => {
   });
 
   test('INVALID_TASKS lists every problem, under the headline given or the count', () => {
-    const dir = tempSession(`${kHeader}\n"a","A","first","r","zz","","csv-wave","","pending","",""\n"a","A","dup","r","","","csv-wave","","pending","",""\n`);
+    const dir = buildSession(`${kHeader}\n"a","A","first","r","zz","","csv-wave","","pending","",""\n"a","A","dup","r","","","csv-wave","","pending","",""\n`, { session: null });
     const read = prepareSession(openSession(dir));
     const error = expectWaveError(() => planTasks(read), { code: 'INVALID_TASKS', message: /^\d+ problem\(s\) in / });
     expect(error.violations.length).toBeGreaterThanOrEqual(2);

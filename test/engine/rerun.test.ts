@@ -5,7 +5,7 @@ import { parseTasks } from '../../src/csv/parse-tasks.js';
 import type { TaskRow } from '../../src/core/task.js';
 import { runCli } from '../helpers/cli.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
-import { tempSession } from '../helpers/temp-session.js';
+import { buildSession } from '../helpers/session-builder.js';
 
 const kSessionJson = JSON.stringify({ pipeline: 'generic' });
 /** Task b fails until the file `fixed` exists; every task says which run of it this is. */
@@ -17,7 +17,7 @@ const kCmd =
  * a → b → c (waves 1, 2, 3), x alone in wave 1, y in wave 2 after x, z in wave 3 after b and y.
  */
 function session(): string {
-  return tempSession(
+  return buildSession(
     [
       'id,title,description,role,deps,context_from,exec_mode',
       '"a","A","first","r","","","csv-wave"',
@@ -28,7 +28,7 @@ function session(): string {
       '"z","Z","after b and y","r","b;y","","csv-wave"',
       '',
     ].join('\n'),
-    { 'session.json': kSessionJson },
+    { session: kSessionJson },
   );
 }
 
@@ -146,7 +146,7 @@ describe('rerun --task', () => {
   });
 
   it('with --no-cascade leaves skipped a task that also waits on a failure outside the selection', async () => {
-    const dir = tempSession(
+    const dir = buildSession(
       [
         'id,title,description,role,deps,context_from,exec_mode,status,error',
         '"a","A","first","r","","","csv-wave","completed",""',
@@ -157,7 +157,7 @@ describe('rerun --task', () => {
         '"z","Z","after b and y","r","b;y","","csv-wave","skipped","Dependency failed or skipped: b (failed)"',
         '',
       ].join('\n'),
-      { 'session.json': kSessionJson },
+      { session: kSessionJson },
     );
     const dry = await runCli('rerun', dir, '--task', 'b', '--no-cascade', '--dry-run', '--json');
     expect(JSON.parse(dry.stdout)).toEqual({ chosen: ['b'], cascaded: ['c'] });
@@ -166,7 +166,7 @@ describe('rerun --task', () => {
   });
 
   it('with --no-cascade also resets the tasks a rerun checkpoint had blocked', async () => {
-    const dir = tempSession(
+    const dir = buildSession(
       [
         'id,title,description,role,deps,context_from,exec_mode,status,error',
         '"k","K","checkpoint","r","","","csv-wave","completed",""',
@@ -176,7 +176,7 @@ describe('rerun --task', () => {
         '"o","O","after k2","r","k2","","csv-wave","skipped","Blocked by checkpoint k2"',
         '',
       ].join('\n'),
-      { 'session.json': kSessionJson },
+      { session: kSessionJson },
     );
     const dry = await runCli('rerun', dir, '--task', 'k', '--no-cascade', '--dry-run', '--json');
     expect(JSON.parse(dry.stdout)).toEqual({ chosen: ['k'], cascaded: ['m', 'n'] });

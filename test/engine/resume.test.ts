@@ -8,14 +8,14 @@ import { statusOf } from '../../src/core/skip-cause.js';
 import { runCli } from '../helpers/cli.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
 import { spawnCli, waitFor } from '../helpers/spawn-cli.js';
-import { tempSession } from '../helpers/temp-session.js';
+import { buildSession } from '../helpers/session-builder.js';
 
 const kSessionJson = JSON.stringify({ pipeline: 'generic' });
 const kCmd = `${kLogRun}; echo "ran $CSV_WAVE_TASK_ID"`;
 
 /** A session as a kill -9 leaves it: b and c in progress, b's finish already journaled. */
 function crashedSession(): string {
-  const dir = tempSession(
+  const dir = buildSession(
     [
       'id,title,description,role,deps,context_from,exec_mode,wave,status,findings,error',
       '"a","A","first","r","","","csv-wave","1","completed","a was done before the crash",""',
@@ -24,7 +24,7 @@ function crashedSession(): string {
       '"d","D","fourth","r","b;c","","csv-wave","3","pending","",""',
       '',
     ].join('\n'),
-    { 'session.json': kSessionJson },
+    { session: kSessionJson },
   );
   const entries: JournalEntry[] = [
     { type: 'start', id: 'b', attempt: 1 },

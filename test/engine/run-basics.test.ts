@@ -4,8 +4,8 @@ import { describe, expect, test } from 'vitest';
 import { discoveryFileSchema } from '../../src/schema/discovery-file.js';
 import { discoveryLineSchema } from '../../src/schema/discovery.js';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readCsvRecords, readRows, resultText, type RowInput } from '../helpers/generic-session.js';
-import { tempSession } from '../helpers/temp-session.js';
+import { buildSession, readRows, type RowInput } from '../helpers/session-builder.js';
+import { readCsvRecords, resultText } from '../helpers/test-files.js';
 
 /** Prints the description: a test puts the task's result (JSON or text) there. */
 const kEcho = 'printf %s {description}';
@@ -33,7 +33,7 @@ async function statusJson(dir: string): Promise<StatusJson> {
 
 describe('exit codes and statuses', () => {
   test('0 when every task completed', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'A', description: 'alpha', role: 'r' },
       { id: 'B', description: 'beta', role: 'r', deps: 'A' },
       { id: 'C', description: 'gamma', role: 'r', deps: 'A;B' },
@@ -49,7 +49,7 @@ describe('exit codes and statuses', () => {
   });
 
   test('1 with a failed task; its dependents are skipped transitively, the rest completes', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'BAD', description: 'fail', role: 'r' },
       { id: 'OK', description: 'fine', role: 'r' },
       { id: 'CHILD', description: 'c', role: 'r', deps: 'BAD' },
@@ -77,7 +77,7 @@ describe('exit codes and statuses', () => {
 
   test('2 for an invalid tasks.csv, with every violation on its line; nothing runs', async () => {
     const csv = 'id,description,role,deps\nA,do a,r,\nB,do b,r,Z\nA,again,r,\n';
-    const dir = tempSession(csv, { 'session.json': '{"pipeline":"generic"}' });
+    const dir = buildSession(csv, { session: '{"pipeline":"generic"}' });
     const result = await run(dir, '--cmd', 'touch ran-{id}');
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/tasks\.csv:3: Unknown dependency: Z\n.*tasks\.csv:4: Duplicate task ID: A\n$/);
@@ -93,7 +93,7 @@ describe('exit codes and statuses', () => {
     [['--timeout', '-1'], 'Expected `--timeout` to be a number of seconds from 0 to 2073600 (24 days), got `-1`'],
     [['--retries', '1.5'], 'Expected `--retries` to be an integer ≥ 0, got `1.5`'],
   ])('2 for a bad flag %j, with a clear message', async (flags, message) => {
-    const dir = genericSession([{ id: 'A', description: 'a', role: 'r' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'r' }]);
     const before = readFileSync(join(dir, 'tasks.csv'), 'utf8');
     const result = await run(dir, '--cmd', kEcho, ...flags);
     expect(result.code).toBe(2);
@@ -102,14 +102,14 @@ describe('exit codes and statuses', () => {
   });
 
   test('2 for a --schedule that is not a choice', async () => {
-    const dir = genericSession([{ id: 'A', description: 'a', role: 'r' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'r' }]);
     const result = await run(dir, '--cmd', kEcho, '--schedule', 'sometimes');
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("'sometimes' is invalid");
   });
 
   test('2 when no executor is given, naming --cmd and --module', async () => {
-    const dir = genericSession([{ id: 'A', description: 'a', role: 'r' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'r' }]);
     const result = await run(dir);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--cmd');
@@ -118,7 +118,7 @@ describe('exit codes and statuses', () => {
   });
 
   test('a finished session run again does nothing and exits 0', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'A', description: 'a', role: 'r' },
       { id: 'B', description: 'b', role: 'r', deps: 'A' },
     ]);
@@ -135,7 +135,7 @@ describe('exit codes and statuses', () => {
 
 describe('prev_context and wave files', () => {
   test('wave-N.csv holds each csv-wave row with `[Task X] findings` lines, or the no-context text', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'A', description: 'findings of A', role: 'r' },
       { id: 'B', description: 'findings of B\nsecond line', role: 'r' },
       { id: 'EMPTY', description: resultText({ findings: '' }), role: 'r' },
@@ -184,7 +184,7 @@ describe('retries and timeouts', () => {
     '[ "$n" -ge 3 ] || { echo "busy, try later" >&2; exit 75; }; echo "done on attempt $CSV_WAVE_ATTEMPT"';
 
   test('a command that exits 75 twice, then succeeds, completes with --retries 2', async () => {
-    const dir = genericSession([{ id: 'FLAKY', description: 'f', role: 'r' }, { id: 'NEXT', description: 'n', role: 'r', deps: 'FLAKY' }]);
+    const dir = buildSession([{ id: 'FLAKY', description: 'f', role: 'r' }, { id: 'NEXT', description: 'n', role: 'r', deps: 'FLAKY' }]);
     const result = await run(dir, '--cmd', kFlaky, '--retries', '2', '--retry-delay', '0.01');
     expect(result.code).toBe(0);
     expect(readFileSync(join(dir, 'FLAKY.count'), 'utf8')).toBe('3\n');
@@ -193,7 +193,7 @@ describe('retries and timeouts', () => {
   });
 
   test('--timeout fails the attempt with a Timed out error; the run goes on', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'SLOW', description: 'slow', role: 'r' },
       { id: 'QUICK', description: 'quick', role: 'r' },
     ]);
@@ -211,7 +211,7 @@ describe('results and knowledge files', () => {
   test('findings over 500 characters go whole to artifacts/<id>/output.md; the cell keeps ≤500 with a pointer', async () => {
     const long = Array.from({ length: 40 }, (_, i) => `sentence ${i} of a long output.`).join(' ');
     expect(long.length).toBeGreaterThan(1000);
-    const dir = genericSession([{ id: 'LONG', description: long, role: 'r' }]);
+    const dir = buildSession([{ id: 'LONG', description: long, role: 'r' }]);
     expect((await run(dir, '--cmd', kEcho)).code).toBe(0);
     expect(readFileSync(join(dir, 'artifacts', 'LONG', 'output.md'), 'utf8')).toBe(long);
     const cell = readRows(dir).get('LONG')!.findings;
@@ -228,7 +228,7 @@ describe('results and knowledge files', () => {
     const emoji = '😀'.repeat(600);
     // 99 units of key finding: 49 emoji and the high half of the 50th.
     const key = '😀'.repeat(60);
-    const dir = genericSession([{ id: 'EMOJI', description: resultText({ findings: emoji, key_findings: [key] }), role: 'r' }]);
+    const dir = buildSession([{ id: 'EMOJI', description: resultText({ findings: emoji, key_findings: [key] }), role: 'r' }]);
     expect((await run(dir, '--cmd', kEcho)).code).toBe(0);
     expect(readFileSync(join(dir, 'artifacts', 'EMOJI', 'output.md'), 'utf8')).toBe(emoji);
     const cell = readRows(dir).get('EMOJI')!.findings;
@@ -242,7 +242,7 @@ describe('results and knowledge files', () => {
 
   test('findings of exactly 500 characters stay whole in the cell', async () => {
     const exact = 'y'.repeat(500);
-    const dir = genericSession([{ id: 'EXACT', description: exact, role: 'r' }]);
+    const dir = buildSession([{ id: 'EXACT', description: exact, role: 'r' }]);
     expect((await run(dir, '--cmd', kEcho)).code).toBe(0);
     expect(readRows(dir).get('EXACT')!.findings).toBe(exact);
     expect(existsSync(join(dir, 'artifacts'))).toBe(false);
@@ -273,12 +273,12 @@ describe('results and knowledge files', () => {
       { type: 'custom', data: { a: 2 } },
     ];
     const earlier = '{"ts":"2024-01-01T00:00:00.000Z","worker":"OLD","type":"idea","data":{"title":"Old idea"}}\nnot json at all\n';
-    const dir = genericSession(
+    const dir = buildSession(
       [
         { id: 'FIRST', description: resultText({ findings: 'one', discoveries: first }), role: 'r' },
         { id: 'SECOND', description: resultText({ findings: 'two', discoveries: second }), role: 'r', deps: 'FIRST' },
       ],
-      { 'discoveries.ndjson': earlier },
+      { files: { 'discoveries.ndjson': earlier } },
     );
     const result = await run(dir, '--cmd', kEcho);
     expect(result.code).toBe(0);
@@ -316,14 +316,13 @@ describe('results and knowledge files', () => {
       supervision_verdict: 'pass',
       artifacts: [{ name: 'report', content: '# report' }],
     };
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'RICH', description: resultText(rich), role: 'ideator' },
       { id: 'PLAIN', description: 'plain text', role: 'critic' },
       { id: 'BROKEN', description: 'fail', role: 'critic' },
       { id: 'REPORTED', description: resultText({ status: 'failed', findings: 'half done' }), role: 'critic' },
       { id: 'BLOCKED', description: 'x', role: 'synth', deps: 'BROKEN' },
-    ]);
-    writeFileSync(join(dir, 'session.json'), '{"pipeline":"generic","discovery_files":"always"}');
+    ], { session: '{"pipeline":"generic","discovery_files":"always"}' });
     expect((await run(dir, '--cmd', kEchoOrFail)).code).toBe(1);
     const files = readdirSync(join(dir, 'discoveries')).sort();
     expect(files).toEqual(['BLOCKED.json', 'BROKEN.json', 'PLAIN.json', 'REPORTED.json', 'RICH.json']);
@@ -365,7 +364,7 @@ describe('results and knowledge files', () => {
 
 
   test('in a generic session only tasks with more than their row get a discovery file (when-rich)', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'RICH', description: resultText({ findings: 'f', decisions: ['why'] }), role: 'r' },
       { id: 'PLAIN', description: 'plain text', role: 'r' },
       { id: 'BROKEN', description: 'fail', role: 'r' },
@@ -375,7 +374,7 @@ describe('results and knowledge files', () => {
     expect(readdirSync(join(dir, 'discoveries')).sort()).toEqual(['BROKEN.json', 'RICH.json']);
   });
   test('wisdom entries are appended to wisdom/<kind>.md', async () => {
-    const dir = genericSession(
+    const dir = buildSession(
       [
         { id: 'A', description: resultText({ findings: 'a', wisdom: { learnings: ['retry with care', 'two\nlines'], issues: ['flaky net'] } }), role: 'r' },
         { id: 'B', description: resultText({ findings: 'b', wisdom: { learnings: ['B learned'], conventions: ['kebab-case'] } }), role: 'r', deps: 'A' },
@@ -402,7 +401,7 @@ describe('results and knowledge files', () => {
     ['an artifact name that leaves the folder', { findings: 'x', artifacts: [{ name: '../escape', content: 'x' }] }, /^Invalid result: artifacts\.0\.name: /],
     ['another task id', { id: 'OTHER', findings: 'x' }, /^Invalid result: id is OTHER, expected T$/],
   ])('an invalid result (%s) fails the task naming the field, without retry', async (_, result, message) => {
-    const dir = genericSession([{ id: 'T', description: resultText(result), role: 'r' }]);
+    const dir = buildSession([{ id: 'T', description: resultText(result), role: 'r' }]);
     const run1 = await run(dir, '--cmd', `echo run >> count; ${kEcho}`, '--retries', '2', '--retry-delay', '0.01');
     expect(run1.code).toBe(1);
     const row = readRows(dir).get('T')!;
@@ -422,7 +421,7 @@ describe('results and knowledge files', () => {
       QUOTE: "'already quoted",
       PLAIN: 'plain, "with" quotes',
     };
-    const dir = genericSession(
+    const dir = buildSession(
       Object.entries(findings).map(([id, text]) => ({ id, description: resultText({ findings: text, gc_signal: `=${id}` }), role: 'r' })),
     );
     expect((await run(dir, '--cmd', kEcho)).code).toBe(0);
@@ -450,7 +449,7 @@ describe('scheduling', () => {
       { id: 'F', description: 'f', role: 'r', priority: 'P2' },
       { id: 'LATER', description: 'l', role: 'r', priority: 'P0', deps: 'F' },
     ];
-    const dir = genericSession(rows);
+    const dir = buildSession(rows);
     const result = await run(dir, '--cmd', 'echo {id} >> order.txt; echo ok', '--concurrency', '1');
     expect(result.code).toBe(0);
     expect(readFileSync(join(dir, 'order.txt'), 'utf8').trim().split('\n')).toEqual(['C', 'E', 'B', 'D', 'A', 'F', 'LATER']);
@@ -472,8 +471,8 @@ describe('scheduling', () => {
       { id: 'I', description: 'i', role: 'r', deps: 'G' },
     ];
     const cmd = `case {description} in fail) exit 1;; slow) sleep 0.3;; esac; printf '%s <- %s' {id} {prev_context}`;
-    const waves = genericSession(rows);
-    const eager = genericSession(rows);
+    const waves = buildSession(rows);
+    const eager = buildSession(rows);
     expect((await run(waves, '--cmd', cmd, '--concurrency', '3')).code).toBe(1);
     expect((await run(eager, '--cmd', cmd, '--concurrency', '3', '--schedule', 'eager')).code).toBe(1);
     expect(readFileSync(join(eager, 'tasks.csv'), 'utf8')).toBe(readFileSync(join(waves, 'tasks.csv'), 'utf8'));
@@ -499,7 +498,7 @@ describe('scheduling', () => {
   });
 
   test('--halt fail=1 stops starting new tasks once one failed; the rest stay pending; exit 1', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'FIRST', description: 'fail', role: 'r' },
       { id: 'B', description: 'b', role: 'r' },
       { id: 'C', description: 'c', role: 'r' },

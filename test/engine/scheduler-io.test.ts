@@ -3,7 +3,7 @@ import { parseTasks } from '../../src/csv/parse-tasks.js';
 import { RunEmitter } from '../../src/events/events.js';
 import { Scheduler } from '../../src/run/scheduler.js';
 import type { WorkerReply } from '../../src/executors/messages.js';
-import { tasksCsv } from '../helpers/generic-session.js';
+import { tasksCsv } from '../helpers/session-builder.js';
 
 describe('Scheduler and an attempt of error class io', () => {
   it('stops with reason io, the task pending, its dependent neither skipped nor started, nothing recorded as finished', async () => {

@@ -6,7 +6,7 @@ import { readJournal } from '../../src/session/journal.js';
 // The package's runSession: report.html is attached there, as the CLI attaches it.
 import { runSession } from '../../src/index.js';
 import { expectTasksCsvValid } from '../hostile/helpers.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 
 /** Two waves of three and two tasks, each printing its description. */
 const kRows = [
@@ -100,7 +100,7 @@ describe('a library listener that throws loses nothing', () => {
 
   for (const { name, event, fail, warning } of kFailures) {
     test(`${name}: the run resolves, every result is recorded, a warning names the error`, async () => {
-      const dir = genericSession(kRows);
+      const dir = buildSession(kRows);
       const { events, warnings, done } = emitterFailingOnce(event, fail);
       const summary = await settledOrEscaped(runSession(dir, { executor: kExecutor, concurrency: 3, events }));
       expect(summary.exitCode).toBe(0);
@@ -114,7 +114,7 @@ describe('a library listener that throws loses nothing', () => {
   }
 
   test('a warning listener that throws too: printed to stderr once, never a loop of warnings, the run whole', async () => {
-    const dir = genericSession(kRows);
+    const dir = buildSession(kRows);
     const { events, done } = emitterFailingOnce('task:done', () => {
       throw new Error('listener boom');
     });
@@ -143,7 +143,7 @@ describe('a library listener that throws loses nothing', () => {
 
 describe('durable before public', () => {
   test("a task's finish entry and attempt line are in the journal files when its task:done is emitted", async () => {
-    const dir = genericSession(kRows);
+    const dir = buildSession(kRows);
     const events = new RunEmitter();
     const seen: string[] = [];
     events.on('task:done', (event) => {

@@ -5,7 +5,7 @@ import { normalizeRunOptions } from '../../src/options/options.js';
 import { finishAttempt } from '../../src/executors/finish-attempt.js';
 import { kMaxTimerMs, kMaxTimerSeconds } from '../../src/process/timer-range.js';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 
 // Node's timers fire at once for a delay past 2^31 - 1 ms (about 24.8 days): a timeout or
 // grace longer than that must be refused, never turned into "time out now".
@@ -29,7 +29,7 @@ describe('millisecond options stay within what a timer can wait', () => {
   });
 
   test.each([['--timeout'], ['--grace']])('%s of 30 days is a usage error, and no task runs', async (flag) => {
-    const dir = genericSession([{ id: 'A', description: 'a', role: 'r' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'r' }]);
     const before = readFileSync(join(dir, 'tasks.csv'), 'utf8');
     const result = await runCli('run', dir, '--cmd', 'touch ran-{id}', flag, String(kTooLong));
     expect(result.code).toBe(2);
@@ -39,7 +39,7 @@ describe('millisecond options stay within what a timer can wait', () => {
 
   test('a session.json timeout of 30 days is refused, naming the file and line', async () => {
     const config = `{\n  "pipeline": "generic",\n  "timeout": ${kTooLong}\n}\n`;
-    const dir = genericSession([{ id: 'A', description: 'a', role: 'r' }], { 'session.json': config });
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'r' }], { session: config });
     const before = readFileSync(join(dir, 'tasks.csv'), 'utf8');
     const result = await runCli('run', dir, '--cmd', 'touch ran-{id}');
     expect(result.code).toBe(2);
@@ -48,8 +48,8 @@ describe('millisecond options stay within what a timer can wait', () => {
   });
 
   test('a session.json timeout within the range lets the task finish', async () => {
-    const dir = genericSession([{ id: 'A', description: 'a', role: 'r' }], {
-      'session.json': `{"pipeline": "generic", "timeout": ${kMaxTimerSeconds}}`,
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'r' }], {
+      session: `{"pipeline": "generic", "timeout": ${kMaxTimerSeconds}}`,
     });
     const result = await runCli('run', dir, '--cmd', 'printf done');
     expect(result.code).toBe(0);

@@ -6,7 +6,7 @@ import { parseTasks } from '../../src/csv/parse-tasks.js';
 import { TasksWriter } from '../../src/session/tasks-writer.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
-import { tempSession } from '../helpers/temp-session.js';
+import { buildSession } from '../helpers/session-builder.js';
 
 /** Task `slow` waits for the file `release`; the others finish at once. */
 const kCmd =
@@ -14,7 +14,7 @@ const kCmd =
   'echo "done $CSV_WAVE_TASK_ID"';
 
 function session(): string {
-  return tempSession(
+  return buildSession(
     [
       'id,title,description,role,deps,context_from,exec_mode',
       '"a","A","first","r","","","csv-wave"',
@@ -22,7 +22,7 @@ function session(): string {
       '"later","Later","runs in wave 2","r","a;slow","","csv-wave"',
       '',
     ].join('\n'),
-    { 'session.json': JSON.stringify({ pipeline: 'generic' }) },
+    { session: JSON.stringify({ pipeline: 'generic' }) },
   );
 }
 

@@ -1,9 +1,8 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readTasksFile } from '../../src/csv/parse-tasks.js';
-import { tasksCsv } from '../helpers/generic-session.js';
+import { buildSession, tasksCsv } from '../helpers/session-builder.js';
 import { spawnCli } from '../helpers/spawn-cli.js';
 
 // Two .csv files in one folder: the session's state (journal, lock, wave files, artifacts,
@@ -14,10 +13,7 @@ import { spawnCli } from '../helpers/spawn-cli.js';
 const kCmd = 'sh -c {description}';
 
 function folder(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'csv-wave-two-files-'));
-  writeFileSync(join(dir, 'session.json'), '{"pipeline":"generic"}');
-  for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
-  return dir;
+  return buildSession(null, { files, prefix: 'csv-wave-two-files-' });
 }
 
 function rowsOf(path: string): Map<string, { status: string; findings: string }> {

@@ -9,7 +9,8 @@ import type { AttemptOutcome, TaskInput } from '../../src/executors/types.js';
 import { writeDiscoveryFile } from '../../src/knowledge/discovery-files.js';
 import { buildUpstream } from '../../src/knowledge/upstream.js';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readRows, resultText } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
+import { resultText } from '../helpers/test-files.js';
 import { isRunning } from '../helpers/spawn-cli.js';
 
 /** The limits these tests hit are Linux's (128 KiB in one argument). */
@@ -165,7 +166,7 @@ describe('command failures', () => {
   test.runIf(kLinux)('through a run, an E2BIG command line is one failed attempt with --retries 0 (not a retried worker crash)', async () => {
     // Five cells of 30,000 characters: each fits in a spreadsheet cell, together they pass 128 KiB.
     const cells = Object.fromEntries([1, 2, 3, 4, 5].map((n) => [`part${n}`, 'x'.repeat(30_000)]));
-    const dir = genericSession([{ id: 'BIG', description: 'big', role: 'r', ...cells }]);
+    const dir = buildSession([{ id: 'BIG', description: 'big', role: 'r', ...cells }]);
     const result = await runCli('run', dir, '--cmd', 'printf %s {part1}{part2}{part3}{part4}{part5} | wc -c', '--retries', '0');
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/\[FAIL\] BIG .*E2BIG/);
@@ -224,7 +225,7 @@ describe('what a command receives', () => {
 
   test('upstream holds each dependency with its status, findings, discovery file and artifacts, and the wisdom', async () => {
     const long = `${'L'.repeat(600)} end`;
-    const dir = genericSession(
+    const dir = buildSession(
       [
         {
           id: 'A',

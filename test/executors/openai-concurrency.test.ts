@@ -5,7 +5,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { normalizeRunOptions } from '../../src/options/options.js';
 import { runCli } from '../helpers/cli.js';
 import { roleResult } from '../helpers/fake-openai-server.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 
 // With --executor openai, --concurrency defaults to the endpoint concurrency: before, it
 // was the number of cores, so `--endpoint-concurrency 4` alone never had more than 2
@@ -83,7 +83,7 @@ describe('--concurrency with the openai executor', () => {
     const n = Math.max(4, availableParallelism() + 1);
     const server = await startBarrierServer(n);
     close = server.close;
-    const dir = genericSession(Array.from({ length: n * 2 }, (_, i) => ({ id: `T-${i + 1}`, description: 'write', role: 'writer' })));
+    const dir = buildSession(Array.from({ length: n * 2 }, (_, i) => ({ id: `T-${i + 1}`, description: 'write', role: 'writer' })));
     // The timeout and the halt only end a run that cannot reach the barrier (its requests are held).
     const args = ['run', dir, '--executor', 'openai', '--model', 'm', '--base-url', server.baseUrl, '--endpoint-concurrency', String(n), '--timeout', '60', '--retries', '0', '--halt', 'fail=1'];
     const result = await runCli(...args);

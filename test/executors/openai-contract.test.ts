@@ -1,6 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { answerFormat, readContractAnswer } from '../../src/executors/openai/contract.js';
 import { answerSchema } from '../../src/executors/openai/contract-schema.js';
@@ -10,6 +8,7 @@ import { buildPromptContext } from '../../src/knowledge/prompt-context.js';
 import { pipelineFor } from '../../src/pipelines/pipeline-for.js';
 import { kPipelines } from '../../src/schema/session.js';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-openai-server.js';
+import { buildSession } from '../helpers/session-builder.js';
 
 // The model-answer contract (issue 15): the schema sent requires what a task's result needs,
 // per role, within what grammar-constrained servers take; what a server does not enforce
@@ -30,9 +29,8 @@ afterEach(() => {
 });
 
 function session(pipeline: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'csv-wave-contract-'));
+  const dir = buildSession(null, { session: { pipeline, topic: 'Quieter offices' }, prefix: 'csv-wave-contract-' });
   folders.push(dir);
-  writeFileSync(join(dir, 'session.json'), JSON.stringify({ pipeline, topic: 'Quieter offices' }));
   return dir;
 }
 

@@ -1,11 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, afterEach, describe, expect, test, vi } from 'vitest';
 import { OpenAiExecutor, type OpenAiExecutorOptions, type OpenAiOutcome } from '../../src/executors/openai/index.js';
 import type { TaskInput } from '../../src/executors/types.js';
 import type { PromptContext } from '../../src/knowledge/prompt-context.js';
 import { startFakeOpenAiServer, type FakeOpenAiServer, type FakeOpenAiServerOptions } from '../helpers/fake-openai-server.js';
+import { buildSession } from '../helpers/session-builder.js';
 
 const servers: FakeOpenAiServer[] = [];
 const folders: string[] = [];
@@ -24,9 +23,8 @@ async function server(options: FakeOpenAiServerOptions = {}): Promise<FakeOpenAi
 }
 
 function task(row: Record<string, string> = {}, prevContext = ''): TaskInput {
-  const dir = mkdtempSync(join(tmpdir(), 'csv-wave-usage-'));
+  const dir = buildSession(null, { prefix: 'csv-wave-usage-' });
   folders.push(dir);
-  writeFileSync(join(dir, 'session.json'), '{"pipeline":"generic"}');
   const full = { id: 'T-1', title: 'A task', description: 'Do the thing.', role: 'writer', deps: '', context_from: '', exec_mode: 'csv-wave', ...row };
   return { id: full.id, wave: 1, attempt: 1, session: dir, row: full, prev_context: prevContext, upstream: { deps: [], wisdom: {}, warnings: [] } };
 }

@@ -8,6 +8,7 @@ import { buildPromptContext } from '../../src/knowledge/prompt-context.js';
 import type { UpstreamContext } from '../../src/knowledge/upstream.js';
 import { taskResultSchema } from '../../src/schema/result.js';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-openai-server.js';
+import { buildSession } from '../helpers/session-builder.js';
 
 const kKey = 'sk-test-KEY-1234567890';
 
@@ -28,13 +29,8 @@ afterEach(() => {
 });
 
 function session(config: Record<string, unknown> | null = { pipeline: 'brainstorm', topic: 'Developer tooling for microservices' }, files: Record<string, string> = {}): string {
-  const dir = mkdtempSync(join(tmpdir(), 'csv-wave-openai-'));
+  const dir = buildSession(null, { session: config, files, prefix: 'csv-wave-openai-' });
   folders.push(dir);
-  if (config !== null) writeFileSync(join(dir, 'session.json'), JSON.stringify(config));
-  for (const [name, content] of Object.entries(files)) {
-    mkdirSync(join(dir, name, '..'), { recursive: true });
-    writeFileSync(join(dir, name), content);
-  }
   return dir;
 }
 

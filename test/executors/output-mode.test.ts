@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { parseTaskOutput } from '../../src/executors/output.js';
 import { runCli } from '../helpers/cli.js';
-import { fixturePath, genericSession, readRows, resultText } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
+import { fixturePath, resultText } from '../helpers/test-files.js';
 
 /** Prints the description: each task's stdout is its description cell. */
 const kEcho = 'printf %s {description}';
@@ -14,7 +15,7 @@ function outcome(dir: string, id: string): [string, string, string] {
 
 describe('--output auto (the default)', () => {
   test('JSON that is not a result (no status or findings key) is text, as jq, curl or docker inspect print it', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'JQ', description: '{"count": 3}', role: 'r' },
       { id: 'PRETTY', description: kPrettyJson, role: 'r' },
       { id: 'LOGS', description: 'fetching…\n{"id": 7, "name": "x"}', role: 'r' },
@@ -32,7 +33,7 @@ describe('--output auto (the default)', () => {
   });
 
   test('broken JSON still fails, and the message names --output text', async () => {
-    const dir = genericSession([{ id: 'BROKEN', description: '{"findings": "unterminated', role: 'r' }]);
+    const dir = buildSession([{ id: 'BROKEN', description: '{"findings": "unterminated', role: 'r' }]);
     expect((await runCli('run', dir, '--cmd', kEcho)).code).toBe(1);
     expect(readRows(dir).get('BROKEN')!.error).toMatch(/not valid JSON .*; pass --output text to take stdout as text$/);
   });
@@ -41,7 +42,7 @@ describe('--output auto (the default)', () => {
 describe('--output text', () => {
   test('stdout is the findings whatever it looks like, a result object included', async () => {
     const looksLikeResult = resultText({ status: 'failed', findings: 'not really' });
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'JSON', description: looksLikeResult, role: 'r' },
       { id: 'BROKEN', description: '{"findings": "unterminated', role: 'r' },
       { id: 'PLAIN', description: '  plain text  ', role: 'r' },
@@ -56,10 +57,10 @@ describe('--output text', () => {
   test('from session.json; the flag wins over it', async () => {
     const rows = [{ id: 'R', description: resultText({ findings: 'the result' }), role: 'r' }];
     const config = (output: string) => ({ 'session.json': JSON.stringify({ pipeline: 'generic', output }) });
-    const fromFile = genericSession(rows, config('text'));
+    const fromFile = buildSession(rows, { files: config('text') });
     expect((await runCli('run', fromFile, '--cmd', kEcho)).code).toBe(0);
     expect(outcome(fromFile, 'R')[1]).toBe(rows[0]!.description);
-    const flagWins = genericSession(rows, config('text'));
+    const flagWins = buildSession(rows, { files: config('text') });
     expect((await runCli('run', flagWins, '--cmd', kEcho, '--output', 'auto')).code).toBe(0);
     expect(outcome(flagWins, 'R')[1]).toBe('the result');
   });
@@ -67,7 +68,7 @@ describe('--output text', () => {
 
 describe('--output result', () => {
   test('requires a result object: text and non-result JSON fail the task, a result passes', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'TEXT', description: 'just text', role: 'r' },
       { id: 'JQ', description: '{"count": 3}', role: 'r' },
       { id: 'OK', description: resultText({ findings: 'fine' }), role: 'r' },
@@ -88,7 +89,7 @@ describe('--output result', () => {
 
 describe('bad --output', () => {
   test('a mode that does not exist, or a mode other than auto for a module, is a usage error before any task starts', async () => {
-    const dir = genericSession([{ id: 'A', description: 'a', role: 'r' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'r' }]);
     const unknown = await runCli('run', dir, '--cmd', kEcho, '--output', 'json');
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/auto, result, text/);

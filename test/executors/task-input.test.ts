@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { taskInputSchema, type TaskInput } from '../../src/index.js';
 import { runCli } from '../helpers/cli.js';
-import { readRows } from '../helpers/generic-session.js';
+import { readRows } from '../helpers/session-builder.js';
 import { docBlocks, docFile } from '../helpers/readme.js';
 
 /** The page that documents the task input. */

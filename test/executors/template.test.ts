@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { renderCommand, shellQuote, templateProblems } from '../../src/executors/template.js';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { propertyTest } from '../helpers/property-runs.js';
 
 /** What /bin/sh prints for a rendered command, as bytes. */
@@ -114,7 +114,7 @@ describe('placeholders inside the template\'s own quotes', () => {
   });
 
   test('a template with a placeholder in ${...} is refused before any task starts (exit 2)', async () => {
-    const dir = genericSession([{ id: 'A', description: 'd', role: 'r', file: 'x.txt' }]);
+    const dir = buildSession([{ id: 'A', description: 'd', role: 'r', file: 'x.txt' }]);
     const template = 'echo "${U:-"{file}"}" > ran.txt';
     const result = await runCli('run', dir, '--cmd', template);
     expect(result.code).toBe(2);
@@ -127,7 +127,7 @@ describe('placeholders inside the template\'s own quotes', () => {
   });
 
   test('through a whole run: cat "{file}" reads the file whose name has a space', async () => {
-    const dir = genericSession([{ id: 'A', description: 'd', role: 'r', file: 'my file.txt' }]);
+    const dir = buildSession([{ id: 'A', description: 'd', role: 'r', file: 'my file.txt' }]);
     writeFileSync(join(dir, 'my file.txt'), 'contents');
     const result = await runCli('run', dir, '--cmd', 'cat "{file}"');
     expect(result.code, result.stdout).toBe(0);
@@ -135,7 +135,7 @@ describe('placeholders inside the template\'s own quotes', () => {
   });
 
   test('a template csv-wave cannot quote is refused before any task starts (exit 2), saying how to fix it', async () => {
-    const dir = genericSession([{ id: 'A', description: 'd', role: 'r', file: 'x.txt' }]);
+    const dir = buildSession([{ id: 'A', description: 'd', role: 'r', file: 'x.txt' }]);
     const result = await runCli('run', dir, '--cmd', 'echo `cat {file}`');
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(
@@ -279,7 +279,7 @@ describe('shell safety', () => {
       LINES: 'first line\n  $(touch pwned-line)\n\tlast; touch pwned-semicolon ',
       FLAG: '-n',
     };
-    const dir = genericSession(
+    const dir = buildSession(
       Object.entries(descriptions).map(([id, description]) => ({ id, description, role: 'r' })),
     );
     const result = await runCli('run', dir, '--cmd', 'printf %s {description} > {id}.out && echo written', '--concurrency', '2');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { runCli } from './cli.js';
-import { genericSession } from './generic-session.js';
+import { buildSession } from './session-builder.js';
 
 /** What task `A-b` returns: an artifact named `notes`. */
 export const kNotes = '# Notes of A-b\n\nWritten by the task, through its result.\n';
@@ -17,7 +17,7 @@ export const kNotes = '# Notes of A-b\n\nWritten by the task, through its result
  */
 export async function artifactSession(): Promise<string> {
   const result = JSON.stringify({ findings: 'notes written', artifacts: [{ name: 'notes', content: kNotes }] });
-  const dir = genericSession([
+  const dir = buildSession([
     { id: 'A', description: 'long', role: 'r' },
     { id: 'A-b', description: result, role: 'r' },
   ]);

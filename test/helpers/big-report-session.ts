@@ -1,7 +1,6 @@
-import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tasksCsv } from './generic-session.js';
+import { buildSession } from './session-builder.js';
 
 /** One line of attempts.ndjson for task `id`, as a run writes it. */
 function attemptLine(id: string, index: number): string {
@@ -32,7 +31,6 @@ function attemptLine(id: string, index: number): string {
  * is about 5 MB.
  */
 export function bigReportSession(count: number, findingsChars: number): string {
-  const dir = mkdtempSync(join(tmpdir(), 'csv-wave-big-'));
   const rows = [];
   const attempts = [];
   for (let i = 0; i < count; i++) {
@@ -49,10 +47,7 @@ export function bigReportSession(count: number, findingsChars: number): string {
     });
     attempts.push(attemptLine(id, i));
   }
-  writeFileSync(join(dir, 'tasks.csv'), tasksCsv(rows));
-  writeFileSync(join(dir, 'session.json'), '{"pipeline":"generic"}');
-  writeFileSync(join(dir, 'attempts.ndjson'), `${attempts.join('\n')}\n`);
-  return dir;
+  return buildSession(rows, { prefix: 'csv-wave-big-', files: { 'attempts.ndjson': `${attempts.join('\n')}\n` } });
 }
 
 /** A change of the session, as a run makes one: one more attempt line (the page's data changes with it). */

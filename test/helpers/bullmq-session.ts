@@ -1,22 +1,13 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
-import { genericSession, type RowInput } from './generic-session.js';
 import { startRedis, type RedisServer } from './redis-server.js';
 import { spawnCliWith, waitFor, type SpawnedCli, type SpawnOptions } from './spawn-cli.js';
 
 /** Lines of a file that may not exist yet. */
 export function lines(path: string): string[] {
   return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter((line) => line !== '') : [];
-}
-
-/** A session of these rows whose id is set, so that workers can be started before its run. */
-export function sessionWithId(sessionId: string, rows: readonly RowInput[]): string {
-  const dir = genericSession(rows);
-  mkdirSync(join(dir, '.csv-wave'), { recursive: true });
-  writeFileSync(join(dir, '.csv-wave', 'session-id'), `${sessionId}\n`);
-  return dir;
 }
 
 /**

@@ -16,7 +16,7 @@ import { parseTasks } from '../../src/csv/parse-tasks.js';
 import { readJournal, replayJournal } from '../../src/session/journal.js';
 import { readTaggedLog, taggedLogCommands, type LoggedEvent } from './runs-log.js';
 import { sleep, spawnCliWith, waitFor } from './spawn-cli.js';
-import { tempSession } from './temp-session.js';
+import { buildSession } from './session-builder.js';
 import { mulberry32 } from '../../scripts/gen-dag.js';
 import { sessionCommands } from '../../src/backend/local/child-groups.js';
 
@@ -99,7 +99,7 @@ export function crashSession(random: () => number, tasks: number, waves: number,
     lines.push(`"${id}","Task ${id}","do ${id}","worker","${[...deps].join(';')}","","csv-wave","${nap.toFixed(2)}"`);
     ids.push(id);
   }
-  const dir = tempSession(`${lines.join('\n')}\n`, { 'session.json': JSON.stringify({ pipeline: 'generic' }) });
+  const dir = buildSession(`${lines.join('\n')}\n`, { session: JSON.stringify({ pipeline: 'generic' }) });
   return { dir, ids };
 }
 

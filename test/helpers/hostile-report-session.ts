@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { tasksCsv } from './generic-session.js';
+import { buildSession, tasksCsv } from './session-builder.js';
 
 /**
  * Texts that run a script, load something or leave their place if a page ever treats them as
@@ -34,7 +34,6 @@ export function hostileReportSession(recorder: string): { dir: string; payloads:
   const payloads = hostilePayloads(recorder);
   const all = payloads.join(' | ');
   const dir = join(mkdtempSync(join(tmpdir(), 'csv-wave-hostile-')), 'session <img src=x onerror="alert(9)"> "\'`');
-  mkdirSync(dir);
   const rows = [
     { id: 'H1', title: payloads[0]!, description: all, role: payloads[1]!, wave: '1', status: 'completed', findings: all, gc_signal: payloads[2]!, severity_summary: payloads[3]!, notes: all },
     { id: 'constructor', title: payloads[7]!, description: 'x', role: '__proto__', wave: '1', status: 'failed', error: all },
@@ -42,8 +41,7 @@ export function hostileReportSession(recorder: string): { dir: string; payloads:
     { id: 'hasOwnProperty', title: `${payloads[8]!} `.repeat(1000).slice(0, 100_000), description: payloads[9]!, role: 'r', wave: '2', status: 'pending' },
     { id: 'valueOf', title: payloads[10]!, description: payloads[5]!, role: payloads[6]!, wave: '2', status: 'in_progress', findings: `${all}\n`.repeat(1_000_000 / all.length) },
   ];
-  writeFileSync(join(dir, 'tasks.csv'), tasksCsv(rows));
-  writeFileSync(join(dir, 'session.json'), '{"pipeline":"generic"}');
+  buildSession(rows, { dir });
   const attempt = (task: string, extra: Record<string, unknown>) =>
     JSON.stringify({
       run: payloads[0],

@@ -12,7 +12,7 @@ import type { AttemptRequest, ExecutorSpec } from '../../src/executors/messages.
 import { replyText } from '../../src/executors/worker.js';
 import { readReply } from '../../src/backend/local/pool-replies.js';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { expectOthersIntact, hostileSession, kBystanders, runScripts } from './helpers.js';
 
 const kModule = new URL('./fixtures/deep-module.mjs', import.meta.url).pathname;
@@ -49,7 +49,7 @@ describe('deeply nested output fails its task instead of hanging the run', () =>
   });
 
   test('a module returning an object nested 5,000 levels deep; one within the limit completes', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'DEEP', description: 'deep-5000', role: 'r' },
       // The result, the discoveries list, the discovery, its data and `nested` hold the arrays.
       { id: 'FITS', description: `deep-${kMaxJsonDepth - 5}`, role: 'r' },
@@ -105,7 +105,7 @@ describe('a reply the main thread cannot read fails its task', () => {
         id: 'A',
         wave: 1,
         attempt: 1,
-        session: genericSession([{ id: 'A', description: 'a', role: 'r' }]),
+        session: buildSession([{ id: 'A', description: 'a', role: 'r' }]),
         row: { id: 'A' },
         prev_context: '',
         upstream: { deps: [], wisdom: {}, warnings: [] },

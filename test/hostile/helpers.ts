@@ -4,7 +4,7 @@ import { parse } from 'csv-parse/sync';
 import { expect } from 'vitest';
 import { readTasksFile } from '../../src/csv/parse-tasks.js';
 import { runCli, type CliRun } from '../helpers/cli.js';
-import { genericSession, readRows, type RowInput } from '../helpers/generic-session.js';
+import { buildSession, readRows, type RowInput } from '../helpers/session-builder.js';
 
 /**
  * Runs `<ID>.sh` from the session folder for a task that has one, and prints `<ID> ok`
@@ -23,7 +23,7 @@ export const kBystanders: RowInput[] = [
 export function hostileSession(scripts: Record<string, string>, files: Record<string, string> = {}): string {
   const rows: RowInput[] = Object.keys(scripts).map((id) => ({ id, description: `hostile ${id}`, role: 'r' }));
   const scriptFiles = Object.fromEntries(Object.entries(scripts).map(([id, script]) => [`${id}.sh`, script]));
-  return genericSession([...rows, ...kBystanders], { ...scriptFiles, ...files });
+  return buildSession([...rows, ...kBystanders], { files: { ...scriptFiles, ...files } });
 }
 
 export function runScripts(dir: string, ...flags: string[]): Promise<CliRun> {

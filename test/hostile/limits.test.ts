@@ -15,7 +15,8 @@ import { buildPrevContext } from '../../src/graph/prev-context.js';
 import { DiscoveryBoard } from '../../src/knowledge/discoveries-board.js';
 import { sessionConfigSchema } from '../../src/schema/session.js';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readRows, resultText } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
+import { resultText } from '../helpers/test-files.js';
 import { expectOthersIntact, hostileSession, kBystanders, runScripts } from './helpers.js';
 
 const kModule = new URL('./fixtures/hostile-module.mjs', import.meta.url).pathname;
@@ -24,7 +25,7 @@ const kMiB = 1024 * 1024;
 
 describe('caps at their defaults', () => {
   test('artifacts: 20 files and 10 MiB per task; past them artifacts are dropped and findings cut, each said in the findings', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'MANY', description: 'many-artifacts', role: 'r' },
       { id: 'BIGART', description: 'big-artifacts', role: 'r' },
       { id: 'HUGE', description: 'huge-findings', role: 'r' },
@@ -63,7 +64,7 @@ describe('caps at their defaults', () => {
   });
 
   test('discoveries: a line over 64 KiB is dropped with a warning naming the task; the others are kept', async () => {
-    const dir = genericSession([{ id: 'BIGDISC', description: 'big-discovery', role: 'r' }, ...kBystanders]);
+    const dir = buildSession([{ id: 'BIGDISC', description: 'big-discovery', role: 'r' }, ...kBystanders]);
     const result = await runCli('run', dir, '--module', kModule);
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(
@@ -208,13 +209,13 @@ describe('caps are configurable', () => {
   });
 
   test('a prev_context cut at prev_context_cap is a warning naming the task', async () => {
-    const dir = genericSession(
+    const dir = buildSession(
       [
         { id: 'SRC', description: 'x'.repeat(3000), role: 'r' },
         { id: 'READER', description: 'read', role: 'r', deps: 'SRC', context_from: 'SRC' },
         ...kBystanders,
       ],
-      { 'session.json': JSON.stringify({ pipeline: 'generic', prev_context_cap: 200 }) },
+      { session: JSON.stringify({ pipeline: 'generic', prev_context_cap: 200 }) },
     );
     const result = await runCli('run', dir, '--cmd', 'printf %s {description}');
     expect(result.code).toBe(0);

@@ -11,7 +11,7 @@ import { RunEmitter } from '../../src/events/events.js';
 import { runSession } from '../../src/run/run-session.js';
 import type { InteractiveHandler } from '../../src/interactive/types.js';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import {
   expectOthersIntact,
   hostileSession,
@@ -65,7 +65,7 @@ describe('output that is not a valid result', () => {
   });
 
   test('a module result that is not JSON data (a cycle, a BigInt) fails as invalid output', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'CYCLE', description: 'cyclic', role: 'r' },
       { id: 'BIGINT', description: 'bigint', role: 'r' },
       ...kBystanders,
@@ -170,7 +170,7 @@ describe('binary bytes and terminal escapes', () => {
   });
 
   test('a module: text fields are cleaned, discoveries too; an artifact keeps its content as written', async () => {
-    const dir = genericSession([{ id: 'DIRTY', description: 'dirty-text', role: 'r' }, ...kBystanders]);
+    const dir = buildSession([{ id: 'DIRTY', description: 'dirty-text', role: 'r' }, ...kBystanders]);
     expect((await runCli('run', dir, '--module', kModule)).code).toBe(0);
     expect(readRows(dir).get('DIRTY')!.findings).toBe('red text with bell and a lone \ufffd half');
     const board = readFileSync(join(dir, 'discoveries.ndjson'), 'utf8');
@@ -222,7 +222,7 @@ describe('formula triggers', () => {
 
 describe('interactive handlers', () => {
   test('a handler that throws fails its task with the thrown message; its dependents are skipped; the run goes on', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'ASK', description: 'ask', role: 'asker', exec_mode: 'interactive' },
       { id: 'STR', description: 'ask', role: 'stringer', exec_mode: 'interactive' },
       { id: 'CHILD', description: 'after ask', role: 'r', deps: 'ASK' },

@@ -12,7 +12,7 @@ import { RunEmitter } from '../../src/events/events.js';
 import { runSession } from '../../src/run/run-session.js';
 import type { ExecutorSpec } from '../../src/executors/messages.js';
 import { scrubSecrets, secretValues } from '../../src/text/secret-scrubber.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { expectOthersIntact, hostileSession, kBystanders, kScriptOrOk } from './helpers.js';
 
 const kKey = 'csvw-sk-live-0123456789abcdefABCDEF';
@@ -132,7 +132,7 @@ describe('secrets from the environment', () => {
   });
 
   test('a module that throws the key, or returns it, leaks it nowhere', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'THROW', description: 'secret-throw', role: 'r' },
       { id: 'THROWOBJ', description: 'secret-throw-object', role: 'r' },
       { id: 'RESULT', description: 'secret-result', role: 'r' },
@@ -232,7 +232,7 @@ describe('secrets split by control characters or ANSI escapes', () => {
   });
 
   test('a module that splits the key in a thrown error, its result, a discovery key, wisdom and an artifact', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'THROW', description: 'split-throw', role: 'r' },
       { id: 'RESULT', description: 'split-result', role: 'r' },
       ...kBystanders,

@@ -6,7 +6,8 @@ import type { AttemptReply } from '../../src/executors/messages.js';
 import { kDefaultArtifactLimits, maxPlannedBytes, planTaskArtifacts } from '../../src/knowledge/artifacts.js';
 import { writeAttemptFiles } from '../../src/run/record/attempt-files.js';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readRows, resultText } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
+import { resultText } from '../helpers/test-files.js';
 
 const kEcho = 'printf %s {description}';
 
@@ -39,7 +40,7 @@ describe('artifact paths', () => {
   test("task A's artifact b-output and task A-b's long findings are two files (artifacts/<id>/<name>.md), each pointed at by its own task", async () => {
     const longA = `A's own artifact: ${'a'.repeat(600)}`;
     const longAb = `A-b's findings: ${'b'.repeat(600)}`;
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'A', description: resultText({ findings: 'short', artifacts: [{ name: 'b-output', content: longA }] }), role: 'r' },
       { id: 'A-b', description: longAb, role: 'r' },
     ]);

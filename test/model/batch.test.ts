@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { genericSession } from '../helpers/generic-session.js';
+import { buildSession } from '../helpers/session-builder.js';
 import { batchRoutes, type BatchEnding, type BatchRouteEvent } from '../helpers/model-server/batches.js';
 import { loadTestModel, startModelServer, type ModelServer } from '../helpers/model-server/index.js';
 import { expectEndedByTheRules, serverTokensByTask, usageByTask } from '../helpers/model-server/session-checks.js';
@@ -29,7 +29,7 @@ describe.skipIf(model === undefined)('a batch run against a real model', () => {
     });
     const created = () => events.flatMap((event) => (event.kind === 'create' ? [event] : []));
     const polls = () => events.filter((event) => event.kind === 'retrieve' && event.batch === created()[0]?.batch && event.status === 'in_progress').length;
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'A', title: 'A', description: 'Name a colour.', role: 'worker' },
       { id: 'B', title: 'B', description: 'Name an animal.', role: 'worker' },
       { id: 'C', title: 'C', description: 'Name a fruit.', role: 'worker' },

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { statusOf } from '../../src/core/skip-cause.js';
 import { runCli } from '../helpers/cli.js';
 import { modelSession } from '../helpers/model-server/model-session.js';
-import { readRows } from '../helpers/generic-session.js';
+import { readRows } from '../helpers/session-builder.js';
 import { loadTestModel, startModelServer, type ModelServer } from '../helpers/model-server/index.js';
 import { expectEndedByTheRules, serverTokensByTask, usageByTask } from '../helpers/model-server/session-checks.js';
 import { spawnCli, waitFor } from '../helpers/spawn-cli.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { statusOf } from '../../src/core/skip-cause.js';
 import { runCli } from '../helpers/cli.js';
-import { readRows } from '../helpers/generic-session.js';
+import { readRows } from '../helpers/session-builder.js';
 import { loadTestModel, startModelServer, type ModelServer } from '../helpers/model-server/index.js';
 import { modelSession } from '../helpers/model-server/model-session.js';
 import { expectEndedByTheRules, expectUsageLinesAsServed } from '../helpers/model-server/session-checks.js';

@@ -7,8 +7,7 @@ import { sessionConfigSchema } from '../../src/schema/session.js';
 import { openSession, readSessionConfig } from '../../src/session/session.js';
 import { prepareSession } from '../../src/session/prepare-session.js';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
-import { tempSession } from '../helpers/temp-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { expectWaveError } from '../helpers/wave-error.js';
 
 // Issue 23 item 1: the flags and session.json disagreed on an option's bounds, default or
@@ -17,8 +16,8 @@ const kOneTask = [{ id: 'A', description: 'a', role: 'r' }];
 
 describe('the flags and session.json agree, from the table', () => {
   test('"timeout": 0 in session.json means no limit, as --timeout 0 does', async () => {
-    expect(readSessionConfig(genericSession(kOneTask, { 'session.json': '{"pipeline": "generic", "timeout": 0}' }))).toMatchObject({ timeout: 0 });
-    const dir = genericSession(kOneTask, { 'session.json': '{"pipeline": "generic", "timeout": 0}' });
+    expect(readSessionConfig(buildSession(kOneTask, { session: '{"pipeline": "generic", "timeout": 0}' }))).toMatchObject({ timeout: 0 });
+    const dir = buildSession(kOneTask, { session: '{"pipeline": "generic", "timeout": 0}' });
     const result = await runCli('run', dir, '--cmd', 'printf done');
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -26,7 +25,7 @@ describe('the flags and session.json agree, from the table', () => {
   });
 
   test('"prev_context_cap": 100 is refused by the schema, at the line of its key, in the table\'s words', () => {
-    const dir = genericSession(kOneTask, { 'session.json': '{\n  "pipeline": "generic",\n  "prev_context_cap": 100\n}\n' });
+    const dir = buildSession(kOneTask, { session: '{\n  "pipeline": "generic",\n  "prev_context_cap": 100\n}\n' });
     expectWaveError(() => readSessionConfig(dir), {
       code: 'INVALID_SESSION',
       message: /session\.json:3: prev_context_cap: expected an integer ≥ 200, got 100$/,
@@ -39,10 +38,10 @@ describe('the flags and session.json agree, from the table', () => {
   });
 
   test('--concurrency 0 is named by its flag; session.json\'s 0 by its key and line', async () => {
-    const flagged = await runCli('run', genericSession(kOneTask), '--cmd', 'true', '--concurrency', '0');
+    const flagged = await runCli('run', buildSession(kOneTask), '--cmd', 'true', '--concurrency', '0');
     expect(flagged.code).toBe(2);
     expect(flagged.stderr).toBe('Expected `--concurrency` to be a positive integer, got `0`\n');
-    const dir = genericSession(kOneTask, { 'session.json': '{\n  "pipeline": "generic",\n  "concurrency": 0\n}\n' });
+    const dir = buildSession(kOneTask, { session: '{\n  "pipeline": "generic",\n  "concurrency": 0\n}\n' });
     const before = readFileSync(join(dir, 'tasks.csv'), 'utf8');
     const keyed = await runCli('run', dir, '--cmd', 'true');
     expect(keyed.code).toBe(2);
@@ -60,12 +59,12 @@ describe('the flags and session.json agree, from the table', () => {
   test('the pipeline has one rule: session.json names none by default, and the roles settle it', () => {
     expect(sessionConfigSchema.parse({})).toEqual({});
     // No session.json and a role of its own: generic, without the schema's brainstorm patched over.
-    const plain = tempSession('id,title,description,role,deps,context_from\nA,a,a,writer,,\n');
+    const plain = buildSession('id,title,description,role,deps,context_from\nA,a,a,writer,,\n', { session: null });
     const session = openSession(plain);
     expect(session.config.pipeline).toBeUndefined();
     expect(prepareSession(session).session.config.pipeline).toBe('generic');
     // session.json's pipeline, and --pipeline over it, are kept whatever the roles.
-    const named = genericSession(kOneTask, { 'session.json': '{"pipeline": "analyze"}' });
+    const named = buildSession(kOneTask, { session: '{"pipeline": "analyze"}' });
     expect(openSession(named).config.pipeline).toBe('analyze');
     expect(openSession(named, { pipeline: 'generic' }).config.pipeline).toBe('generic');
   });

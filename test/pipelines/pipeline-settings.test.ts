@@ -5,7 +5,7 @@ import { main } from '../../src/cli/main.js';
 import { analyzeSettings } from '../../src/pipelines/analyze/settings.js';
 import { brainstormSettings, kDefaultMaxGcRounds } from '../../src/pipelines/brainstorm/settings.js';
 import { pipelineFor } from '../../src/pipelines/pipeline-for.js';
-import { genericSession } from '../helpers/generic-session.js';
+import { buildSession } from '../helpers/session-builder.js';
 import { expectWaveError } from '../helpers/wave-error.js';
 
 // Issue 23 item 1: session.json's `topic`, `mode` and `max_gc_rounds` were read as loose keys
@@ -33,7 +33,7 @@ describe('pipeline settings, parsed by their pipeline', () => {
   });
 
   test('a run of an analyze session with an unknown mode stops before any task runs (exit 2)', async () => {
-    const dir = genericSession([{ id: 'A', description: 'a', role: 'analyst' }], { 'session.json': '{"pipeline": "analyze", "mode": "deeep"}' });
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'analyst' }], { session: '{"pipeline": "analyze", "mode": "deeep"}' });
     let stderr = '';
     const code = await main(['run', dir, '--cmd', 'printf done'], { stdout: () => {}, stderr: (text) => (stderr += text) });
     expect(code).toBe(2);

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { RunEmitter, runSession } from '../../src/index.js';
 import { readUsage } from '../../src/knowledge/usage.js';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-openai-server.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { usageLinesOf } from '../helpers/usage-lines.js';
 
 /**
@@ -58,7 +58,7 @@ async function budgetRun(dir: string, options: { endpointConcurrency?: number; m
 
 describe('many concurrent tasks racing past the budget', () => {
   test(`--max-tokens-total, ${kTasks} tasks at concurrency ${kConcurrency} (8 requests at the endpoint): no task starts and no waiting request goes out once the budget is known`, async () => {
-    const dir = genericSession(tasks());
+    const dir = buildSession(tasks());
     const run = await budgetRun(dir, { maxTokensTotal: kTokenBudget });
     console.log(`budget race (endpoint 8): ${run.requests} requests, ${run.tokens} tokens for a budget of ${kTokenBudget}, ${run.completed} completed, ${run.pending} pending, ${run.spentAtStarts.length} starts`);
     expect(run.summary.exitCode).toBe(1);
@@ -74,7 +74,7 @@ describe('many concurrent tasks racing past the budget', () => {
   });
 
   test(`--max-cost, every request in flight (--endpoint-concurrency ${kConcurrency}): the requests out when it is reached finish, none starts after, the overshoot is at most the ${kConcurrency - 1} others`, async () => {
-    const dir = genericSession(tasks());
+    const dir = buildSession(tasks());
     // $1000 per million tokens: $0.15 an answer; $2.9 is reached by the 20th.
     const run = await budgetRun(dir, { maxCostUsd: 2.9, endpointConcurrency: kConcurrency });
     console.log(`budget race (endpoint ${kConcurrency}): ${run.requests} requests, $${(run.tokens * 1000 / 1e6).toFixed(2)} for a budget of $2.90, ${run.completed} completed, ${run.pending} pending, ${run.spentAtStarts.length} starts`);

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { isRunning, spawnCli, waitFor } from '../helpers/spawn-cli.js';
 
 // A command may start a process that leaves its process group (setsid, a daemon): a kill of
@@ -16,7 +16,7 @@ const kEscapingCmd =
 
 describe.runIf(kCanFind)('processes that left their command\'s process group', () => {
   it('are ended when a signal stops the run and their tasks are killed after the grace', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'a', description: 'escapes', role: 'r' },
       { id: 'b', description: 'escapes', role: 'r' },
     ]);

@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readTasksFile } from '../../src/csv/parse-tasks.js';
-import { tasksCsv } from '../helpers/generic-session.js';
+import { buildSession } from '../helpers/session-builder.js';
 import { spawnCli } from '../helpers/spawn-cli.js';
 
 // A real full disk: a small tmpfs (root only). On a disk that fills up part way, write(2)
@@ -47,23 +47,16 @@ function freeBytes(dir: string): number {
  * write no discovery files, and print `findingsChars` characters each.
  */
 function sessionOnDisk(name: string, findingsChars: number): string {
-  const dir = join(mountPoint!, name);
-  mkdirSync(dir);
   const rows = Array.from({ length: kRows }, (_, i) => ({
     id: `T${String(i).padStart(4, '0')}`,
     description: `task number ${i} of the full-disk test`,
     role: 'worker',
   }));
-  writeFileSync(join(dir, 'tasks.csv'), tasksCsv(rows));
-  writeFileSync(
-    join(dir, 'task.mjs'),
-    `export default async (task) => ({ status: 'completed', findings: 'done ' + task.id + ' ' + 'x'.repeat(${findingsChars}) });\n`,
-  );
-  writeFileSync(
-    join(dir, 'session.json'),
-    JSON.stringify({ pipeline: 'generic', discovery_files: 'when-rich', executor: { type: 'module', module: 'task.mjs' } }),
-  );
-  return dir;
+  return buildSession(rows, {
+    dir: join(mountPoint!, name),
+    files: { 'task.mjs': `export default async (task) => ({ status: 'completed', findings: 'done ' + task.id + ' ' + 'x'.repeat(${findingsChars}) });\n` },
+    session: { pipeline: 'generic', discovery_files: 'when-rich', executor: { type: 'module', module: 'task.mjs' } },
+  });
 }
 
 /** Fills the disk until `leave` bytes are free. */

@@ -2,12 +2,12 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, symlinkSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { genericSession } from '../helpers/generic-session.js';
+import { buildSession } from '../helpers/session-builder.js';
 import { isRunning, spawnCli, waitFor } from '../helpers/spawn-cli.js';
 
 /** The session folder, and a symlink to it elsewhere. */
 function sessionAndLink(): { real: string; link: string } {
-  const real = genericSession([{ id: 'LONG', description: 'runs long', role: 'r' }]);
+  const real = buildSession([{ id: 'LONG', description: 'runs long', role: 'r' }]);
   const link = join(mkdtempSync(join(tmpdir(), 'csv-wave-link-')), 'session');
   symlinkSync(real, link);
   return { real: realpathSync(real), link };

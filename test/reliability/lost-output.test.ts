@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readJournal } from '../../src/session/journal.js';
 import { statusOf } from '../../src/core/skip-cause.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
 import { isRunning, kBinPath, spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
@@ -16,7 +16,7 @@ import { isRunning, kBinPath, spawnCli, waitFor, type SpawnedCli } from '../help
 const kCmd = `${kLogRun}; if [ "$CSV_WAVE_TASK_ID" != c ]; then while [ ! -f release ]; do sleep 0.02; done; fi; echo "ran $CSV_WAVE_TASK_ID"`;
 
 function session(): string {
-  return genericSession([
+  return buildSession([
     { id: 'a', description: 'waits', role: 'r' },
     { id: 'b', description: 'waits', role: 'r' },
     { id: 'c', description: 'quick', role: 'r' },
@@ -68,7 +68,7 @@ describe('stdout lost during a run', () => {
   });
 
   it('a failing run whose stdout is closed still exits 1, not 0', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'a', description: 'waits', role: 'r' },
       { id: 'b', description: 'fails', role: 'r' },
     ]);
@@ -143,7 +143,7 @@ const kHasPty = spawnSync('python3', ['-c', 'import pty'], { stdio: 'ignore' }).
 
 describe('the terminal closes during a run', () => {
   it.skipIf(!kHasPty)('a hang-up stops the run like SIGTERM: running commands are stopped after the grace, everything is written, the lock goes; exit 129', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'a', description: 'waits', role: 'r' },
       { id: 'b', description: 'waits', role: 'r' },
       { id: 'c', description: 'after a', role: 'r', deps: 'a' },

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseTasks } from '../../src/csv/parse-tasks.js';
 import type { TaskRow } from '../../src/core/task.js';
 import { readJournal } from '../../src/session/journal.js';
-import { genericSession } from '../helpers/generic-session.js';
+import { buildSession } from '../helpers/session-builder.js';
 import { countRuns } from '../helpers/runs-log.js';
 import { spawnCliWith, waitFor, type SpawnedCli, type SpawnOptions } from '../helpers/spawn-cli.js';
 
@@ -49,13 +49,13 @@ describe.each([
   { what: 'the session folder and everything in it', recursive: true },
 ])('$what made read-only during a run', ({ recursive }) => {
   it('stops starting tasks with a clear error (exit 1), keeps the journal, and resume goes on once it is writable', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'a', description: 'quick', role: 'r' },
       { id: 'b', description: 'quick', role: 'r' },
       { id: 'slow', description: 'waits for the test', role: 'r' },
       { id: 'd', description: 'after a', role: 'r', deps: 'a' },
       { id: 'e', description: 'after slow', role: 'r', deps: 'slow' },
-    ], { 'session.json': JSON.stringify({ pipeline: 'generic', discovery_files: 'always' }) });
+    ], { session: JSON.stringify({ pipeline: 'generic', discovery_files: 'always' }) });
     // The commands log outside the session, which the test makes read-only.
     const logs = mkdtempSync(join(tmpdir(), 'csv-wave-logs-'));
     chownTree(dir);

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { sessionPathForRead, sessionPathForWrite } from '../../src/knowledge/session-path.js';
 import { ExplorationCache } from '../../src/knowledge/exploration-cache.js';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, readRows, resultText } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
+import { resultText } from '../helpers/test-files.js';
 
 function outsideFolder(): string {
   return mkdtempSync(join(tmpdir(), 'csv-wave-outside-'));
@@ -86,8 +87,8 @@ describe('a module path in session.json', () => {
   });
 
   it('a relative module path that leaves the session is refused before anything runs (exit 2)', async () => {
-    const dir = genericSession([{ id: 'T1', description: 'x', role: 'r' }], {
-      'session.json': JSON.stringify({ pipeline: 'generic', executor: { type: 'module', module: '../agent.mjs' } }),
+    const dir = buildSession([{ id: 'T1', description: 'x', role: 'r' }], {
+      session: JSON.stringify({ pipeline: 'generic', executor: { type: 'module', module: '../agent.mjs' } }),
     });
     const result = await runCli('run', dir);
     expect(result.code).toBe(2);
@@ -119,7 +120,7 @@ describe('a session whose artifacts/ is a symlink to a folder outside it', () =>
   it('refuses the write: the task fails with a clear error, the run goes on, nothing is written outside', async () => {
     const outside = outsideFolder();
     const long = 'x'.repeat(600); // over 500 characters: written whole to artifacts/<id>/output.md
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'LONG', description: resultText({ findings: long }), role: 'r' },
       { id: 'NAMED', description: resultText({ findings: 'short', artifacts: [{ name: 'notes', content: 'n' }] }), role: 'r' },
       { id: 'PLAIN', description: resultText({ findings: 'plain' }), role: 'r' },

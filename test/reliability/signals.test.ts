@@ -8,7 +8,8 @@ import { readJournal } from '../../src/session/journal.js';
 import { runSession } from '../../src/run/run-session.js';
 import { statusOf } from '../../src/core/skip-cause.js';
 import { runCli } from '../helpers/cli.js';
-import { fixturePath, genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
+import { fixturePath } from '../helpers/test-files.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
 import { isRunning, spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
@@ -26,7 +27,7 @@ const kCmd =
   `while [ ! -f release ]; do sleep 0.02; done; kill $!; fi; echo "ran $CSV_WAVE_TASK_ID"`;
 
 function session(): string {
-  return genericSession([
+  return buildSession([
     { id: 'a', description: 'waits', role: 'r' },
     { id: 'b', description: 'waits', role: 'r' },
     { id: 'c', description: 'quick', role: 'r' },
@@ -168,7 +169,7 @@ describe('SIGTERM, SIGINT and SIGHUP', () => {
 
 describe('runSession with a signal and graceSeconds', () => {
   it('module tasks that outlast the grace (one spinning, one waiting) are stopped with their threads and pending again', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'SPIN', description: 'spin', role: 'r' },
       { id: 'WAIT', description: 'wait-for-abort', role: 'r' },
       { id: 'OK', description: 'ok', role: 'r' },

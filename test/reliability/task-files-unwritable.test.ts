@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readJournal } from '../../src/session/journal.js';
 import { statusOf } from '../../src/core/skip-cause.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 import { spawnCli } from '../helpers/spawn-cli.js';
 
 // A task's own files (its artifacts, its discovery file) that the session folder cannot
@@ -18,13 +18,13 @@ describe.each([
   { folder: 'explorations', written: join('explorations', 'cache-index.json'), first: { role: 'explorer', angle: 'costs' } },
 ])('$folder/ cannot be written by a task', ({ folder, written, first }) => {
   it('stops the run (exit 1) with the task pending and its dependents not skipped; resume completes everything', async () => {
-    const dir = genericSession(
+    const dir = buildSession(
       [
         { id: 'a', description: 'first', ...first },
         { id: 'b', description: 'after a', role: 'r', deps: 'a' },
         { id: 'c', description: 'after b', role: 'r', deps: 'b' },
       ],
-      { 'session.json': JSON.stringify({ pipeline: 'generic', discovery_files: 'always' }), [folder]: 'in the way\n' },
+      { session: JSON.stringify({ pipeline: 'generic', discovery_files: 'always' }), files: { [folder]: 'in the way\n' } },
     );
     // The script lives outside the session; it logs each run there too, and returns an artifact.
     const tools = mkdtempSync(join(tmpdir(), 'csv-wave-io-'));

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-openai-server.js';
-import { genericSession, readRows } from '../helpers/generic-session.js';
+import { buildSession, readRows } from '../helpers/session-builder.js';
 
 /**
  * A hand-edited, forged and torn usage.ndjson through every reader: status, status --json,
@@ -37,7 +37,7 @@ const kHostile = [
 
 describe('a hand-edited or torn usage.ndjson', () => {
   test('status, status --json, context.md, the budget of a resume and report.html take it: bad lines said and not counted, none lowers the budget', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'A', description: 'first', role: 'writer' },
       { id: 'B', description: 'second', role: 'writer' },
       { id: 'C', description: 'third', role: 'writer', deps: 'B' },
@@ -103,7 +103,7 @@ describe('a hand-edited or torn usage.ndjson', () => {
   });
 
   test('a forged line of negative counts takes no spent tokens away: the resume stops at once', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'A', description: 'first', role: 'writer' },
       { id: 'B', description: 'second', role: 'writer', deps: 'A' },
     ]);

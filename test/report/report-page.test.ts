@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { openBrowser, type WatchedBrowser } from '../helpers/browser.js';
 import { runCli } from '../helpers/cli.js';
 import { artifactSession } from '../helpers/artifact-session.js';
-import { genericSession } from '../helpers/generic-session.js';
+import { buildSession } from '../helpers/session-builder.js';
 import { kScriptedAgentPath } from '../helpers/scripted-agent.js';
 
 /**
@@ -101,7 +101,7 @@ describe('report.html of a hostile session (real browser)', () => {
       findings: `${kImg} see javascript:alert(5)`,
       discoveries: [{ type: 'idea', data: { title: kScript, link: 'javascript:alert(6)', note: kSvg } }],
     });
-    const hostile = genericSession([
+    const hostile = buildSession([
       { id: 'H1', title: kScript, description: `${kScript}${kImg}${kSvg}`, role: '<b>r</b>' },
       { id: 'H2', title: kImg, description: result, role: 'r' },
       { id: 'H3', title: kRtlEmoji, description: kRtlEmoji.repeat(1000), role: 'r' },
@@ -180,7 +180,7 @@ describe('report.html of a session past 2,000 tasks (real browser)', () => {
   test('the DAG shows one box per wave, and a click draws that wave\'s tasks', async () => {
     const rows = [];
     for (let i = 0; i < 2100; i++) rows.push({ id: `T${i}`, description: 'd', role: 'r', deps: i >= 700 ? `T${i - 700}` : '' });
-    const big = genericSession(rows);
+    const big = buildSession(rows);
     expect((await runCli('plan', big)).code).toBe(0);
     expect((await runCli('report', big)).code).toBe(0);
     const { page } = browser;

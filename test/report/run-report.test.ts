@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { ReportData } from '../../src/report/report-data.js';
 import { runCli } from '../helpers/cli.js';
-import { genericSession } from '../helpers/generic-session.js';
+import { buildSession } from '../helpers/session-builder.js';
 import { spawnCli, waitFor } from '../helpers/spawn-cli.js';
 
 /** The data report.html embeds. */
@@ -20,7 +20,7 @@ function statusOf(data: ReportData, id: string): string | undefined {
 
 describe('report.html during and after a run', () => {
   test('written at the end of wave 1 while wave 2 still runs, and again when the run ends', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'FIRST', description: 'f', role: 'r' },
       { id: 'SECOND', description: 's', role: 'r', deps: 'FIRST' },
     ]);
@@ -44,7 +44,7 @@ describe('report.html during and after a run', () => {
   });
 
   test('csv-wave report --out FILE writes there; --json prints the same data and writes nothing', async () => {
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'A', description: 'a', role: 'r' },
       { id: 'B', description: 'b', role: 'r', deps: 'A' },
     ]);

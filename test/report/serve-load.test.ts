@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { appendAttempt, bigReportSession } from '../helpers/big-report-session.js';
-import { genericSession } from '../helpers/generic-session.js';
+import { buildSession } from '../helpers/session-builder.js';
 import { slowClient, tcpState } from '../helpers/raw-http.js';
 import { liveReader, rssMiB, serve, stop } from '../helpers/serve-cli.js';
 import { waitFor } from '../helpers/spawn-cli.js';
@@ -64,7 +64,7 @@ describe('csv-wave serve under clients that do not read', () => {
   );
 
   test('a client that reads nothing of a 32 MB artifact is dropped after --client-timeout, and what it reads at last ends short', async () => {
-    const dir = genericSession([{ id: 'A', description: 'a', role: 'r' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'r' }]);
     mkdirSync(join(dir, 'artifacts', 'A'), { recursive: true });
     const size = 32 * 1024 * 1024;
     writeFileSync(join(dir, 'artifacts', 'A', 'big.md'), 'y'.repeat(size));

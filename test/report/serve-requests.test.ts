@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { genericSession } from '../helpers/generic-session.js';
+import { buildSession } from '../helpers/session-builder.js';
 import { rawGet, rawRequest } from '../helpers/raw-http.js';
 import { serve, stop, type ServedSession } from '../helpers/serve-cli.js';
 
@@ -7,7 +7,7 @@ import { serve, stop, type ServedSession } from '../helpers/serve-cli.js';
 describe('csv-wave serve on 127.0.0.1: the Host header', () => {
   let served: ServedSession | undefined;
   beforeAll(async () => {
-    served = await serve(genericSession([{ id: 'A', description: 'a', role: 'r' }]));
+    served = await serve(buildSession([{ id: 'A', description: 'a', role: 'r' }]));
   });
   afterAll(() => stop(served?.server));
 
@@ -68,7 +68,7 @@ describe('csv-wave serve on 127.0.0.1: the Host header', () => {
 describe('csv-wave serve with a token: the cookie', () => {
   let served: ServedSession | undefined;
   beforeAll(async () => {
-    served = await serve(genericSession([{ id: 'A', description: 'a', role: 'r' }]), '--host', '0.0.0.0', '--token', 'right-token');
+    served = await serve(buildSession([{ id: 'A', description: 'a', role: 'r' }]), '--host', '0.0.0.0', '--token', 'right-token');
   });
   afterAll(() => stop(served?.server));
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { artifactSession, kNotes } from '../helpers/artifact-session.js';
 import { openBrowser, type WatchedBrowser } from '../helpers/browser.js';
 import { runCli } from '../helpers/cli.js';
-import { genericSession, tasksCsv, type RowInput } from '../helpers/generic-session.js';
+import { buildSession, type RowInput, tasksCsv } from '../helpers/session-builder.js';
 import { liveReader, serve, stop, type LiveReader } from '../helpers/serve-cli.js';
 import { sleep, spawnCli, spawnCliWith, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
@@ -20,7 +20,7 @@ describe('csv-wave serve', () => {
   let dir = '';
   beforeAll(() => {
     // SLOW waits for a file the test creates; FAST finishes at once.
-    dir = genericSession([
+    dir = buildSession([
       { id: 'FAST', description: 'f', role: 'r' },
       { id: 'SLOW', description: 's', role: 'r' },
     ]);
@@ -79,7 +79,7 @@ function rewriteTasks(dir: string, rows: RowInput[]): void {
 
 describe('csv-wave serve: a change is a notice, and the page fetches the data', () => {
   test('each change reaches the page as its number only; the page fetches /data once per change and shows it without a reload', async () => {
-    const dir = genericSession(twoRows('', ''));
+    const dir = buildSession(twoRows('', ''));
     const { server, url } = await serve(dir);
     const watched = await openBrowser([url.replace(/\/$/, '')]);
     let reader: LiveReader | undefined;
@@ -122,7 +122,7 @@ describe('csv-wave serve: a change is a notice, and the page fetches the data', 
   });
 
   test('a change that a request for /data read first is still announced to the streams open before, also when a stream opens after it', async () => {
-    const dir = genericSession(twoRows('', ''));
+    const dir = buildSession(twoRows('', ''));
     const { server, url } = await serve(dir);
     const readers: LiveReader[] = [];
     try {
@@ -142,7 +142,7 @@ describe('csv-wave serve: a change is a notice, and the page fetches the data', 
   });
 
   test('past 32 live pages the next stream is answered 503, its page says its live updates stopped, and a place that frees is taken again', async () => {
-    const dir = genericSession(twoRows('', ''));
+    const dir = buildSession(twoRows('', ''));
     const { server, url } = await serve(dir);
     const readers: LiveReader[] = [];
     const watched = await openBrowser([url.replace(/\/$/, '')]);
@@ -215,7 +215,7 @@ describe('csv-wave serve of a hard-linked artifact', () => {
   test('a hard link a command task made to a file outside the session is neither listed nor served; the engine\'s artifacts are', async () => {
     const outside = join(mkdtempSync(join(tmpdir(), 'csv-wave-outside-')), 'secret.md');
     writeFileSync(outside, 'secret outside the session\n');
-    const dir = genericSession([
+    const dir = buildSession([
       { id: 'A', description: 'links', role: 'r' },
       { id: 'B', description: 'long', role: 'r' },
     ]);
@@ -241,14 +241,14 @@ describe('csv-wave serve of a hard-linked artifact', () => {
 
 describe('csv-wave serve on a non-loopback host', () => {
   test('refuses to start without a token', async () => {
-    const dir = genericSession([{ id: 'A', description: 'a', role: 'r' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'r' }]);
     const result = await spawnCliWith({ env: { CSV_WAVE_TOKEN: '' } }, 'serve', dir, '--host', '0.0.0.0', '--port', '0').exited;
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--token/);
   });
 
   test('--client-timeout takes seconds above 0, at most a day; anything else is exit 2 naming the flag', async () => {
-    const dir = genericSession([{ id: 'A', description: 'a', role: 'r' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'r' }]);
     // In process: each value is refused before a server starts (six spawned CLIs passed 120 s at a load of 30).
     for (const value of ['0', '-1', 'abc', '1e3', '86401', '']) {
       const result = await runCli('serve', dir, '--port', '0', '--client-timeout', value);
@@ -258,7 +258,7 @@ describe('csv-wave serve on a non-loopback host', () => {
   });
 
   test('refuses requests without the right token; the token once as ?token= becomes a cookie', async () => {
-    const dir = genericSession([{ id: 'A', description: 'a', role: 'r' }]);
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'r' }]);
     const { server, url } = await serve(dir, '--host', '0.0.0.0', '--token', 'right-token');
     try {
       const local = url.replace('0.0.0.0', '127.0.0.1');

@@ -1,4 +1,4 @@
-import { genericSession, type RowInput } from '../generic-session.js';
+import { buildSession, type RowInput } from '../session-builder.js';
 
 /**
  * A generic session whose session.json sends its tasks to the model server at `url`. Every
@@ -7,5 +7,5 @@ import { genericSession, type RowInput } from '../generic-session.js';
  * a budget, a Ctrl-C) runs two or three such tasks, not a whole pipeline's.
  */
 export function modelSession(url: string, rows: readonly RowInput[]): string {
-  return genericSession(rows, { 'session.json': JSON.stringify({ pipeline: 'generic', executor: { type: 'openai', model: 'stories260K', base_url: url } }) });
+  return buildSession(rows, { session: JSON.stringify({ pipeline: 'generic', executor: { type: 'openai', model: 'stories260K', base_url: url } }) });
 }

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { readRows } from '../generic-session.js';
+import { readRows } from '../session-builder.js';
 import { usageLinesOf } from '../usage-lines.js';
 import type { ModelServerLog } from './server-log.js';
 
