@@ -125,4 +125,37 @@ describe.runIf(kRunRedisTests)('the session registry on a hostile or badly clock
       await registration.stop(true);
     }
   });
+
+  it('a beat on its way when the run stops lands before the session leaves: the session is not put back', { timeout: 120_000 }, async () => {
+    const signing = Signing.withSecret(kTestSecret);
+    // The second beat (the first of the timer's) is held in its renew until released.
+    let renews = 0;
+    let inSecondBeat!: () => void;
+    const secondBeat = new Promise<void>((resolve) => (inSecondBeat = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const renew = async () => {
+      if (++renews !== 2) return;
+      inSecondBeat();
+      await released;
+    };
+    const registration = await SessionRegistration.start(each.redis.url, 'stopping', signing, renew);
+    const client = new Redis(each.redis.url);
+    try {
+      await secondBeat;
+      let stopped = false;
+      const stopping = registration.stop(true).then(() => (stopped = true));
+      // Round trips on another connection: a stop that does not wait for the beat is done by now.
+      for (let trip = 0; trip < 20; trip++) await client.ping();
+      expect(stopped, 'stop waits for the beat on its way').toBe(false);
+      release();
+      await stopping;
+      expect(await client.zscore(kRegistry, 'stopping')).toBeNull();
+      expect(await client.get('csv-wave:sessions:left:stopping')).toBe('1');
+      expect(renews, 'no beat after stop').toBe(2);
+    } finally {
+      release();
+      client.disconnect();
+    }
+  });
 });

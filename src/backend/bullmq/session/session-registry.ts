@@ -112,13 +112,21 @@ export class SessionRegistration {
   readonly #timer: NodeJS.Timeout;
   /** What else each beat renews (the queue's rate limit). */
   readonly #renew: () => Promise<void>;
+  /** The beats on their way (each settles, never rejects; its commands time out after 5 s). */
+  readonly #beating = new Set<Promise<void>>();
+  #stopped = false;
 
   private constructor(client: RegistryClient, sessionId: string, signing: Signing, renew: () => Promise<void>, beaten: (error?: unknown) => void) {
     this.#client = client;
     this.#sessionId = sessionId;
     this.#signing = signing;
     this.#renew = renew;
-    this.#timer = setInterval(() => void this.#beat().then(() => beaten(), beaten), kBeatMs).unref();
+    this.#timer = setInterval(() => {
+      if (this.#stopped) return;
+      const beat = this.#beat().then(() => beaten(), beaten).catch(() => undefined);
+      this.#beating.add(beat);
+      void beat.finally(() => this.#beating.delete(beat));
+    }, kBeatMs).unref();
   }
 
   /**
@@ -161,7 +169,12 @@ export class SessionRegistration {
    */
   async stop(answering: boolean): Promise<void> {
     clearInterval(this.#timer);
+    this.#stopped = true;
     if (answering) {
+      // A beat on its way lands first: landing after the removal, its script would put the
+      // session back into the set and delete the mark (seen on a loaded machine: a finished
+      // session still served by the workers for 30 s).
+      await Promise.all(this.#beating);
       await this.#client
         .multi()
         .zrem(kSessionsKey, this.#sessionId)
