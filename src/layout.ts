@@ -83,11 +83,15 @@ export const kRunOutputs: readonly string[] = [
  * lane, the pipelines' handlers), which never writes the folder itself. A `path` is
  * relative to the folder, made from kLayout. A write that fails throws as it failed: a
  * WaveError IO for a path refused (a symlink out of the session), else the system's error
- * or an IncompleteWrite (csv/write-all.ts's isFolderWriteFailure tells them apart).
+ * or an IncompleteWrite (files/write-all.ts's isFolderWriteFailure tells them apart).
  */
 export interface SessionFileWriter {
+  /** The session folder, for reading (every write goes through the methods). */
+  readonly dir: string;
   /** Replaces the file at `path` with `data` (not atomic: for a file a reader may see half of). */
   write(path: string, data: string): void;
   /** Appends `data` to the file at `path`; an append that fails is taken back whole. */
   append(path: string, data: string): void;
+  /** Replaces the file at `path` by a rename, for a file a reader must never see half of; returns its absolute path. */
+  replace(path: string, data: string): string;
 }

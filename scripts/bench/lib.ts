@@ -212,6 +212,8 @@ export interface TimedOptions {
   rssMethod: RssMethod;
   /** Node flags before bin.js (a `{ node }` command only), e.g. --cpu-prof. */
   nodeArgs?: readonly string[];
+  /** The CLI a `{ node }` command runs: this checkout's dist/cli/bin.js unless given (compare.ts runs another build). */
+  bin?: string;
   /** Variables added to this process's environment for the child (and its own children). */
   env?: Readonly<Record<string, string>>;
   /** Send stdout to this file instead of keeping it. */
@@ -231,10 +233,11 @@ let figuresCounter = 0;
 export function timed(command: readonly string[] | { node: readonly string[] }, options: TimedOptions): Promise<Measure> {
   const figuresFile = join(options.scratch, `figures-${process.pid}-${++figuresCounter}.txt`);
   const nodeArgs = options.nodeArgs ?? [];
+  const bin = options.bin ?? kBin;
   let file: string;
   let args: string[];
   if (options.rssMethod === 'gnu-time') {
-    const inner = 'node' in command ? [process.execPath, ...nodeArgs, kBin, ...command.node] : [...command];
+    const inner = 'node' in command ? [process.execPath, ...nodeArgs, bin, ...command.node] : [...command];
     file = kTimeBinary;
     args = ['-f', '%M %U %S', '-o', figuresFile, ...inner];
   } else if ('node' in command) {
@@ -248,7 +251,7 @@ export function timed(command: readonly string[] | { node: readonly string[] }, 
         `process.on('exit', () => { const u = process.resourceUsage(); writeFileSync(${JSON.stringify(figuresFile)}, ` +
           '`${u.maxRSS} ${u.userCPUTime / 1e6} ${u.systemCPUTime / 1e6}`); });',
         // bin.js reads process.argv.slice(2): the wrapper stands where bin.js would.
-        `await import(${JSON.stringify(pathToFileURL(kBin).href)});`,
+        `await import(${JSON.stringify(pathToFileURL(bin).href)});`,
       ].join('\n'),
     );
     file = process.execPath;

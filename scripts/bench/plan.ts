@@ -152,7 +152,7 @@ function knownCauses(summary: ThreadSummary, rewriteExtraMb: number): string[] {
   if (rewriteExtraMb >= 100 || share(summary.byLibrary, 'csv-stringify') + share(summary.byOwnFunction, 'writeFileAtomic') >= 0.05) {
     notes.push(
       '- **Rewriting tasks.csv** (`serializeTasks`/`stringifyRecords` in src/csv/serialize-tasks.ts, `writeFileAtomic` in ' +
-        'src/csv/atomic-write.ts): the table is first copied into a `string[][]`, csv-stringify builds each record by ' +
+        'src/files/atomic-write.ts): the table is first copied into a `string[][]`, csv-stringify builds each record by ' +
         'concatenating quoted fields (rope strings: many small heap objects per record), and `writeSync` then encodes ' +
         `the text into a buffer (${Math.round(rewriteExtraMb)} MB above \`validate\` at the largest size).`,
     );

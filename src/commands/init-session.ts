@@ -17,7 +17,7 @@ import type { PipelineName, SessionConfig } from '../schema/session.js';
 import { SessionLock } from '../session/lock.js';
 import { validateTasks } from '../session/validate.js';
 import { fillWaveColumn } from '../core/wave-column.js';
-import { writeWholeFile } from '../csv/write-all.js';
+import { writeWholeFile } from '../files/write-all.js';
 import { isWaveFile, kLayout, kRunOutputs } from '../layout.js';
 
 export interface InitOptions {

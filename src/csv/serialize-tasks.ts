@@ -1,5 +1,5 @@
 import { stringify } from 'csv-stringify/sync';
-import { writeFileAtomic } from './atomic-write.js';
+import { writeFileAtomic } from '../files/atomic-write.js';
 import { kOutputColumns } from './columns.js';
 import { guardCell } from '../text/formula-guard.js';
 import { cellReader, type FileFormat, type TasksTable } from './tasks-table.js';

@@ -1,6 +1,5 @@
+import type { SessionFileWriter } from '../layout.js';
 import { cutText, cutTextBytes } from '../text/cut-text.js';
-import { sessionPathForWrite } from './session-path.js';
-import { writeWholeFile } from '../csv/write-all.js';
 import { kRunDefaults } from '../option-table.js';
 
 /** The findings cell holds at most this many characters (DESIGN.md section 2). */
@@ -34,9 +33,9 @@ export function artifactPath(taskId: string, name: string): string {
  * Writes `artifacts/<id>/<name>.md` and returns its path relative to the session folder.
  * Never through a symlink out of the session (throws WaveError IO, see session-path.ts).
  */
-export function writeArtifact(sessionDir: string, taskId: string, name: string, content: string): string {
+export function writeArtifact(files: SessionFileWriter, taskId: string, name: string, content: string): string {
   const relative = artifactPath(taskId, name);
-  writeWholeFile(sessionPathForWrite(sessionDir, relative), content);
+  files.write(relative, content);
   return relative;
 }
 
@@ -90,8 +89,8 @@ export function planTaskArtifacts(
 }
 
 /** Writes planned artifact files in order; returns their paths relative to the session folder. */
-export function writeArtifactFiles(sessionDir: string, taskId: string, files: readonly { name: string; content: string }[]): string[] {
-  return files.map((file) => writeArtifact(sessionDir, taskId, file.name, file.content));
+export function writeArtifactFiles(writer: SessionFileWriter, taskId: string, files: readonly { name: string; content: string }[]): string[] {
+  return files.map((file) => writeArtifact(writer, taskId, file.name, file.content));
 }
 
 /**

@@ -1,12 +1,10 @@
 import { join } from 'node:path';
-import { writeFileAtomic } from '../csv/atomic-write.js';
 import type { TasksTable } from '../csv/tasks-table.js';
 import { readDiscoveries } from './discoveries-board.js';
 import { readUsage } from './usage.js';
 import { costLine, usageProblemLines } from './cost-text.js';
 import { formatUsd, type PriceTable } from './pricing.js';
-import { sessionPathForWrite } from './session-path.js';
-import { kLayout } from '../layout.js';
+import { kLayout, type SessionFileWriter } from '../layout.js';
 
 export interface ContextReportInput {
   table: TasksTable;
@@ -22,7 +20,8 @@ const kMaxDetailedTasks = 1000;
 const kStatuses = ['completed', 'failed', 'skipped', 'in_progress', 'pending'] as const;
 
 /** Writes `context.md`, the human report of a run: summary, waves, tasks, discoveries, time. */
-export function writeContextReport(sessionDir: string, input: ContextReportInput): void {
+export function writeContextReport(files: SessionFileWriter, input: ContextReportInput): void {
+  const sessionDir = files.dir;
   const { table, waves, pricing } = input;
   const statusOf = (status: string) => (status === '' ? 'pending' : status);
   const lines: string[] = ['# Run report', '', `Written ${new Date().toISOString()}; the run took ${formatDuration(input.durationMs)}.`, ''];
@@ -97,7 +96,7 @@ export function writeContextReport(sessionDir: string, input: ContextReportInput
     if (count > 20) lines.push(`- … and ${count - 20} more`);
     lines.push('');
   }
-  writeFileAtomic(sessionPathForWrite(sessionDir, kLayout.context), lines.join('\n'));
+  files.replace(kLayout.context, lines.join('\n'));
 }
 
 export function formatDuration(ms: number): string {

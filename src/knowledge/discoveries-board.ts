@@ -1,10 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { cutText } from '../text/cut-text.js';
 import { discoveryLineSchema, type DiscoveryInput, type DiscoveryLine } from '../schema/discovery.js';
-import { sessionPathForWrite } from './session-path.js';
-import { writeWholeFile } from '../csv/write-all.js';
-import { kLayout } from '../layout.js';
+import { kLayout, type SessionFileWriter } from '../layout.js';
 import { kRunDefaults } from '../option-table.js';
 
 
@@ -32,16 +30,16 @@ function dedupKey(type: string, data: Record<string, unknown>): string {
  * naming the task: one task cannot flood the board every other task reads.
  */
 export class DiscoveryBoard {
-  readonly #path: string;
+  readonly #files: SessionFileWriter;
   readonly #keys = new Set<string>();
   readonly #warn: (message: string) => void;
   readonly #maxLineBytes: number;
 
-  constructor(sessionDir: string, warn: (message: string) => void, options: { maxLineBytes?: number } = {}) {
-    this.#path = join(sessionDir, kLayout.discoveries);
+  constructor(files: SessionFileWriter, warn: (message: string) => void, options: { maxLineBytes?: number } = {}) {
+    this.#files = files;
     this.#warn = warn;
     this.#maxLineBytes = options.maxLineBytes ?? kRunDefaults.maxDiscoveryLineBytes;
-    for (const line of readDiscoveries(this.#path, warn)) this.#keys.add(dedupKey(line.type, line.data));
+    for (const line of readDiscoveries(join(files.dir, kLayout.discoveries), warn)) this.#keys.add(dedupKey(line.type, line.data));
   }
 
   /** Appends the new discoveries of one task; returns how many were new. */
@@ -67,7 +65,7 @@ export class DiscoveryBoard {
       text += `${json}\n`;
       added++;
     }
-    if (text !== '') writeWholeFile(sessionPathForWrite(dirname(this.#path), basename(this.#path)), text, 'a');
+    if (text !== '') this.#files.append(kLayout.discoveries, text);
     return added;
   }
 }

@@ -2,9 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DiscoveryFile } from '../schema/discovery-file.js';
 import { cutText } from '../text/cut-text.js';
-import { sessionPathForWrite } from './session-path.js';
-import { writeWholeFile } from '../csv/write-all.js';
-import { kLayout } from '../layout.js';
+import { kLayout, type SessionFileWriter } from '../layout.js';
 
 /** key_findings keeps at most 5 items of under 100 characters each (seed 000). */
 const kMaxKeyFindings = 5;
@@ -53,7 +51,7 @@ export function wantsDiscoveryFile(policy: DiscoveryFilePolicy, input: Discovery
  * Writes `discoveries/<id>.json` for a finished task (schema in DESIGN.md section 7), never
  * through a symlink out of the session (throws WaveError IO).
  */
-export function writeDiscoveryFile(sessionDir: string, input: DiscoveryFileInput): void {
+export function writeDiscoveryFile(files: SessionFileWriter, input: DiscoveryFileInput): void {
   const record: DiscoveryFile = {
     task_id: input.taskId,
     worker: input.taskId,
@@ -72,7 +70,7 @@ export function writeDiscoveryFile(sessionDir: string, input: DiscoveryFileInput
     },
     artifacts_produced: [...input.artifacts],
   };
-  writeWholeFile(sessionPathForWrite(sessionDir, join(kLayout.discoveryRecords, `${input.taskId}.json`)), `${JSON.stringify(record, null, 2)}\n`);
+  files.write(join(kLayout.discoveryRecords, `${input.taskId}.json`), `${JSON.stringify(record, null, 2)}\n`);
 }
 
 /** The parsed discovery file of a task, or null when there is none (or it is unreadable). */

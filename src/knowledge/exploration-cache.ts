@@ -1,9 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../csv/atomic-write.js';
-import { sessionPathForWrite } from './session-path.js';
-import { writeWholeFile } from '../csv/write-all.js';
-import { kLayout } from '../layout.js';
+import { kLayout, type SessionFileWriter } from '../layout.js';
 
 export interface CacheEntry {
   angle: string;
@@ -37,13 +34,13 @@ export function angleKey(angle: string): string {
  * a session; only the task that created an entry writes it (the engine is the one writer).
  */
 export class ExplorationCache {
-  readonly #sessionDir: string;
+  readonly #files: SessionFileWriter;
   readonly #folder: string;
   readonly #entries = new Map<string, CacheEntry>();
 
-  constructor(sessionDir: string) {
-    this.#sessionDir = sessionDir;
-    this.#folder = join(sessionDir, kLayout.explorations);
+  constructor(files: SessionFileWriter) {
+    this.#files = files;
+    this.#folder = join(files.dir, kLayout.explorations);
     const index = join(this.#folder, 'cache-index.json');
     if (existsSync(index)) {
       try {
@@ -76,11 +73,8 @@ export class ExplorationCache {
     // The key is kebab-case ([a-z0-9-]), so the file name cannot climb out; the folder may be a symlink.
     const file = `explore-${key}.json`;
     const record: CachedExploration = { angle, task_id: taskId, findings, timestamp };
-    writeWholeFile(sessionPathForWrite(this.#sessionDir, join(kLayout.explorations, file)), `${JSON.stringify(record, null, 2)}\n`);
+    this.#files.write(join(kLayout.explorations, file), `${JSON.stringify(record, null, 2)}\n`);
     this.#entries.set(key, { angle: key, file, created_by: taskId, timestamp });
-    writeFileAtomic(
-      sessionPathForWrite(this.#sessionDir, join(kLayout.explorations, 'cache-index.json')),
-      `${JSON.stringify({ entries: [...this.#entries.values()] }, null, 2)}\n`,
-    );
+    this.#files.replace(join(kLayout.explorations, 'cache-index.json'), `${JSON.stringify({ entries: [...this.#entries.values()] }, null, 2)}\n`);
   }
 }

@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { sessionPathForRead } from './session-path.js';
+import { sessionPathForRead } from '../files/session-path.js';
 import type { UpstreamContext } from './upstream.js';
 import { kLayout } from '../layout.js';
 

@@ -4,7 +4,7 @@ import type { DiscoveryFile } from '../schema/discovery-file.js';
 import { readDiscoveryFile } from './discovery-files.js';
 import type { KnownFiles } from './known-files.js';
 import { readWisdom } from './wisdom.js';
-import { isInside } from './session-path.js';
+import { isInside } from '../files/session-path.js';
 
 export interface DependencyState {
   id: string;

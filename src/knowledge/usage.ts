@@ -1,10 +1,9 @@
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { sessionPathForWrite } from './session-path.js';
-import { writeWholeFile } from '../csv/write-all.js';
+import { sessionPathForRead } from '../files/session-path.js';
 import { requestCost, type ModelPrice, type PriceTable } from './pricing.js';
 import { batchIdentity, checkUsageLine, type CountedLine } from './usage-line-check.js';
-import { kLayout } from '../layout.js';
+import { kLayout, type SessionFileWriter } from '../layout.js';
 
 const kUsageFile = kLayout.usage;
 
@@ -107,26 +106,27 @@ export function usageLines(taskId: string, attempt: number, requests: readonly R
 }
 
 /** Appends lines to `usage.ndjson` in one write: a crash leaves all of them, or a cut last line that readUsage skips. */
-export function appendUsageLines(sessionDir: string, lines: readonly UsageLine[]): void {
+export function appendUsageLines(files: SessionFileWriter, lines: readonly UsageLine[]): void {
   if (lines.length === 0) return;
-  appendToUsage(sessionDir, lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
+  appendToUsage(files, lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
 }
 
 /**
  * Appends the tokens of an attempt that told only their sum (no per-request list) to `usage.ndjson`.
  */
-export function recordUsage(sessionDir: string, taskId: string, usage: TokenUsage): void {
+export function recordUsage(files: SessionFileWriter, taskId: string, usage: TokenUsage): void {
   const line = { ts: new Date().toISOString(), task: taskId, ...usage };
-  appendToUsage(sessionDir, `${JSON.stringify(line)}\n`);
+  appendToUsage(files, `${JSON.stringify(line)}\n`);
 }
 
 /**
  * A file whose last line was cut short (a kill mid-write, a full disk, an edit) gets a new
  * line first: appended to the cut line, the first new line would be lost with it.
  */
-function appendToUsage(sessionDir: string, text: string): void {
-  const path = sessionPathForWrite(sessionDir, kUsageFile);
-  writeWholeFile(path, endsLine(path) ? text : `\n${text}`, 'a');
+function appendToUsage(files: SessionFileWriter, text: string): void {
+  // Read through the same check as a read the session names: never a symlink out of it.
+  const path = sessionPathForRead(files.dir, kUsageFile);
+  files.append(kUsageFile, endsLine(path) ? text : `\n${text}`);
 }
 
 /** Whether the file is missing, empty, or ends with a new line. */

@@ -1,18 +1,16 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sessionPathForWrite } from './session-path.js';
-import { writeWholeFile } from '../csv/write-all.js';
-import { kLayout } from '../layout.js';
+import { kLayout, type SessionFileWriter } from '../layout.js';
 
 /** The append-only wisdom files (seed 000). */
 export const kWisdomKinds = ['learnings', 'decisions', 'conventions', 'issues'] as const;
 export type WisdomKind = (typeof kWisdomKinds)[number];
 
 /** Appends entries to `wisdom/<kind>.md`, one `- [task] text` line each, newest last. */
-export function appendWisdom(sessionDir: string, taskId: string, kind: WisdomKind, entries: readonly string[]): void {
+export function appendWisdom(files: SessionFileWriter, taskId: string, kind: WisdomKind, entries: readonly string[]): void {
   if (entries.length === 0) return;
   const lines = entries.map((entry) => `- [${taskId}] ${entry.replace(/\r?\n/g, ' ')}\n`).join('');
-  writeWholeFile(sessionPathForWrite(sessionDir, join(kLayout.wisdom, `${kind}.md`)), lines, 'a');
+  files.append(join(kLayout.wisdom, `${kind}.md`), lines);
 }
 
 /** Every `wisdom/*.md` file by name. */

@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { WaveError } from '../errors.js';
 import type { ExecutorSpec } from '../executors/messages.js';
-import { sessionPathForRead } from '../knowledge/session-path.js';
+import { sessionPathForRead } from '../files/session-path.js';
 import type { SessionConfig } from '../schema/session.js';
 import type { OutputMode } from '../option-table.js';
 

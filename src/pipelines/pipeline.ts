@@ -1,4 +1,5 @@
 import type { TaskRow } from '../core/task.js';
+import type { SessionFileWriter } from '../layout.js';
 import type { WorkerReply, WorkerRequest } from '../executors/messages.js';
 import type { InteractiveHandler } from '../interactive/types.js';
 import type { RoleRules } from '../roles/role-rules.js';
@@ -7,7 +8,8 @@ import type { PipelineSettings } from './settings.js';
 
 /** What the engine lends a pipeline's attempt hook for one run. */
 export interface AttemptHookContext {
-  sessionDir: string;
+  /** The session's writer: a hook never writes the folder itself. */
+  files: SessionFileWriter;
   warn(message: string): void;
   /**
    * The reply for a raw result the hook produced itself instead of running the attempt,

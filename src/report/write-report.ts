@@ -1,10 +1,10 @@
 import { closeSync, openSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../csv/atomic-write.js';
+import { writeFileAtomic } from '../files/atomic-write.js';
 import type { TasksTable } from '../csv/tasks-table.js';
-import { writeAll } from '../csv/write-all.js';
+import { writeAll } from '../files/write-all.js';
 import { WaveError } from '../errors.js';
-import { sessionPathForWrite } from '../knowledge/session-path.js';
+import { sessionPathForWrite } from '../files/session-path.js';
 import { buildReportData } from './report-data.js';
 import { reportHtml } from './page/report-html.js';
 import type { WaveContexts } from './wave-contexts.js';

@@ -97,6 +97,7 @@ interface RunVoice {
 
 /** What an open run is made of, in the order `open` builds it: each uses only those above it. */
 interface OpenRun {
+  files: SessionWriter;
   journal: Journal;
   backend: ExecutionBackend;
   reporter: RunReport | undefined;
@@ -237,7 +238,7 @@ export class SessionRun {
     // Each model request's tokens are written as its answer arrives: a stop that ends its thread loses none.
     const liveUsage = new LiveUsage(session.dir, (task, attempt, usage) => stop.guarded(() => sink.liveUsage(task, attempt, usage)));
     const pipeline = pipelineFor(session.config.pipeline);
-    const runTask = createTaskRunner({ backend, sink, pipeline, sessionDir: session.dir, topic: pipeline.settings(session.config).topic, limits, warn });
+    const runTask = createTaskRunner({ backend, sink, pipeline, files, topic: pipeline.settings(session.config).topic, limits, warn });
     const lane = new InteractiveLane({
       handlers: this.#options.interactiveHandlers ?? pipeline.handlers,
       rows: () => table.rows,
@@ -289,7 +290,7 @@ export class SessionRun {
       killCommands: () => void backend.cancelAll(),
       warn,
     });
-    this.#open = { journal, backend, reporter, tally, liveUsage, scheduler, checkpointer, interrupt };
+    this.#open = { files, journal, backend, reporter, tally, liveUsage, scheduler, checkpointer, interrupt };
   }
 
   /**
@@ -317,7 +318,7 @@ export class SessionRun {
   /** tasks.csv rewritten a last time, the journal closed, context.md and report.html written; emits run:done. */
   finish(ended: RunEnding): RunSummary {
     const { session, settings, table } = this.#prepared;
-    const { checkpointer, journal, interrupt, reporter, tally } = this.#opened();
+    const { files, checkpointer, journal, interrupt, reporter, tally } = this.#opened();
     const shown = ended.stopped !== 'edited' && checkpointer.checkpoint();
     // Closed before the reason is told, so that it can say whether the journal holds everything.
     const journalComplete = journal.close();
@@ -336,7 +337,7 @@ export class SessionRun {
     const durationMs = performance.now() - this.#startedAt;
     const finalWaves = new Map(table.rows.map((row) => [row.id, Number(row.wave)]));
     try {
-      writeContextReport(session.dir, { table, waves: finalWaves, durationMs, stopReason: outcome.reason, pricing: settings.pricing });
+      writeContextReport(files, { table, waves: finalWaves, durationMs, stopReason: outcome.reason, pricing: settings.pricing });
     } catch (error) {
       this.#warn(`context.md was not written: ${error instanceof Error ? error.message : String(error)}`);
     }

@@ -3,6 +3,7 @@ import { finishAttempt } from '../executors/finish-attempt.js';
 import type { AttemptRequest, TaskLimits, WorkerReply, WorkerRequest } from '../executors/messages.js';
 import { workerErrorReply } from '../executors/worker-error.js';
 import { buildPromptContext } from '../knowledge/prompt-context.js';
+import type { SessionFileWriter } from '../layout.js';
 import type { Pipeline } from '../pipelines/pipeline.js';
 import type { KnowledgeSink } from './record/knowledge-sink.js';
 
@@ -14,8 +15,8 @@ export interface TaskRunnerSetup {
   pipeline: Pipeline;
   limits: TaskLimits;
   warn: (message: string) => void;
-  /** The session folder, which the request's upstream context is read from. */
-  sessionDir: string;
+  /** The session's writer: the pipeline's hook writes through it, and the prompt context is read from its folder. */
+  files: SessionFileWriter;
   /** The session's topic, for model prompts. */
   topic: string;
 }
@@ -60,13 +61,13 @@ export function createTaskRunner(setup: TaskRunnerSetup): (request: WorkerReques
     const attempt: AttemptRequest = { executor, task: { ...task, upstream }, limits, pipeline: pipeline.name, timeoutMs };
     if (request.isolated) attempt.isolated = true;
     if (executor.type === 'openai') {
-      attempt.prompt = buildPromptContext(setup.sessionDir, { pipeline: pipeline.name, topic: setup.topic }, upstream);
+      attempt.prompt = buildPromptContext(setup.files.dir, { pipeline: pipeline.name, topic: setup.topic }, upstream);
     }
     return attempt;
   };
 
   const around = pipeline.aroundAttempt?.({
-    sessionDir: setup.sessionDir,
+    files: setup.files,
     warn,
     finish: (request, result) =>
       sink.attemptFiles(request.task.id, finishAttempt(request.task, { kind: 'result', result }, limits, pipeline.name)),

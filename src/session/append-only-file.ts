@@ -1,5 +1,5 @@
 import { closeSync, ftruncateSync, openSync } from 'node:fs';
-import { IncompleteWrite, writeAll } from '../csv/write-all.js';
+import { IncompleteWrite, writeAll } from '../files/write-all.js';
 
 /**
  * A file opened once for appending, whose writes never tear or double a line: bytes a

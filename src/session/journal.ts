@@ -1,11 +1,11 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../csv/atomic-write.js';
+import { writeFileAtomic } from '../files/atomic-write.js';
 import { isKnownColumn } from '../csv/columns.js';
 import { emptyRow, type TaskOutcome, type TaskRow } from '../core/task.js';
 import { WaveError } from '../errors.js';
 import { followBatchEntry, isBatchEntry, openBatches, openKey, type BatchJournalEntry, type OpenBatch } from '../backend/openai-batch/batch-record.js';
-import { sessionPathForWrite } from '../knowledge/session-path.js';
+import { sessionPathForWrite } from '../files/session-path.js';
 import type { AttemptLine } from '../schema/attempt.js';
 import { AppendOnlyFile } from './append-only-file.js';
 import { attemptLineText } from './attempt-line-text.js';

@@ -3,7 +3,7 @@ import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { WaveError } from '../errors.js';
-import { sessionPathForWrite } from '../knowledge/session-path.js';
+import { sessionPathForWrite } from '../files/session-path.js';
 import { ownerStateOf, ownIdentity, type OwnerState, type ProcessOwner } from '../process/process-identity.js';
 import { kLayout } from '../layout.js';
 

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { writeWholeFile } from '../csv/write-all.js';
+import { writeWholeFile } from '../files/write-all.js';
 import { WaveError } from '../errors.js';
-import { sessionPathForWrite } from '../knowledge/session-path.js';
+import { sessionPathForWrite } from '../files/session-path.js';
 import type { Session } from './session.js';
 import { kLayout } from '../layout.js';
 

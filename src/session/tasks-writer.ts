@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { writeFileAtomic } from '../csv/atomic-write.js';
+import { writeFileAtomic } from '../files/atomic-write.js';
 import { decodeUtf8Text } from '../csv/utf8-text.js';
 import { parseTasks, type ReadOptions } from '../csv/parse-tasks.js';
 import { serializeTasksInChunks } from '../csv/serialize-tasks.js';
 import type { TasksTable } from '../csv/tasks-table.js';
-import type { WriteFn } from '../csv/write-all.js';
+import type { WriteFn } from '../files/write-all.js';
 import { WaveError } from '../errors.js';
 
 interface FileIdentity {

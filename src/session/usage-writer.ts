@@ -1,8 +1,10 @@
+import type { SessionFileWriter } from '../layout.js';
 import { appendUsageLines, batchAnswerOf, batchAnswersIn, checkedRequests, usageLines, type RequestUsage, type UsageLine } from '../knowledge/usage.js';
 import type { PriceTable } from '../knowledge/pricing.js';
 
 export interface UsageWriterSetup {
-  sessionDir: string;
+  /** The session's writer: usage.ndjson is appended through it. */
+  files: SessionFileWriter;
   /** Prices by model, to put each request's cost in its usage line. @default none */
   pricing?: PriceTable | undefined;
   /** Told the lines written (the run's budget), each line once. */
@@ -59,14 +61,14 @@ export class UsageWriter {
 
   /** A line that cannot be written is a warning; the budget counts it all the same. */
   #write(taskId: string, attempt: number, given: readonly RequestUsage[]): void {
-    const { sessionDir, pricing, warn } = this.#setup;
+    const { files, pricing, warn } = this.#setup;
     const requests = given.filter((request) => this.#firstOfBatchAnswer(request));
     if (requests.length === 0) return;
     const model = requests[0]!.model;
     const price = pricing !== undefined && Object.hasOwn(pricing, model) ? pricing[model] : undefined;
     const lines = usageLines(taskId, attempt, requests, price);
     try {
-      appendUsageLines(sessionDir, lines);
+      appendUsageLines(files, lines);
     } catch (error) {
       warn(`${taskId}: the tokens of attempt ${attempt} were not written to usage.ndjson: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -78,7 +80,7 @@ export class UsageWriter {
     const answer = batchAnswerOf(request);
     if (answer === undefined) return true;
     try {
-      this.#batchAnswers ??= batchAnswersIn(this.#setup.sessionDir);
+      this.#batchAnswers ??= batchAnswersIn(this.#setup.files.dir);
     } catch {
       // Unreadable, it cannot be written either: the write's own warning says so.
       this.#batchAnswers = new Set();

@@ -11,6 +11,7 @@ const kSrc = join(import.meta.dirname, '../../src');
  *
  * - the leaves: the error class, the version, the session folder's layout, text helpers,
  *   process utilities;
+ * - files (writing a file whole or by a rename, and the paths a session may write);
  * - the options table (every run option's type, bounds, default and doc line);
  * - schema (zod), roles (what a pipeline asks of its roles' results), graph, core (the pure
  *   scheduling core), csv (tasks.csv and wave files);
@@ -23,6 +24,7 @@ const kSrc = join(import.meta.dirname, '../../src');
  */
 const kLayers: readonly (readonly string[])[] = [
   ['errors.ts', 'version.ts', 'layout.ts', 'text', 'process'],
+  ['files'],
   ['option-table.ts'],
   ['schema'],
   ['roles'],

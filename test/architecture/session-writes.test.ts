@@ -6,13 +6,13 @@ const kSrc = join(import.meta.dirname, '../../src');
 
 /**
  * The folders that write the session folder: the session layer (its writer, lock, journal,
- * tasks writer), csv/ (the write primitives it is built from) and knowledge/ (the files of
- * a task's outcome, which the run's outcome sink writes through it). Any other code is
+ * tasks writer), files/ (the write primitives and path checks it is built from) and csv/
+ * (tasks.csv, which may live outside the folder). Any other code, knowledge/ included, is
  * handed a writer from above (layout.ts's SessionFileWriter) and never writes the folder.
  */
-const kWriters: readonly string[] = ['session', 'csv', 'knowledge'];
+const kWriters: readonly string[] = ['session', 'files', 'csv'];
 
-/** What writes a file: node:fs's writes, and csv/'s and knowledge/'s helpers that write into the session. */
+/** What writes a file: node:fs's writes, and files/'s helpers that write into the session. */
 const kWriteNames: readonly string[] = [
   'writeFileSync',
   'appendFileSync',

@@ -13,6 +13,7 @@ import type { TaskInput } from '../../src/executors/types.js';
 import runAttempt from '../../src/executors/worker.js';
 import { writeAttemptFiles } from '../../src/run/record/attempt-files.js';
 import { resultText } from '../helpers/test-files.js';
+import { SessionWriter } from '../../src/session/files/session-writer.js';
 
 const kRichModule = new URL('./fixtures/rich-module.mjs', import.meta.url).pathname;
 
@@ -82,7 +83,7 @@ describe('a worker attempt touches no session folder', () => {
   test('the engine then writes what the reply carries: the artifacts, and the discovery file listing them', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'csv-wave-session-'));
     const reply = await runAttempt({ executor: { type: 'module', path: kRichModule }, task: task(dir), timeoutMs: 0 });
-    const written = writeAttemptFiles(dir, 'T', reply, 'when-rich', {});
+    const written = writeAttemptFiles(new SessionWriter(dir), 'T', reply, 'when-rich', {});
     expect(written).toMatchObject({ kind: 'finished', artifacts: ['artifacts/T/output.md', 'artifacts/T/notes.md'] });
     expect(readFileSync(join(dir, 'artifacts', 'T', 'notes.md'), 'utf8')).toBe('the notes');
     expect(readFileSync(join(dir, 'artifacts', 'T', 'output.md'), 'utf8')).toMatch(/f{600}$/);
@@ -108,7 +109,7 @@ describe('the engine trusts no path from a reply', () => {
     ["another task's discovery record", finished('ok', 'OTHER'), /^Invalid output: the reply holds a discovery record of "OTHER"$/],
   ])('%s fails the task and writes nothing', (_, reply, error) => {
     const dir = mkdtempSync(join(tmpdir(), 'csv-wave-session-'));
-    const written = writeAttemptFiles(dir, 'T', reply, 'always', {});
+    const written = writeAttemptFiles(new SessionWriter(dir), 'T', reply, 'always', {});
     expect(written).toMatchObject({ kind: 'error', errorClass: 'invalid-output', error: expect.stringMatching(error) });
     expect(readdirSync(dir)).toEqual([]);
   });
@@ -134,7 +135,7 @@ describe("the engine re-checks a reply's files against the run's caps", () => {
     ['a name repeated in another case', [{ name: 'output', content: 'the findings' }, { name: 'Output', content: 'over them' }], {}, /^Invalid output: the reply holds two artifacts of one name: "output" and "Output"$/],
   ] as const)('%s: refused as invalid-output, nothing written', (_, artifacts, limits, error) => {
     const dir = mkdtempSync(join(tmpdir(), 'csv-wave-session-'));
-    const written = writeAttemptFiles(dir, 'T', forged(artifacts as { name: string; content: string }[]), 'always', limits);
+    const written = writeAttemptFiles(new SessionWriter(dir), 'T', forged(artifacts as { name: string; content: string }[]), 'always', limits);
     expect(written).toEqual({ kind: 'error', errorClass: 'invalid-output', error: expect.stringMatching(error), thread: 3 });
     expect(readdirSync(dir)).toEqual([]);
   });
@@ -154,7 +155,7 @@ describe("the engine re-checks a reply's files against the run's caps", () => {
     if (reply.kind !== 'finished') return;
     expect(reply.artifacts.reduce((total, file) => total + Buffer.byteLength(file.content), 0)).toBeLessThanOrEqual(1024);
     expect(reply.notes?.join('\n')).toContain(`${names[1]} (400 bytes)`);
-    const written = writeAttemptFiles(dir, 'T', reply, 'always', limits);
+    const written = writeAttemptFiles(new SessionWriter(dir), 'T', reply, 'always', limits);
     expect(written).toMatchObject({ kind: 'finished', artifacts: ['artifacts/T/output.md'] });
     expect(readFileSync(join(dir, 'artifacts', 'T', 'output.md'), 'utf8')).toMatch(/2 artifact\(s\) dropped/);
   });

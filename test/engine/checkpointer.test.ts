@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { readTasksFile } from '../../src/csv/parse-tasks.js';
-import type { WriteFn } from '../../src/csv/write-all.js';
+import type { WriteFn } from '../../src/files/write-all.js';
 import { Checkpointer } from '../../src/session/checkpointer.js';
 import { Journal, readJournal, type JournalEntry } from '../../src/session/journal.js';
 import { TasksWriter } from '../../src/session/tasks-writer.js';

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { UsageWriter } from '../../src/session/usage-writer.js';
 import type { RequestUsage, UsageLine } from '../../src/knowledge/usage.js';
+import { SessionWriter } from '../../src/session/files/session-writer.js';
 
 const request = (n: number): RequestUsage => ({
   request: n,
@@ -18,7 +19,7 @@ const request = (n: number): RequestUsage => ({
 function setup() {
   const dir = mkdtempSync(join(tmpdir(), 'csv-wave-usage-writer-'));
   const counted: UsageLine[] = [];
-  const writer = new UsageWriter({ sessionDir: dir, warn: () => {}, onUsage: (lines) => counted.push(...lines) });
+  const writer = new UsageWriter({ files: new SessionWriter(dir), warn: () => {}, onUsage: (lines) => counted.push(...lines) });
   const written = () => {
     const path = join(dir, 'usage.ndjson');
     if (!existsSync(path)) return [];

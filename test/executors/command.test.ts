@@ -12,6 +12,7 @@ import { runCli } from '../helpers/cli.js';
 import { buildSession, readRows } from '../helpers/session-builder.js';
 import { resultText } from '../helpers/test-files.js';
 import { isRunning } from '../helpers/spawn-cli.js';
+import { SessionWriter } from '../../src/session/files/session-writer.js';
 
 /** The limits these tests hit are Linux's (128 KiB in one argument). */
 const kLinux = process.platform === 'linux';
@@ -276,7 +277,7 @@ describe('what a command receives', () => {
 
   test('an artifact that a dependency names but that is missing is a warning, not an error', () => {
     const dir = sessionDir();
-    writeDiscoveryFile(dir, {
+    writeDiscoveryFile(new SessionWriter(dir), {
       taskId: 'A',
       role: 'r',
       status: 'completed',

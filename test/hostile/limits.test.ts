@@ -18,6 +18,7 @@ import { runCli } from '../helpers/cli.js';
 import { buildSession, readRows } from '../helpers/session-builder.js';
 import { resultText } from '../helpers/test-files.js';
 import { expectOthersIntact, hostileSession, kBystanders, runScripts } from './helpers.js';
+import { SessionWriter } from '../../src/session/files/session-writer.js';
 
 const kModule = new URL('./fixtures/hostile-module.mjs', import.meta.url).pathname;
 const kMiB = 1024 * 1024;
@@ -109,7 +110,7 @@ describe('caps travel to the worker in the request', () => {
   }
   /** The worker's half of an attempt, then the engine's: its files written as a run writes them. */
   const runAttempt = async (attempt: AttemptRequest): Promise<WorkerReply> =>
-    writeAttemptFiles(attempt.task.session, attempt.task.id, await runWorkerAttempt(attempt), 'always', attempt.limits ?? {});
+    writeAttemptFiles(new SessionWriter(attempt.task.session), attempt.task.id, await runWorkerAttempt(attempt), 'always', attempt.limits ?? {});
   const session = () => mkdtempSync(join(tmpdir(), 'csv-wave-limits-'));
   const finished = (reply: WorkerReply) => {
     expect(reply.kind).toBe('finished');
@@ -149,7 +150,7 @@ describe('caps travel to the worker in the request', () => {
 
   test('the board takes its line cap as an option', () => {
     const warnings: string[] = [];
-    const board = new DiscoveryBoard(session(), (message) => warnings.push(message), { maxLineBytes: 1024 });
+    const board = new DiscoveryBoard(new SessionWriter(session()), (message) => warnings.push(message), { maxLineBytes: 1024 });
     expect(board.add('T9', [
       { type: 'note', data: { text: 'small' } },
       { type: 'note', data: { text: 'y'.repeat(2000) } },

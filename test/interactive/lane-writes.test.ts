@@ -11,12 +11,17 @@ import { DiscussionGate } from '../../src/pipelines/analyze/discussion-gate.js';
 
 /** A writer that keeps what it is asked to write, and writes nothing. */
 class RecordingWriter implements SessionFileWriter {
-  readonly writes: { path: string; how: 'write' | 'append'; data: string }[] = [];
+  readonly writes: { path: string; how: 'write' | 'append' | 'replace'; data: string }[] = [];
+  constructor(readonly dir: string) {}
   write(path: string, data: string): void {
     this.writes.push({ path, how: 'write', data });
   }
   append(path: string, data: string): void {
     this.writes.push({ path, how: 'append', data });
+  }
+  replace(path: string, data: string): string {
+    this.writes.push({ path, how: 'replace', data });
+    return join(this.dir, path);
   }
 }
 
@@ -25,7 +30,7 @@ describe('the interactive lane writes the session folder only through the writer
     const sessionDir = mkdtempSync(join(tmpdir(), 'csv-wave-lane-'));
     const rows = analyzeTasks({ topic: 'T', perspectives: ['a'], mode: 'deep' });
     const discussion = rows.find((row) => row.id === 'DISCUSS-001')!;
-    const files = new RecordingWriter();
+    const files = new RecordingWriter(sessionDir);
     const lane = new InteractiveLane({
       handlers: new Map([['discussant', new DiscussionGate()]]),
       rows: () => rows,
@@ -49,7 +54,7 @@ describe('the interactive lane writes the session folder only through the writer
 
   test('a handler that throws leaves its failed result file through the writer', async () => {
     const sessionDir = mkdtempSync(join(tmpdir(), 'csv-wave-lane-'));
-    const files = new RecordingWriter();
+    const files = new RecordingWriter(sessionDir);
     const lane = new InteractiveLane({
       handlers: new Map([['asker', { run: () => Promise.reject(new Error('no answer')) }]]),
       rows: () => [],

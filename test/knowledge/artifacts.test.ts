@@ -8,6 +8,7 @@ import { writeAttemptFiles } from '../../src/run/record/attempt-files.js';
 import { runCli } from '../helpers/cli.js';
 import { buildSession, readRows } from '../helpers/session-builder.js';
 import { resultText } from '../helpers/test-files.js';
+import { SessionWriter } from '../../src/session/files/session-writer.js';
 
 const kEcho = 'printf %s {description}';
 
@@ -31,7 +32,7 @@ function planAndWrite(dir: string, findings: string, extra: { name: string; cont
     supervision_verdict: undefined,
     supervision_score: undefined,
   };
-  const written = writeAttemptFiles(dir, 'T', reply, 'when-rich', {});
+  const written = writeAttemptFiles(new SessionWriter(dir), 'T', reply, 'when-rich', {});
   if (written.kind !== 'finished') throw new Error(`not written: ${written.error}`);
   return { cell: plan.cell, artifacts: written.artifacts, notes: plan.notes };
 }

@@ -5,6 +5,7 @@ import { describe, expect, test } from 'vitest';
 import { writeDiscoveryFile } from '../../src/knowledge/discovery-files.js';
 import { KnownFiles } from '../../src/knowledge/known-files.js';
 import { buildUpstream } from '../../src/knowledge/upstream.js';
+import { SessionWriter } from '../../src/session/files/session-writer.js';
 
 function session(): string {
   return mkdtempSync(join(tmpdir(), 'csv-wave-known-'));
@@ -16,11 +17,11 @@ const record = (taskId: string) => ({ taskId, role: 'r', status: 'completed' as 
 describe('KnownFiles: the upstream context of a run without a check per missing file', () => {
   test('files there when the run starts are read; files the run writes are read once it says so', () => {
     const dir = session();
-    writeDiscoveryFile(dir, record('A'));
+    writeDiscoveryFile(new SessionWriter(dir), record('A'));
     const known = new KnownFiles(dir);
     expect(buildUpstream(dir, [dep('A')], known).deps[0]!.discovery?.task_id).toBe('A');
 
-    writeDiscoveryFile(dir, record('B'));
+    writeDiscoveryFile(new SessionWriter(dir), record('B'));
     mkdirSync(join(dir, 'wisdom'));
     writeFileSync(join(dir, 'wisdom', 'learnings.md'), '- [B] a lesson\n');
     // Written behind its back: the run is these files' only writer, so it does not look.

@@ -5,6 +5,7 @@ import { describe, expect, test } from 'vitest';
 import { Budget } from '../../src/knowledge/budget.js';
 import { requestCost } from '../../src/knowledge/pricing.js';
 import { appendUsageLines, checkedRequests, readUsage, usageLines, type RequestUsage } from '../../src/knowledge/usage.js';
+import { SessionWriter } from '../../src/session/files/session-writer.js';
 
 const request = (overrides: Partial<RequestUsage> = {}): RequestUsage => ({
   request: 1,
@@ -32,9 +33,9 @@ describe('requestCost', () => {
 describe('usage.ndjson', () => {
   test('one line per request with task, attempt, kind and cost; readUsage sums them per task and in all', () => {
     const dir = mkdtempSync(join(tmpdir(), 'csv-wave-usage-'));
-    appendUsageLines(dir, usageLines('A', 1, [request(), request({ request: 2, kind: 'repair' })], kPrice));
-    appendUsageLines(dir, usageLines('A', 2, [request({ reported: false, prompt_tokens: 0, completion_tokens: 0 })], kPrice));
-    appendUsageLines(dir, usageLines('B', 1, [request({ model: 'other' })]));
+    appendUsageLines(new SessionWriter(dir), usageLines('A', 1, [request(), request({ request: 2, kind: 'repair' })], kPrice));
+    appendUsageLines(new SessionWriter(dir), usageLines('A', 2, [request({ reported: false, prompt_tokens: 0, completion_tokens: 0 })], kPrice));
+    appendUsageLines(new SessionWriter(dir), usageLines('B', 1, [request({ model: 'other' })]));
     const lines = readFileSync(join(dir, 'usage.ndjson'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines.map((line) => [line.task, line.attempt, line.request, line.kind, line.reported])).toEqual([
       ['A', 1, 1, 'first', true],

@@ -5,6 +5,7 @@ import { describe, expect, test } from 'vitest';
 import { Budget } from '../../src/knowledge/budget.js';
 import { appendUsageLines, readUsage, usageLines, type RequestUsage } from '../../src/knowledge/usage.js';
 import { UsageWriter } from '../../src/session/usage-writer.js';
+import { SessionWriter } from '../../src/session/files/session-writer.js';
 
 /**
  * usage.ndjson as a reader must take it: cut short by a kill or a full disk, edited by
@@ -88,7 +89,7 @@ describe('readUsage of a hand-edited or torn usage.ndjson', () => {
 
   test('a line appended after a cut last line is whole: a new line goes first', () => {
     const dir = usageDir(`${good('A', 1)}\n{"ts":"2025-01-01T00:00:02.000Z","task":"A","prompt_to`);
-    appendUsageLines(dir, usageLines('B', 1, [request()]));
+    appendUsageLines(new SessionWriter(dir), usageLines('B', 1, [request()]));
     const text = readFileSync(join(dir, 'usage.ndjson'), 'utf8');
     expect(text.split('\n').at(-2)).toMatch(/^\{"ts":"[^"]+","task":"B"/);
     const totals = readUsage(dir)!;
@@ -101,7 +102,7 @@ describe('UsageWriter and batch answers', () => {
   test('a batch answer usage.ndjson holds (a run wrote it, then was killed before the result was journaled) is not written again', () => {
     const dir = usageDir(`${good('A', 1, { batch: true, batch_id: 'batch_1', custom_id: 'A/a1/r1' })}\n`);
     const told: string[] = [];
-    const writer = new UsageWriter({ sessionDir: dir, warn: () => {}, onUsage: (lines) => told.push(...lines.map((line) => line.task)) });
+    const writer = new UsageWriter({ files: new SessionWriter(dir), warn: () => {}, onUsage: (lines) => told.push(...lines.map((line) => line.task)) });
     writer.reply('A', 1, [request({ batch: true, batch_id: 'batch_1', custom_id: 'A/a1/r1' })]);
     writer.reply('B', 1, [request({ batch: true, batch_id: 'batch_1', custom_id: 'B/a1/r1' })]);
     // A second copy of one answer in one run is not written either.

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { FinishedReply, WorkerReply, WorkerRequest } from '../../src/executors/messages.js';
 import { reuseExplorations } from '../../src/pipelines/analyze/explorer-cache.js';
+import { SessionWriter } from '../../src/session/files/session-writer.js';
 
 function request(id: string, row: Record<string, string>, session: string): WorkerRequest {
   return {
@@ -35,7 +36,7 @@ function setup(reply: (request: WorkerRequest) => Promise<WorkerReply> = async (
   const warnings: string[] = [];
   const finished: { id: string; result: Record<string, unknown> }[] = [];
   const around = reuseExplorations({
-    sessionDir: session,
+    files: new SessionWriter(session),
     warn: (message) => warnings.push(message),
     finish: (req, result) => {
       finished.push({ id: req.task.id, result });

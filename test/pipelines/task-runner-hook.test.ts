@@ -9,6 +9,7 @@ import { writeAttemptFiles } from '../../src/run/record/attempt-files.js';
 import { buildUpstream, type DependencyState } from '../../src/knowledge/upstream.js';
 import { pipelineFor } from '../../src/pipelines/pipeline-for.js';
 import type { PipelineName } from '../../src/schema/session.js';
+import { SessionWriter } from '../../src/session/files/session-writer.js';
 
 /** A task runner of the given pipeline over a fake backend that records the requests it got. */
 function runner(pipeline: PipelineName) {
@@ -30,13 +31,13 @@ function runner(pipeline: PipelineName) {
   const warnings: string[] = [];
   const sink = {
     upstream: (deps: DependencyState[]) => buildUpstream(session, deps),
-    attemptFiles: (taskId: string, reply: AttemptReply) => writeAttemptFiles(session, taskId, reply, 'when-rich', {}),
+    attemptFiles: (taskId: string, reply: AttemptReply) => writeAttemptFiles(new SessionWriter(session), taskId, reply, 'when-rich', {}),
   };
   const run = createTaskRunner({
     backend,
     sink,
     pipeline: pipelineFor(pipeline),
-    sessionDir: session,
+    files: new SessionWriter(session),
     topic: '',
     limits: {},
     warn: (message) => warnings.push(message),

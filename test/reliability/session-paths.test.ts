@@ -2,11 +2,12 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sessionPathForRead, sessionPathForWrite } from '../../src/knowledge/session-path.js';
+import { sessionPathForRead, sessionPathForWrite } from '../../src/files/session-path.js';
 import { ExplorationCache } from '../../src/knowledge/exploration-cache.js';
 import { runCli } from '../helpers/cli.js';
 import { buildSession, readRows } from '../helpers/session-builder.js';
 import { resultText } from '../helpers/test-files.js';
+import { SessionWriter } from '../../src/session/files/session-writer.js';
 
 function outsideFolder(): string {
   return mkdtempSync(join(tmpdir(), 'csv-wave-outside-'));
@@ -103,7 +104,7 @@ describe('the exploration cache', () => {
     const dir = emptySession();
     const outside = outsideFolder();
     symlinkSync(outside, join(dir, 'explorations'));
-    expect(() => new ExplorationCache(dir).store('Cost', 'E1', 'found')).toThrow(/explorations is a symlink to/);
+    expect(() => new ExplorationCache(new SessionWriter(dir)).store('Cost', 'E1', 'found')).toThrow(/explorations is a symlink to/);
     expect(readdirSync(outside)).toEqual([]);
 
     const other = emptySession();
@@ -111,7 +112,7 @@ describe('the exploration cache', () => {
     writeFileSync(join(outside, 'secret.json'), JSON.stringify({ findings: 'secret' }));
     const index = { entries: [{ angle: 'cost', file: `../../${outside}/secret.json`, created_by: 'E0', timestamp: '' }] };
     writeFileSync(join(other, 'explorations', 'cache-index.json'), JSON.stringify(index));
-    expect(new ExplorationCache(other).lookup('Cost')).toBeUndefined();
+    expect(new ExplorationCache(new SessionWriter(other)).lookup('Cost')).toBeUndefined();
   });
 });
 

@@ -1,4 +1,4 @@
-import { isFolderWriteFailure } from '../../csv/write-all.js';
+import { isFolderWriteFailure } from '../../files/write-all.js';
 import type { WorkerReply, WorkerRequest } from '../../executors/messages.js';
 import { angleKey, ExplorationCache } from '../../knowledge/exploration-cache.js';
 import type { AroundAttempt, AttemptHookContext } from '../pipeline.js';
@@ -11,7 +11,7 @@ import type { AroundAttempt, AttemptHookContext } from '../pipeline.js';
  */
 export function reuseExplorations(context: AttemptHookContext): AroundAttempt {
   const { warn, finish } = context;
-  const explorations = new ExplorationCache(context.sessionDir);
+  const explorations = new ExplorationCache(context.files);
   /** The running first exploration of each angle key, settled or not. */
   const exploring = new Map<string, Promise<unknown>>();
 

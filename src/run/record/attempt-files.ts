@@ -1,4 +1,5 @@
-import { isFolderWriteFailure } from '../../csv/write-all.js';
+import { isFolderWriteFailure } from '../../files/write-all.js';
+import type { SessionFileWriter } from '../../layout.js';
 import { cleanText } from '../../text/clean-text.js';
 import { cutError } from '../../executors/reply-rules.js';
 import type { AttemptReply, ArtifactFile, TaskLimits, WorkerReply } from '../../executors/messages.js';
@@ -26,7 +27,7 @@ import type { KnownFiles } from '../../knowledge/known-files.js';
  * replyProblem). A reply that fails a check is refused as `invalid-output`, writing nothing.
  */
 export function writeAttemptFiles(
-  sessionDir: string,
+  files: SessionFileWriter,
   taskId: string,
   reply: AttemptReply,
   policy: DiscoveryFilePolicy,
@@ -34,17 +35,17 @@ export function writeAttemptFiles(
   known?: KnownFiles,
 ): WorkerReply {
   if (reply.kind === 'error') return reply;
-  const { artifacts: files, discovery, attemptNotes, ...rest } = reply;
-  const problem = replyProblem(taskId, files, discovery.taskId, limits);
+  const { artifacts: planned, discovery, attemptNotes, ...rest } = reply;
+  const problem = replyProblem(taskId, planned, discovery.taskId, limits);
   if (problem !== undefined) {
     const error = scrubSecrets(cleanText(`Invalid output: the reply holds ${problem}`));
     return { kind: 'error', errorClass: 'invalid-output', error, ...(rest.thread === undefined ? {} : { thread: rest.thread }) };
   }
   try {
-    const artifacts = writeArtifactFiles(sessionDir, taskId, files);
+    const artifacts = writeArtifactFiles(files, taskId, planned);
     const record = { ...discovery, artifacts };
     if (wantsDiscoveryFile(policy, record)) {
-      writeDiscoveryFile(sessionDir, record);
+      writeDiscoveryFile(files, record);
       known?.discoveryWritten(taskId);
     }
     return { ...rest, artifacts };

@@ -1,4 +1,5 @@
 import type { TaskRow } from '../../core/task.js';
+import type { SessionFileWriter } from '../../layout.js';
 import type { FileFormat, TasksTable } from '../../csv/tasks-table.js';
 import { serializeWaveFile } from '../../csv/wave-file.js';
 import type { AttemptReply, TaskLimits, WorkerReply } from '../../executors/messages.js';
@@ -10,7 +11,7 @@ import {
   type DiscoveryFileInput,
   type DiscoveryFilePolicy,
 } from '../../knowledge/discovery-files.js';
-import { forgetCheckedFolders } from '../../knowledge/session-path.js';
+import { forgetCheckedFolders } from '../../files/session-path.js';
 import { recordUsage, type RequestUsage } from '../../knowledge/usage.js';
 import type { PriceTable } from '../../knowledge/pricing.js';
 import type { UsageLine } from '../../knowledge/usage.js';
@@ -30,8 +31,8 @@ export interface WaveFilesSeen {
 
 export interface KnowledgeSinkSetup {
   sessionDir: string;
-  /** The session's writer, which the wave files go through. @default one of `sessionDir` */
-  files?: SessionWriter;
+  /** The session's writer, which every file of the sink goes through. @default one of `sessionDir` */
+  files?: SessionFileWriter;
   /** The run's table: its rows and format as they stand when a wave file is written. */
   table: TasksTable;
   /** Which tasks get `discoveries/<id>.json`. */
@@ -63,16 +64,16 @@ export class KnowledgeSink {
   readonly #board: DiscoveryBoard;
   readonly #known: KnownFiles;
   readonly #usage: UsageWriter;
-  readonly #files: SessionWriter;
+  readonly #files: SessionFileWriter;
 
   constructor(setup: KnowledgeSinkSetup) {
     this.#setup = setup;
     this.#files = setup.files ?? new SessionWriter(setup.sessionDir);
-    this.#usage = new UsageWriter(setup);
+    this.#usage = new UsageWriter({ ...setup, files: this.#files });
     // A run writes from the main thread, which outlives runs: what an earlier run checked may be gone.
     forgetCheckedFolders();
     this.#known = new KnownFiles(setup.sessionDir);
-    this.#board = new DiscoveryBoard(setup.sessionDir, setup.warn, { maxLineBytes: setup.maxDiscoveryLineBytes });
+    this.#board = new DiscoveryBoard(this.#files, setup.warn, { maxLineBytes: setup.maxDiscoveryLineBytes });
   }
 
   /**
@@ -81,8 +82,8 @@ export class KnowledgeSink {
    * becomes the reply (see writeAttemptFiles).
    */
   attemptFiles(taskId: string, reply: AttemptReply): WorkerReply {
-    const { sessionDir, discoveryFiles, limits } = this.#setup;
-    return writeAttemptFiles(sessionDir, taskId, reply, discoveryFiles, limits, this.#known);
+    const { discoveryFiles, limits } = this.#setup;
+    return writeAttemptFiles(this.#files, taskId, reply, discoveryFiles, limits, this.#known);
   }
 
   /**
@@ -106,12 +107,12 @@ export class KnowledgeSink {
 
   /** A task finished (completed, failed or skipped): its notes, discoveries, wisdom and usage. */
   taskFinished(row: TaskRow, reply: WorkerReply | undefined): void {
-    const { sessionDir, warn } = this.#setup;
+    const { warn } = this.#setup;
     for (const note of reply?.notes ?? []) warn(`${row.id}: ${note}`);
     this.#recordKnowledge(row, reply);
     // A model attempt's requests were written as it came back (attemptUsage); a reply that
     // tells only a sum of its tokens is written here.
-    if (reply?.usage && reply.requests === undefined) recordUsage(sessionDir, row.id, reply.usage);
+    if (reply?.usage && reply.requests === undefined) recordUsage(this.#files, row.id, reply.usage);
   }
 
   /**
@@ -135,7 +136,7 @@ export class KnowledgeSink {
 
   /** Knowledge files of a finished task: discoveries, wisdom, and the discovery file when its attempt wrote none. */
   #recordKnowledge(row: TaskRow, reply: WorkerReply | undefined): void {
-    const { sessionDir, discoveryFiles } = this.#setup;
+    const { discoveryFiles } = this.#setup;
     if (reply?.kind === 'finished') {
       this.#board.add(row.id, reply.discoveries);
       for (const kind of kWisdomKinds) this.#appendWisdom(row.id, kind, reply.wisdom[kind] ?? []);
@@ -154,7 +155,7 @@ export class KnowledgeSink {
       artifacts: [],
     };
     if (wantsDiscoveryFile(discoveryFiles, discovery)) {
-      writeDiscoveryFile(sessionDir, discovery);
+      writeDiscoveryFile(this.#files, discovery);
       this.#known.discoveryWritten(row.id);
     }
   }
@@ -163,6 +164,6 @@ export class KnowledgeSink {
     if (entries.length === 0) return;
     // Known before the write: a write cut short may still have made the folder.
     this.#known.wisdomWritten();
-    appendWisdom(this.#setup.sessionDir, taskId, kind, entries);
+    appendWisdom(this.#files, taskId, kind, entries);
   }
 }

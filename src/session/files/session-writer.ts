@@ -1,6 +1,6 @@
-import { writeFileAtomic } from '../../csv/atomic-write.js';
-import { writeWholeFile } from '../../csv/write-all.js';
-import { sessionPathForWrite } from '../../knowledge/session-path.js';
+import { writeFileAtomic } from '../../files/atomic-write.js';
+import { writeWholeFile } from '../../files/write-all.js';
+import { sessionPathForWrite } from '../../files/session-path.js';
 import type { SessionFileWriter } from '../../layout.js';
 
 /**

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync, writeSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { IncompleteWrite, isFolderWriteFailure, writeWholeFile, type WriteFn } from '../../src/csv/write-all.js';
+import { IncompleteWrite, isFolderWriteFailure, writeWholeFile, type WriteFn } from '../../src/files/write-all.js';
 import { WaveError } from '../../src/errors.js';
 
 const kSrc = new URL('../../src/', import.meta.url);
@@ -50,7 +50,7 @@ test('no source file writes a file but through write-all.ts', () => {
       if (entry.isDirectory()) walk(new URL(`${entry.name}/`, dir));
       else if (entry.name.endsWith('.ts')) {
         const relative = new URL(entry.name, dir).pathname.slice(kSrc.pathname.length);
-        if (relative === 'csv/write-all.ts' || relative === 'session/lock.ts') continue;
+        if (relative === 'files/write-all.ts' || relative === 'session/lock.ts') continue;
         const text = readFileSync(new URL(entry.name, dir), 'utf8');
         if (/\b(writeSync|writeFileSync|appendFileSync|createWriteStream|appendFile|writeFile)\b/.test(text)) offenders.push(relative);
       }

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { writeFileAtomic } from '../../src/csv/atomic-write.js';
+import { writeFileAtomic } from '../../src/files/atomic-write.js';
 import { expectWaveError } from '../helpers/wave-error.js';
 
 // A failing disk, simulated: this works as root too, where a read-only folder does not fail.
