@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../scripts/gen-dag.js';
 import { readJournal, replayJournal, type JournalEntry } from '../../src/session/journal.js';
-import { jobIdSource } from '../helpers/bullmq-session.js';
+import { jobIdSource, redisForFile } from '../helpers/bullmq-session.js';
 import { buildSession, readRows } from '../helpers/session-builder.js';
-import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { kRunRedisTests } from '../helpers/redis-server.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
 /** Replay a failure with CSV_WAVE_KILL_SEED=<the seed in the test name>. */
@@ -50,15 +50,9 @@ function acceptedTasks(dir: string, journal: readonly JournalEntry[]): Set<strin
   return new Set(rows.filter((row) => row.status === 'completed').map((row) => row.id));
 }
 
-describe.runIf(kRunRedisTests)('the coordinator killed with kill -9 at random moments', () => {
-  let redis: RedisServer;
-  beforeAll(async () => {
-    redis = await startRedis();
-  });
-  afterAll(async () => {
-    await redis?.dispose();
-  });
+const redis = redisForFile();
 
+describe.runIf(kRunRedisTests)('the coordinator killed with kill -9 at random moments', () => {
   it(`${kKills} kills after a seeded number of task starts or job adds (seed ${kSeed}), then resume: nothing lost, nothing twice`, { timeout: 900_000 }, async () => {
     const random = mulberry32(kSeed);
     const marks = mkdtempSync(join(tmpdir(), 'csv-wave-marks-'));

@@ -3,22 +3,22 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { redisForFile } from '../helpers/bullmq-session.js';
+import { kRunRedisTests } from '../helpers/redis-server.js';
 
 const kFixture = resolve('test/fixtures/held-requests.mjs');
 const kDist = resolve('dist');
 
+const redis = redisForFile();
+
 describe.runIf(kRunRedisTests)('the coordinator memory per queued attempt', () => {
-  let redis: RedisServer;
   let sessionDir: string;
 
-  beforeAll(async () => {
-    redis = await startRedis();
+  beforeAll(() => {
     sessionDir = mkdtempSync(join(tmpdir(), 'csv-wave-held-'));
   });
 
-  afterAll(async () => {
-    await redis.dispose();
+  afterAll(() => {
     rmSync(sessionDir, { recursive: true, force: true });
   });
 

@@ -2,11 +2,11 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jobIdSource, lines, readyWorker as readyWorkerWith, waitingCommand } from '../helpers/bullmq-session.js';
+import { describe, expect, it } from 'vitest';
+import { jobIdSource, lines, readyWorker as readyWorkerWith, redisForFile, waitingCommand } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
 import { buildSession, readRows } from '../helpers/session-builder.js';
-import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { kRunRedisTests, startRedis } from '../helpers/redis-server.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
 /** A one-task session whose id is set, so that workers can be started before its run. */
@@ -26,15 +26,9 @@ function attemptsOfA(dir: string): { outcome: string }[] {
     .filter((line) => line.task === 'A');
 }
 
-describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
-  let redis: RedisServer;
-  beforeAll(async () => {
-    redis = await startRedis();
-  });
-  afterAll(async () => {
-    await redis?.dispose();
-  });
+const redis = redisForFile();
 
+describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
   it('a Redis that does not answer at start is exit 2, naming the URL with its password masked', async () => {
     const gone = await startRedis();
     await gone.dispose();

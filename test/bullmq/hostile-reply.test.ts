@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BullmqBackend } from '../../src/backend/bullmq/bullmq-backend.js';
 import { sealReply } from '../../src/backend/bullmq/trust/job-admission.js';
 import { queueNameOf } from '../../src/backend/bullmq/jobs/names.js';
@@ -9,11 +9,11 @@ import { requestDigest, Signing } from '../../src/backend/bullmq/trust/signing.j
 import { finishAttempt } from '../../src/executors/finish-attempt.js';
 import type { AttemptRequest } from '../../src/executors/messages.js';
 import type { TaskResultInput } from '../../src/schema/result.js';
-import { lines } from '../helpers/bullmq-session.js';
+import { lines, redisForFile } from '../helpers/bullmq-session.js';
 import { forgeReplies, hostileText, kControl, kEscapes, unruledReply, type ForgedReplies } from '../helpers/forged-reply.js';
 import { buildSession, readRows } from '../helpers/session-builder.js';
 import { readCsvRecords } from '../helpers/test-files.js';
-import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { kRunRedisTests } from '../helpers/redis-server.js';
 import { sleep, spawnCliWith } from '../helpers/spawn-cli.js';
 import { kTestSecret } from '../helpers/test-secret.js';
 
@@ -58,15 +58,9 @@ async function runAgainst(url: string, sessionId: string, dir: string, answer: (
   }
 }
 
-describe.runIf(kRunRedisTests)('a reply from a hostile worker', () => {
-  let redis: RedisServer;
-  beforeAll(async () => {
-    redis = await startRedis();
-  });
-  afterAll(async () => {
-    await redis?.dispose();
-  });
+const redis = redisForFile();
 
+describe.runIf(kRunRedisTests)('a reply from a hostile worker', () => {
   it('is held to the rules of a local reply: no control character in tasks.csv or on the terminal, findings cut to an artifact, every cell within a spreadsheet\'s', { timeout: 600_000 }, async () => {
     const dir = buildSession([
       { id: 'A', description: 'huge findings', role: 'worker' },

@@ -3,7 +3,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lookUpJobs } from '../../src/backend/bullmq/jobs/job-lookup.js';
 import { bytesPast, jsonStringBytes, maxReplyBytes } from '../../src/backend/bullmq/trust/reply-size.js';
-import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { redisForFile } from '../helpers/bullmq-session.js';
+import { kRunRedisTests } from '../helpers/redis-server.js';
 
 const kMiB = 1024 * 1024;
 
@@ -34,15 +35,13 @@ describe('the size of a reply', () => {
 });
 
 describe.runIf(kRunRedisTests)("a look-up of jobs in Redis", () => {
-  let server: RedisServer;
+  const server = redisForFile();
   let redis: Redis;
-  beforeAll(async () => {
-    server = await startRedis();
+  beforeAll(() => {
     redis = new Redis(server.url);
   });
-  afterAll(async () => {
+  afterAll(() => {
     redis?.disconnect();
-    await server?.dispose();
   });
 
   it('reads a return value within the limit, only the size of one past it, the start of a long failed reason', async () => {

@@ -1,10 +1,11 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { buildSession, type RowInput } from '../helpers/session-builder.js';
 import { fixturePath } from '../helpers/test-files.js';
-import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { redisForFile } from '../helpers/bullmq-session.js';
+import { kRunRedisTests } from '../helpers/redis-server.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
 const kWaves = 6;
@@ -46,15 +47,9 @@ function knowledgeFiles(dir: string): Map<string, string> {
   return files;
 }
 
-describe.runIf(kRunRedisTests)('--backend bullmq', () => {
-  let redis: RedisServer;
-  beforeAll(async () => {
-    redis = await startRedis();
-  });
-  afterAll(async () => {
-    await redis?.dispose();
-  });
+const redis = redisForFile();
 
+describe.runIf(kRunRedisTests)('--backend bullmq', () => {
   // The limit is a safety net for a loaded box (load average 40 seen on 2 cores), not a measure.
   it('a 300-task session in 6 waves on 3 worker processes gives the files of a local run', { timeout: 600_000 }, async () => {
     const agent = fixturePath('bullmq-agent.mjs');

@@ -1,11 +1,11 @@
 import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kNoSecret, readyWorker, readyWorkerWith } from '../helpers/bullmq-session.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { kNoSecret, readyWorker, readyWorkerWith, redisForFile } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
 import { buildSession, readRows } from '../helpers/session-builder.js';
-import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { kRunRedisTests } from '../helpers/redis-server.js';
 import { spawnCliWith, type SpawnedCli } from '../helpers/spawn-cli.js';
 import { kTestSecret } from '../helpers/test-secret.js';
 
@@ -31,15 +31,12 @@ function secretFile(text: string, mode: number): string {
 
 const kHowTo = /make one with `openssl rand -hex 32` and give the same one to the coordinator and to every worker, in CSV_WAVE_SECRET or in a file only you can read \(chmod 600\) passed with --secret-file PATH/;
 
+const redis = redisForFile();
+
 describe.runIf(kRunRedisTests)('the secret of a bullmq run and of its workers', () => {
-  let redis: RedisServer;
   const workers: SpawnedCli[] = [];
-  beforeAll(async () => {
-    redis = await startRedis();
-  });
-  afterAll(async () => {
+  afterAll(() => {
     for (const worker of workers) worker.child.kill('SIGKILL');
-    await redis?.dispose();
   });
 
   it('a run without a secret is refused with exit 2 before it makes anything, saying how to make one (flags or session.json)', { timeout: 300_000 }, async () => {

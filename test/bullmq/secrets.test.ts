@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-openai-server.js';
 import { readRows } from '../helpers/session-builder.js';
-import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { redisForFile } from '../helpers/bullmq-session.js';
+import { kRunRedisTests } from '../helpers/redis-server.js';
 import { spawnCliWith, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 import { kTestSecret } from '../helpers/test-secret.js';
 import { usageLinesOf } from '../helpers/usage-lines.js';
@@ -40,16 +41,15 @@ function filesUnder(dir: string): string[] {
     .map((entry) => join(entry.parentPath, entry.name));
 }
 
+const redis = redisForFile();
+
 describe.runIf(kRunRedisTests)('--backend bullmq and secrets', () => {
-  let redis: RedisServer;
   let server: FakeOpenAiServer;
   beforeAll(async () => {
-    redis = await startRedis();
     server = await startFakeOpenAiServer();
   });
   afterAll(async () => {
     await server?.close();
-    await redis?.dispose();
   });
 
   it('the openai executor on workers: the key, only in their environment, is in no job, Redis value or session file, nor the signing secret', { timeout: 600_000 }, async () => {

@@ -1,11 +1,13 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildSession, readRows } from '../helpers/session-builder.js';
-import { jobIdSource, lines, readyWorker, waitingCommand } from '../helpers/bullmq-session.js';
-import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { jobIdSource, lines, readyWorker, redisForFile, waitingCommand } from '../helpers/bullmq-session.js';
+import { kRunRedisTests } from '../helpers/redis-server.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
+
+const redis = redisForFile();
 
 /**
  * BullMQ gives a job whose worker died to another worker once (maxStalledCount 1); a job
@@ -13,14 +15,6 @@ import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
  * its retry rules give the task one more attempt, a fresh job.
  */
 describe.runIf(kRunRedisTests)('--backend bullmq: a job stalled twice', () => {
-  let redis: RedisServer;
-  beforeAll(async () => {
-    redis = await startRedis();
-  });
-  afterAll(async () => {
-    await redis?.dispose();
-  });
-
   it('fails as worker-crash, and the task runs again as its next attempt on another worker', { timeout: 600_000 }, async () => {
     const marks = mkdtempSync(join(tmpdir(), 'csv-wave-marks-'));
     const dir = buildSession([{ id: 'A', description: 'waits for release', role: 'worker' }], { sessionId: 'stall2-test' });

@@ -2,21 +2,15 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jobIdIn, jobIdSource, lines, readyWorker, waitingCommand } from '../helpers/bullmq-session.js';
+import { describe, expect, it } from 'vitest';
+import { jobIdIn, jobIdSource, lines, readyWorker, redisForFile, waitingCommand } from '../helpers/bullmq-session.js';
 import { buildSession, readRows } from '../helpers/session-builder.js';
-import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { kRunRedisTests } from '../helpers/redis-server.js';
 import { isRunning, spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
-describe.runIf(kRunRedisTests)('csv-wave worker: Ctrl-C on the coordinator', () => {
-  let redis: RedisServer;
-  beforeAll(async () => {
-    redis = await startRedis();
-  });
-  afterAll(async () => {
-    await redis?.dispose();
-  });
+const redis = redisForFile();
 
+describe.runIf(kRunRedisTests)('csv-wave worker: Ctrl-C on the coordinator', () => {
   it('ends the jobs workers run after the grace: their commands are gone, the tasks pending, the jobs out of Redis', { timeout: 600_000 }, async () => {
     const marks = mkdtempSync(join(tmpdir(), 'csv-wave-marks-'));
     const dir = buildSession([

@@ -3,11 +3,11 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRate } from '../../src/option-table.js';
-import { jobIdSource, readyWorker } from '../helpers/bullmq-session.js';
+import { jobIdSource, readyWorker, redisForFile } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-openai-server.js';
 import { buildSession, readRows } from '../helpers/session-builder.js';
-import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { kRunRedisTests } from '../helpers/redis-server.js';
 import { spawnCliWith, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
 /** One event of a queue's event stream: its Redis time (the stream id's milliseconds) and fields. */
@@ -55,17 +55,15 @@ function limiterWindows(starts: readonly number[], durationMs: number): number[]
 }
 
 describe.runIf(kRunRedisTests)('csv-wave worker: shared rate limit', () => {
-  let redis: RedisServer;
+  const redis = redisForFile();
   let server: FakeOpenAiServer;
   const workers: SpawnedCli[] = [];
   beforeAll(async () => {
-    redis = await startRedis();
     server = await startFakeOpenAiServer();
   });
   afterAll(async () => {
     for (const worker of workers) worker.child.kill('SIGKILL');
     await server?.close();
-    await redis?.dispose();
   });
 
   it('--rate 20/s over 3 workers: no window of BullMQ\'s limiter holds more than 20 of the 200 starts', { timeout: 600_000 }, async () => {

@@ -1,20 +1,14 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jobIdSource, readyWorker } from '../helpers/bullmq-session.js';
+import { describe, expect, it } from 'vitest';
+import { jobIdSource, readyWorker, redisForFile } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
 import { buildSession, readRows } from '../helpers/session-builder.js';
-import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { kRunRedisTests } from '../helpers/redis-server.js';
 import { waitFor } from '../helpers/spawn-cli.js';
 
-describe.runIf(kRunRedisTests)('csv-wave worker without --session-id', () => {
-  let redis: RedisServer;
-  beforeAll(async () => {
-    redis = await startRedis();
-  });
-  afterAll(async () => {
-    await redis?.dispose();
-  });
+const redis = redisForFile();
 
+describe.runIf(kRunRedisTests)('csv-wave worker without --session-id', () => {
   it('serves every running session, those started after it too, and lets a finished one go', { timeout: 600_000 }, async () => {
     // Started before any session runs: it finds them as their coordinators start.
     const worker = await readyWorker(redis.url, '--concurrency', '2');

@@ -1,22 +1,16 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildSession } from '../helpers/session-builder.js';
-import { lines, readyWorker, waitingCommand } from '../helpers/bullmq-session.js';
+import { lines, readyWorker, redisForFile, waitingCommand } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
-import { kRunRedisTests, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { kRunRedisTests } from '../helpers/redis-server.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 
-describe.runIf(kRunRedisTests)('csv-wave worker: who runs what', () => {
-  let redis: RedisServer;
-  beforeAll(async () => {
-    redis = await startRedis();
-  });
-  afterAll(async () => {
-    await redis?.dispose();
-  });
+const redis = redisForFile();
 
+describe.runIf(kRunRedisTests)('csv-wave worker: who runs what', () => {
   it('status names the worker (host, pid) of each running task; the run shows the connected workers', { timeout: 600_000 }, async () => {
     const marks = mkdtempSync(join(tmpdir(), 'csv-wave-marks-'));
     const dir = buildSession([

@@ -1,8 +1,8 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach } from 'vitest';
-import { startRedis, type RedisServer } from './redis-server.js';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { kRunRedisTests, startRedis, type RedisServer } from './redis-server.js';
 import { spawnCliWith, waitFor, type SpawnedCli, type SpawnOptions } from './spawn-cli.js';
 
 /** Lines of a file that may not exist yet. */
@@ -36,6 +36,46 @@ export async function readyWorkerWith(options: SpawnOptions, url: string, ...arg
 
 /** The environment of a coordinator or worker run with `--insecure-no-secret`: without the tests' secret, which that flag refuses. */
 export const kNoSecret: SpawnOptions = { env: { CSV_WAVE_SECRET: undefined } };
+
+/**
+ * For a test file whose tests share one Redis: call it once, at the top level, beside the
+ * file's `describe.runIf(kRunRedisTests)` blocks. It starts a redis-server before their first
+ * test and disposes of it after the last, after the afterAll hooks registered later (vitest
+ * runs them in reverse), so those may still use it. Under CI a missing redis-server fails the
+ * start, and so the tests, never skips them (kRunRedisTests); elsewhere without one it starts
+ * nothing and the blocks are skipped. In a file with tests that need no Redis too, call it at
+ * the top of the Redis block: it serves that block alone. Read its fields inside tests and hooks.
+ */
+export function redisForFile(): RedisServer {
+  let server: RedisServer | undefined;
+  const started = (): RedisServer => {
+    if (!server) throw new Error('redisForFile: no redis-server yet; read it inside a test or a hook');
+    return server;
+  };
+  if (kRunRedisTests) {
+    beforeAll(async () => {
+      server = await startRedis();
+    });
+    afterAll(async () => {
+      await server?.dispose();
+    });
+  }
+  return {
+    get port() {
+      return started().port;
+    },
+    get url() {
+      return started().url;
+    },
+    get dir() {
+      return started().dir;
+    },
+    stop: () => started().stop(),
+    crash: () => started().crash(),
+    restart: () => started().restart(),
+    dispose: () => started().dispose(),
+  };
+}
 
 /** What each test of a block gets from redisForEachTest. */
 export interface EachTestRedis {
