@@ -9,21 +9,13 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { finishedAttempt } from '../helpers/attempt-reply.js';
 import { parseTasks } from '../../src/csv/parse-tasks.js';
-import { KnowledgeSink } from '../../src/run/record/knowledge-sink.js';
 import type { TaskLimits } from '../../src/executors/messages.js';
 import { WaveContexts } from '../../src/report/wave-contexts.js';
+import { knowledgeSinkOver } from '../helpers/knowledge-sink.js';
 
 function sink(sessionDir: string, warnings: string[] = [], limits: TaskLimits = {}) {
   const table = parseTasks('id,description,role,wave,status,findings,context_from\nT,d,r,1,pending,,\n');
-  return new KnowledgeSink({
-    sessionDir,
-    table,
-    discoveryFiles: 'when-rich',
-    maxDiscoveryLineBytes: 65536,
-    limits,
-    prevContextCap: 16000,
-    warn: (message) => warnings.push(message),
-  });
+  return knowledgeSinkOver(sessionDir, table, { limits, warn: (message) => warnings.push(message) });
 }
 
 const reply = () =>
@@ -135,16 +127,7 @@ describe('KnowledgeSink.waveReady', () => {
         'D,d,r,3,pending,,\n',
     );
     const told = new WaveContexts();
-    const knowledge = new KnowledgeSink({
-      sessionDir: dir,
-      table,
-      discoveryFiles: 'when-rich',
-      maxDiscoveryLineBytes: 65536,
-      limits: {},
-      prevContextCap: 16000,
-      waveContexts: told,
-      warn: () => {},
-    });
+    const knowledge = knowledgeSinkOver(dir, table, { waveContexts: told });
     knowledge.waveReady(3);
     const parsed = new WaveContexts().read(dir, table.format);
     expect(parsed.get('C')).toContain('[Task A] =SUM(1) says "hi"\nline two, end');

@@ -12,12 +12,12 @@ import { RunEmitter } from '../../src/events/events.js';
 import type { WorkerReply } from '../../src/executors/messages.js';
 import { buildPrevContext } from '../../src/graph/prev-context.js';
 import { WaveContexts } from '../../src/report/wave-contexts.js';
-import { KnowledgeSink } from '../../src/run/record/knowledge-sink.js';
 import { OutcomeSink } from '../../src/run/record/outcome-sink.js';
 import { PrevContexts } from '../../src/run/prev-contexts.js';
 import { Scheduler } from '../../src/run/scheduler.js';
 import { Journal } from '../../src/session/journal.js';
 import { finishedAttempt } from '../helpers/attempt-reply.js';
+import { knowledgeSinkOver } from '../helpers/knowledge-sink.js';
 import { tasksCsv } from '../helpers/session-builder.js';
 
 // The real function, counted: each call is one computation of a prev_context.
@@ -47,16 +47,7 @@ async function run(schedule: 'waves' | 'eager', rows: Rows = kSession) {
   const table = parseTasks(tasksCsv(rows));
   const waves = new Map(table.rows.map((row) => [row.id, Number(row.wave)]));
   const told = new WaveContexts();
-  const knowledge = new KnowledgeSink({
-    sessionDir: dir,
-    table,
-    discoveryFiles: 'when-rich',
-    maxDiscoveryLineBytes: 65536,
-    limits: {},
-    prevContextCap: 16000,
-    waveContexts: told,
-    warn: () => {},
-  });
+  const knowledge = knowledgeSinkOver(dir, table, { waveContexts: told });
   const journal = new Journal(dir, undefined, { attempts: true });
   const requested = new Map<string, string[]>();
   const runTask = (request: { task: { id: string; attempt: number; prev_context: string } }): Promise<WorkerReply> => {
