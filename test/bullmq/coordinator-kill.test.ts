@@ -127,7 +127,7 @@ describe.runIf(kRunRedisTests)('the coordinator killed with kill -9 at random mo
     // No job added twice for one attempt, and no task given a second job: a resume awaits the jobs
     // its journal names (the killed run's ids), so no task ran twice either (no worker died).
     expect([...adds.entries()].filter(([, count]) => count > 1)).toEqual([]);
-    const jobId = new RegExp(`^${jobIdSource(kSessionId, 'TASK', 1).replace('TASK', '(T\\d+)')}$`);
+    const jobId = new RegExp(`^${jobIdSource(kSessionId, /(T\d+)/, 1)}$`);
     const jobsOfTask = new Map<string, string[]>();
     for (const id of adds.keys()) {
       const task = jobId.exec(id)?.[1] ?? `not a job id: ${id}`;

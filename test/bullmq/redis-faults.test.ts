@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { lines, readyWorker } from '../helpers/bullmq-session.js';
+import { jobIdSource, lines, readyWorker } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
 import { buildSession, readRows } from '../helpers/session-builder.js';
 import { kRunRedisTests, startRedis, type RedisOptions, type RedisServer } from '../helpers/redis-server.js';
@@ -31,9 +31,9 @@ function outcomesByTask(dir: string): Map<string, string[]> {
   return byTask;
 }
 
-/** The task of a job id (`<session>.r<run>.<task>.a<attempt>`). */
-function taskOfJob(jobId: string): string {
-  return /\.r[0-9a-f]{12}\.(.+)\.a\d+$/.exec(jobId)?.[1] ?? jobId;
+/** The task of a job id of the session (`<session>.r<run>.<task>.a<attempt>`). */
+function taskOfJob(sessionId: string, jobId: string): string {
+  return new RegExp(`${jobIdSource(sessionId, /(.+)/, /\d+/)}$`).exec(jobId)?.[1] ?? jobId;
 }
 
 describe.runIf(kRunRedisTests)('Redis restarted, emptied or full during a --backend bullmq run', () => {
@@ -74,7 +74,7 @@ describe.runIf(kRunRedisTests)('Redis restarted, emptied or full during a --back
     started.push(coordinator);
     const queue = `bull:csv-wave-${sessionId}`;
     const running = () => kTasks.filter((id) => runs(id) > 0);
-    const waitingJobs = async () => (await admin!.lrange(`${queue}:wait`, 0, -1)).map(taskOfJob);
+    const waitingJobs = async () => (await admin!.lrange(`${queue}:wait`, 0, -1)).map((jobId) => taskOfJob(sessionId, jobId));
     let waiting: string[] = [];
     await waitFor(() => running().length === 2, 'two tasks running on the worker');
     // Polled apart from waitFor's condition, which is synchronous.
@@ -82,7 +82,7 @@ describe.runIf(kRunRedisTests)('Redis restarted, emptied or full during a --back
     coordinator.child.kill('SIGSTOP');
     const unread = running()[0]!;
     writeFileSync(join(marks, `release-${unread}`), '');
-    await waitFor(() => new RegExp(`\\[JOB\\] \\S+\\.${unread}\\.a1 completed`).test(worker.stdoutSoFar()) && running().length === 3, `${unread} finished and a waiting job taken`);
+    await waitFor(() => new RegExp(`\\[JOB\\] ${jobIdSource(sessionId, unread, 1)} completed`).test(worker.stdoutSoFar()) && running().length === 3, `${unread} finished and a waiting job taken`);
     waiting = await waitingJobs();
     const runningNow = running().filter((id) => id !== unread);
     expect(waiting).toHaveLength(1);

@@ -107,10 +107,15 @@ export function redisForEachTest(): EachTestRedis {
   return each;
 }
 
-/** A job id of the session's task and attempt, of any run (`<session>.r<run>.<task>.a<attempt>`, names.ts), as RegExp source. */
-export function jobIdSource(sessionId: string, task: string, attempt: number): string {
+/**
+ * A job id of the session's task and attempt, of any run (`<session>.r<run>.<task>.a<attempt>`,
+ * names.ts), as RegExp source. A task or attempt given as a RegExp is a pattern of them, taken
+ * as it is: `jobIdSource(session, /(T\d+)/, /\d+/)` matches any task T<n>, captured, at any attempt.
+ */
+export function jobIdSource(sessionId: string, task: string | RegExp, attempt: number | RegExp): string {
   const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return `${escaped(sessionId)}\\.r[0-9a-f]{12}\\.${escaped(task)}\\.a${attempt}`;
+  const part = (value: string | number | RegExp) => (value instanceof RegExp ? value.source : escaped(String(value)));
+  return `${escaped(sessionId)}\\.r[0-9a-f]{12}\\.${part(task)}\\.a${part(attempt)}`;
 }
 
 /** The first job id of the session's task and attempt in `text` (a worker's [JOB] lines); undefined when there is none. */
