@@ -23,7 +23,7 @@ const kUnit = [
   'test/hostile/text-safety.test.ts',
   'test/interactive/**/*.test.ts',
   'test/knowledge/{exploration-cache,known-files,usage-cost,usage-file}.test.ts',
-  'test/pipelines/{challenger-rule,decompose,pipeline}.test.ts',
+  'test/pipelines/{challenger-rule,decompose,pipeline,settings-reader}.test.ts',
   'test/reliability/journal-errors.test.ts',
   'test/report/{report-data,wave-contexts}.test.ts',
   'test/schema/**/*.test.ts',

@@ -1,6 +1,6 @@
 /**
- * Writes the generated tables of docs/options.md (the run options, the backend's and the
- * worker's flags) and docs/many-machines.md (the flags) from src/option-table.ts
+ * Writes the generated tables of docs/options.md (the run options; the backend's, the
+ * worker's and status's flags) and docs/many-machines.md (the flags) from src/option-table.ts
  * (`npm run docs:options`).
  */
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -15,7 +15,7 @@ import { kMaxTimerSeconds } from './process/timer-range.js';
  */
 
 /** The commands that take options from the table. */
-export type OptionCommand = 'run' | 'resume' | 'rerun' | 'worker';
+export type OptionCommand = 'run' | 'resume' | 'rerun' | 'worker' | 'status';
 
 export interface OptionDefinition<T = unknown> {
   /** The flag as commander takes it: `--concurrency <n>`; absent when no command line sets it. */
@@ -373,7 +373,7 @@ export const kRunDefaults = {
 } as const;
 
 /*
- * The backend's and the worker's flags. They are not run options (no RunOptions field, no
+ * The backend's, the worker's and status's flags. They are not run options (no RunOptions field, no
  * session.json key of the table: session.json's `backend` is an object its backend reads),
  * so they have a table of their own, of the same definitions: their commander options and
  * help, their defaults and their checks come from it, and so do docs/options.md's and
@@ -418,7 +418,7 @@ const positiveTimerSeconds = z.number().gt(0).max(kMaxTimerSeconds);
 const kPositiveTimerSecondsText = `a positive number of seconds, at most ${kMaxTimerSeconds} (24 days)`;
 
 /**
- * The flags of the backends and of `csv-wave worker`, by the name the code knows them by.
+ * The flags of the backends, of `csv-wave worker` and of `csv-wave status`, by the name the code knows them by.
  * Order is the order of the rows in docs/options.md and docs/many-machines.md.
  */
 export const kFlagOptionTable = {
@@ -553,11 +553,21 @@ export const kFlagOptionTable = {
     doc: 'without --session-id: the running sessions served at once at most, the most recently beaten',
     commands: ['worker'],
   }),
+  statusRedis: option({
+    flag: '--redis <url>',
+    // Not min(1): an empty URL asks no Redis (redisUrlFrom), as status always took it.
+    type: z.string(),
+    what: 'a Redis URL',
+    fromText: 'none',
+    defaultText: "session.json's backend url, else CSV_WAVE_REDIS_URL",
+    doc: 'a session running with --backend bullmq: the Redis to ask which worker runs each task',
+    commands: ['status'],
+  }),
 } as const;
 
 export type FlagOptionName = keyof typeof kFlagOptionTable;
 
-/** Every backend and worker flag of the table, in order. */
+/** Every backend, worker and status flag of the table, in order. */
 export function flagOptionEntries(): Array<[FlagOptionName, OptionDefinition]> {
   return Object.entries(kFlagOptionTable) as Array<[FlagOptionName, OptionDefinition]>;
 }

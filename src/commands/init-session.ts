@@ -4,13 +4,11 @@ import { kTaskColumns, type TaskRow } from '../core/task.js';
 import { writeTasksFile } from '../csv/serialize-tasks.js';
 import type { TasksTable } from '../csv/tasks-table.js';
 import { WaveError } from '../errors.js';
-import { analyzeTasks, kAnalyzeModes, kDefaultPerspectives, type AnalyzeMode } from '../pipelines/analyze/decompose.js';
-import {
-  brainstormTasks,
-  kBrainstormModes,
-  kDefaultAngles,
-  type BrainstormMode,
-} from '../pipelines/brainstorm/decompose.js';
+import { analyzeTasks, kDefaultPerspectives } from '../pipelines/analyze/decompose.js';
+import { analyzeSettings } from '../pipelines/analyze/settings.js';
+import { brainstormTasks, kDefaultAngles } from '../pipelines/brainstorm/decompose.js';
+import { brainstormSettings } from '../pipelines/brainstorm/settings.js';
+import { SettingsReader, topicSettings, type SettingFlags } from '../pipelines/settings.js';
 import { splitList } from '../core/id-list.js';
 import { genericStarterTasks } from '../pipelines/generic/starter.js';
 import type { PipelineName, SessionConfig } from '../schema/session.js';
@@ -31,8 +29,8 @@ export interface InitOptions {
   perspectives?: string;
   /** brainstorm: quick|deep|full (default full); analyze: quick|standard|deep (default standard). */
   mode?: string;
-  /** brainstorm: generator-critic rounds before convergence is forced. @default 2 */
-  maxGcRounds?: number;
+  /** brainstorm: generator-critic rounds before convergence is forced; a number, or the flag's text. @default 2 */
+  maxGcRounds?: number | string;
   executor?: SessionConfig['executor'];
   bom?: boolean;
   /**
@@ -55,7 +53,8 @@ export interface InitResult {
 
 /** The decomposer: writes a new session's tasks.csv and session.json. */
 export function initSession(dir: string, options: InitOptions): InitResult {
-  if (options.topic.trim() === '' && options.template !== 'generic') throw new WaveError('USAGE', 'init needs a --topic');
+  // Laid out before the folder is looked at: a flag that does not fit writes nothing.
+  const { tasks, config } = layOut(options);
   const tasksPath = join(dir, kLayout.tasks);
   const configPath = join(dir, kLayout.config);
   const exists = existsSync(tasksPath) || existsSync(configPath);
@@ -63,45 +62,6 @@ export function initSession(dir: string, options: InitOptions): InitResult {
     throw new WaveError('USAGE', `${dir} already holds a session (tasks.csv or session.json): pass --force to overwrite it`, {
       path: dir,
     });
-  }
-  let tasks: TaskRow[];
-  let config: SessionConfig & { pipeline: PipelineName };
-  if (options.template === 'brainstorm') {
-    if (options.perspectives !== undefined) throw new WaveError('USAGE', '--perspectives goes with --template analyze (brainstorm takes --angles)');
-    const mode = (options.mode ?? 'full') as BrainstormMode;
-    if (!kBrainstormModes.includes(mode)) {
-      throw new WaveError('USAGE', `Expected \`--mode\` to be one of ${kBrainstormModes.join(', ')} for brainstorm, got \`${options.mode}\``);
-    }
-    const angles = options.angles === undefined ? kDefaultAngles : splitList(options.angles);
-    if (angles.length === 0) throw new WaveError('USAGE', '--angles needs at least one angle');
-    const maxGcRounds = options.maxGcRounds ?? 2;
-    if (!Number.isInteger(maxGcRounds) || maxGcRounds < 0) {
-      throw new WaveError('USAGE', `Expected \`--max-gc-rounds\` to be an integer ≥ 0, got \`${options.maxGcRounds}\``);
-    }
-    tasks = brainstormTasks({ angles, mode });
-    config = { pipeline: 'brainstorm', topic: options.topic, mode, max_gc_rounds: maxGcRounds };
-  } else if (options.template === 'generic') {
-    for (const [flag, given] of [
-      ['--angles', options.angles],
-      ['--perspectives', options.perspectives],
-      ['--mode', options.mode],
-      ['--max-gc-rounds', options.maxGcRounds],
-    ] as const) {
-      if (given !== undefined) throw new WaveError('USAGE', `${flag} goes with --template brainstorm or analyze, not generic`);
-    }
-    tasks = genericStarterTasks(options.topic);
-    config = { pipeline: 'generic', ...(options.topic.trim() === '' ? {} : { topic: options.topic }) };
-  } else {
-    if (options.angles !== undefined) throw new WaveError('USAGE', '--angles goes with --template brainstorm (analyze takes --perspectives)');
-    if (options.maxGcRounds !== undefined) throw new WaveError('USAGE', '--max-gc-rounds goes with --template brainstorm');
-    const mode = (options.mode ?? 'standard') as AnalyzeMode;
-    if (!(mode in kAnalyzeModes)) {
-      throw new WaveError('USAGE', `Expected \`--mode\` to be one of ${Object.keys(kAnalyzeModes).join(', ')} for analyze, got \`${options.mode}\``);
-    }
-    const perspectives = options.perspectives === undefined ? kDefaultPerspectives : splitList(options.perspectives);
-    if (perspectives.length === 0) throw new WaveError('USAGE', '--perspectives needs at least one perspective');
-    tasks = analyzeTasks({ topic: options.topic, perspectives, mode });
-    config = { pipeline: 'analyze', topic: options.topic, mode };
   }
   if (options.executor) config.executor = options.executor;
   if (options.bom) config.bom = true;
@@ -125,6 +85,40 @@ export function initSession(dir: string, options: InitOptions): InitResult {
     lock?.release();
   }
   return { dir, config, tasks, waveCount: plan.waveCount };
+}
+
+/**
+ * The template's rows and session.json. Its settings (topic, mode, max_gc_rounds) are parsed
+ * by its pipeline's own parser, named by their flags; the template's other flags are checked here.
+ */
+function layOut(options: InitOptions): { tasks: TaskRow[]; config: SessionConfig & { pipeline: PipelineName } } {
+  const flags: SettingFlags = { topic: options.topic, mode: options.mode, maxGcRounds: options.maxGcRounds };
+  const reader = new SettingsReader(options.template, { from: 'flags', command: 'init', flags });
+  if (options.template === 'brainstorm') {
+    const { topic, mode, maxGcRounds } = brainstormSettings(reader);
+    if (options.perspectives !== undefined) throw new WaveError('USAGE', '--perspectives goes with --template analyze (brainstorm takes --angles)');
+    const angles = options.angles === undefined ? kDefaultAngles : splitList(options.angles);
+    if (angles.length === 0) throw new WaveError('USAGE', '--angles needs at least one angle');
+    return { tasks: brainstormTasks({ angles, mode }), config: { pipeline: 'brainstorm', topic, mode, max_gc_rounds: maxGcRounds } };
+  }
+  if (options.template === 'generic') {
+    const { topic } = topicSettings(reader);
+    for (const [flag, given] of [
+      ['--angles', options.angles],
+      ['--perspectives', options.perspectives],
+      ['--mode', options.mode],
+      ['--max-gc-rounds', options.maxGcRounds],
+    ] as const) {
+      if (given !== undefined) throw new WaveError('USAGE', `${flag} goes with --template brainstorm or analyze, not generic`);
+    }
+    return { tasks: genericStarterTasks(topic), config: { pipeline: 'generic', ...(topic.trim() === '' ? {} : { topic }) } };
+  }
+  const { topic, mode } = analyzeSettings(reader);
+  if (options.angles !== undefined) throw new WaveError('USAGE', '--angles goes with --template brainstorm (analyze takes --perspectives)');
+  if (options.maxGcRounds !== undefined) throw new WaveError('USAGE', '--max-gc-rounds goes with --template brainstorm');
+  const perspectives = options.perspectives === undefined ? kDefaultPerspectives : splitList(options.perspectives);
+  if (perspectives.length === 0) throw new WaveError('USAGE', '--perspectives needs at least one perspective');
+  return { tasks: analyzeTasks({ topic, perspectives, mode }), config: { pipeline: 'analyze', topic, mode } };
 }
 
 /** Deletes what runs wrote into a session folder (the layout's run outputs and wave files); the engine folder keeps only the lock. */

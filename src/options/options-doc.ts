@@ -3,7 +3,7 @@ import { flagOptionEntries, runOptionEntries } from '../option-table.js';
 /** The markers between which docs/options.md holds the generated table. */
 export const kOptionsDocStart = '<!-- options:start -->';
 export const kOptionsDocEnd = '<!-- options:end -->';
-/** The markers between which docs/options.md and docs/many-machines.md hold the backend's and the worker's flags. */
+/** The markers between which docs/options.md and docs/many-machines.md hold the backend's, the worker's and status's flags. */
 export const kFlagsDocStart = '<!-- flags:start -->';
 export const kFlagsDocEnd = '<!-- flags:end -->';
 
@@ -30,7 +30,7 @@ export function optionsTableMarkdown(): string {
   ].join('\n');
 }
 
-/** The backend's and the worker's flags as a Markdown table, one row per definition (option-table.ts' kFlagOptionTable). */
+/** The backend's, the worker's and status's flags as a Markdown table, one row per definition (option-table.ts' kFlagOptionTable). */
 export function flagsTableMarkdown(): string {
   const rows = flagOptionEntries().map(([, definition]) => {
     const commands = definition.commands.join(', ') + (definition.repeatable ? ' (repeatable)' : '');

@@ -3,8 +3,8 @@ import type { SessionFileWriter } from '../layout.js';
 import type { WorkerReply, WorkerRequest } from '../executors/messages.js';
 import type { InteractiveHandler } from '../interactive/types.js';
 import type { RoleRules } from '../roles/role-rules.js';
-import type { PipelineName, SessionConfig } from '../schema/session.js';
-import type { PipelineSettings } from './settings.js';
+import type { PipelineName } from '../schema/session.js';
+import type { PipelineSettings, SettingsReader } from './settings.js';
 
 /** What the engine lends a pipeline's attempt hook for one run. */
 export interface AttemptHookContext {
@@ -35,8 +35,8 @@ export interface Pipeline extends RoleRules {
    * a topic) is its own, so only the pipeline's own object can call it with its real type.
    */
   readonly decompose: (plan: never) => TaskRow[];
-  /** Its settings from session.json (topic, mode, max_gc_rounds), typed; a value it does not know is refused naming its key. */
-  readonly settings: (config: SessionConfig) => PipelineSettings;
+  /** Its settings (topic, mode, max_gc_rounds), typed, read from init's flags or session.json; a bad value is refused naming its flag or key. */
+  readonly settings: (reader: SettingsReader) => PipelineSettings;
   /** Made once per run, then wraps every attempt the run makes; absent when attempts run as they are. */
   readonly aroundAttempt?: (context: AttemptHookContext) => AroundAttempt;
 }

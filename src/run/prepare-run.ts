@@ -1,5 +1,6 @@
 import type { TaskRow } from '../core/task.js';
 import type { PipelineName } from '../schema/session.js';
+import { pipelineFor, SettingsReader, type PipelineSettings } from '../pipelines/index.js';
 import { checkExecutor } from './check-executor.js';
 import { normalizeRunOptions, type NormalizedRunOptions, type RunOptions } from '../options/options.js';
 import { fillWaveColumn } from '../core/wave-column.js';
@@ -16,6 +17,8 @@ export interface RunRequest extends RunOptions {
 export interface PreparedRun extends HeldSession {
   /** The run's options, session.json's filling what the caller left out. */
   settings: NormalizedRunOptions;
+  /** The pipeline's own settings from session.json (topic, mode, …), checked before anything runs. */
+  pipelineSettings: PipelineSettings;
   plan: TaskPlan;
   /** The tasks `prepare` said it reset: they run afresh, without a job an interrupted run left for them. */
   reset: ReadonlySet<string>;
@@ -33,6 +36,8 @@ export async function prepareRun(path: string, request: RunRequest, warn: (messa
   const held = prepareSession(session, { hold: { warn, run: true }, bom: settings.bom ?? session.config.bom });
   try {
     const plan = planTasks(held);
+    const { config, configFile } = held.session;
+    const pipelineSettings = pipelineFor(config.pipeline).settings(SettingsReader.of(config.pipeline, config, configFile));
     // A bad executor fails here, once, rather than on every task.
     await checkExecutor(settings.executor, held.table.columns, session.dir);
     fillWaveColumn(held.table.rows, plan.waves);
@@ -44,7 +49,7 @@ export async function prepareRun(path: string, request: RunRequest, warn: (messa
         `Nothing was run; tasks.csv and the journal were left as they were. ` +
         `Free some space (or make the folder writable) and run \`csv-wave resume ${path}\`.`,
     });
-    return { ...held, settings, plan, reset };
+    return { ...held, settings, pipelineSettings, plan, reset };
   } catch (error) {
     held.lock.release();
     throw error;

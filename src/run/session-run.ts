@@ -161,7 +161,7 @@ export class SessionRun {
    * answer to signals. Emits run:start.
    */
   async open(): Promise<void> {
-    const { session, settings, table, writer, plan, reset } = this.#prepared;
+    const { session, settings, pipelineSettings, table, writer, plan, reset } = this.#prepared;
     const stop = this.#stop;
     const events = this.#events;
     const warn = this.#warn;
@@ -238,7 +238,7 @@ export class SessionRun {
     // Each model request's tokens are written as its answer arrives: a stop that ends its thread loses none.
     const liveUsage = new LiveUsage(session.dir, (task, attempt, usage) => stop.guarded(() => sink.liveUsage(task, attempt, usage)));
     const pipeline = pipelineFor(session.config.pipeline);
-    const runTask = createTaskRunner({ backend, sink, pipeline, files, topic: pipeline.settings(session.config).topic, limits, warn });
+    const runTask = createTaskRunner({ backend, sink, pipeline, files, topic: pipelineSettings.topic, limits, warn });
     const lane = new InteractiveLane({
       handlers: this.#options.interactiveHandlers ?? pipeline.handlers,
       rows: () => table.rows,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { showCell } from '../csv/columns.js';
 import type { Violation } from '../errors.js';
 import { sessionConfigSchema } from '../schema/session.js';
-import { jsonErrorPosition, positionOf } from '../text/json-error-position.js';
+import { jsonErrorPosition, lineOfKey } from '../text/json-error-position.js';
 import { nearestName } from '../text/nearest-name.js';
 import { runOptionEntries } from '../option-table.js';
 
@@ -61,11 +61,4 @@ function objectShapeAt(path: readonly string[]): Record<string, unknown> | undef
   }
   while (schema instanceof z.ZodOptional || schema instanceof z.ZodDefault) schema = schema.unwrap() as z.ZodType;
   return schema instanceof z.ZodObject ? (schema.shape as Record<string, unknown>) : undefined;
-}
-
-/** The line where `"key":` first appears, for a message that points at it; 1 if it is not found. */
-function lineOfKey(text: string, key: string): number {
-  const pattern = new RegExp(`${JSON.stringify(key).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*:`);
-  const at = pattern.exec(text)?.index;
-  return at === undefined ? 1 : positionOf(text, at).line;
 }

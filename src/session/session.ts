@@ -3,6 +3,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { textProblem } from '../csv/utf8-text.js';
 import { WaveError, formatViolations } from '../errors.js';
 import { inferPipeline } from '../pipelines/roles.js';
+import type { SettingsFile } from '../pipelines/index.js';
 import { sessionConfigSchema, type PipelineName, type SessionConfig } from '../schema/session.js';
 import { jsonSyntaxMessage, sessionViolations } from './session-diagnostics.js';
 import { kLayout } from '../layout.js';
@@ -20,6 +21,8 @@ export interface Session {
    * until settlePipeline picks it from the roles, once tasks.csv is read.
    */
   config: SessionConfig;
+  /** session.json as read, so that its pipeline's settings are refused at the line of their key; absent without one. */
+  configFile?: SettingsFile;
 }
 
 /** A session whose pipeline is settled (settlePipeline): every command past reading tasks.csv has one. */
@@ -48,9 +51,9 @@ export function openSession(pathArgument: string, overrides: SessionOverrides = 
     );
   }
   const dir = dirname(tasksPath);
-  const config = readSessionConfig(dir);
+  const { config, file } = readSessionFile(dir);
   if (overrides.pipeline !== undefined) config.pipeline = overrides.pipeline;
-  return { dir, tasksPath, displayPath: displayPathOf(tasksPath), config };
+  return { dir, tasksPath, displayPath: displayPathOf(tasksPath), config, ...(file === undefined ? {} : { configFile: file }) };
 }
 
 /**
@@ -75,8 +78,13 @@ function displayPathOf(path: string): string {
  * of the key (unknown keys named, with the keys that exist).
  */
 export function readSessionConfig(dir: string): SessionConfig {
+  return readSessionFile(dir).config;
+}
+
+/** session.json parsed and checked (readSessionConfig), with its text. */
+function readSessionFile(dir: string): { config: SessionConfig; file?: SettingsFile } {
   const path = join(dir, kLayout.config);
-  if (!existsSync(path)) return {};
+  if (!existsSync(path)) return { config: {} };
   const shown = displayPathOf(path);
   let bytes: Buffer;
   try {
@@ -104,5 +112,5 @@ export function readSessionConfig(dir: string): SessionConfig {
     const violations = sessionViolations(parsed.error.issues, text, raw);
     throw new WaveError('INVALID_SESSION', formatViolations(shown, violations), { path: shown, violations });
   }
-  return parsed.data as SessionConfig;
+  return { config: parsed.data as SessionConfig, file: { shown, text } };
 }

@@ -26,6 +26,13 @@ export function positionOf(text: string, offset: number): { line: number; column
   return { line, column: offset - lineStart + 1 };
 }
 
+/** The line where `"key":` first appears, for a message that points at it; 1 if it is not found. */
+export function lineOfKey(text: string, key: string): number {
+  const pattern = new RegExp(`${JSON.stringify(key).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*:`);
+  const at = pattern.exec(text)?.index;
+  return at === undefined ? 1 : positionOf(text, at).line;
+}
+
 /**
  * V8's message without the parts that vary by Node version (the position, the quoted
  * text), on one line: a token it names may be a line break.

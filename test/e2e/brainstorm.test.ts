@@ -236,11 +236,22 @@ describe('init', () => {
     [['--template', 'brainstorm', '--max-gc-rounds', 'two'], /got `two`/],
     [['--template', 'brainstorm', '--max-gc-rounds', ''], /got ``/],
     [['--template', 'brainstorm', '--model', 'm'], /--model and --base-url go with --executor openai/],
+    // The pipeline's settings parser (pipelines/settings.ts) names the flag and the pipeline's modes (a string: contained as it is).
+    [['--template', 'brainstorm', '--mode', 'nope'], 'Expected `--mode` to be one of quick, deep, full for the brainstorm pipeline, got `nope`'],
+    [['--template', 'analyze', '--mode', 'full'], 'Expected `--mode` to be one of quick, standard, deep for the analyze pipeline, got `full`'],
   ])('a flag that does not fit is a usage error (exit 2), and nothing is written: %j', async (flags, message) => {
     const dir = newSessionDir();
     const result = await runCli('init', dir, '--topic', 'T', ...flags);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  test.each(['brainstorm', 'analyze'])('init --template %s without a topic is a usage error (exit 2) from its settings parser', async (template) => {
+    const dir = newSessionDir();
+    const result = await runCli('init', dir, '--template', template);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('init needs a --topic');
     expect(existsSync(dir)).toBe(false);
   });
 });

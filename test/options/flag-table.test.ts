@@ -5,6 +5,7 @@ import { kDefaultMaxSessions } from '../../src/backend/bullmq/session/session-re
 import { kExecutorTypes } from '../../src/backend/bullmq/trust/job-admission.js';
 import { backendFromFlags } from '../../src/cli/backend-flag.js';
 import { main } from '../../src/cli/main.js';
+import { registerStatus } from '../../src/cli/commands/status.js';
 import { registerWorker } from '../../src/cli/commands/worker.js';
 import { addRunFlags } from '../../src/cli/run-flags.js';
 import { attributeOf, tableFlag } from '../../src/cli/table-flags.js';
@@ -14,12 +15,16 @@ import { expectWaveError } from '../helpers/wave-error.js';
 
 // Issue 23 item 1: the backend's and the worker's flags were defined, defaulted and checked
 // by hand in backend-flag.ts, worker.ts, rate.ts and the bullmq backend. They come from the
-// options table now (option-table.ts' kFlagOptionTable); these tests fail when one drifts.
+// options table now (option-table.ts' kFlagOptionTable), and so does status's --redis;
+// these tests fail when one drifts.
 
 /** The options commander holds for a command, by their flags. */
 function optionsOf(name: OptionCommand): Map<string, Option> {
   const program = new Command('csv-wave');
-  const command = name === 'worker' ? (registerWorker(program, { stdout: () => {}, stderr: () => {} }, () => {}), program.commands[0]!) : addRunFlags(new Command(name));
+  const io = { stdout: () => {}, stderr: () => {} };
+  if (name === 'worker') registerWorker(program, io, () => {});
+  else if (name === 'status') registerStatus(program, io, () => {});
+  const command = program.commands[0] ?? addRunFlags(new Command(name));
   return new Map(command.options.map((option) => [option.flags, option]));
 }
 
@@ -37,7 +42,7 @@ async function worker(...flags: string[]): Promise<{ code: number; stderr: strin
 }
 
 describe('the backend and worker flags, from the table', () => {
-  test.each(['run', 'resume', 'rerun', 'worker'] as const)('%s --help shows each of its flags with the doc line and default of the table', (name) => {
+  test.each(['run', 'resume', 'rerun', 'worker', 'status'] as const)('%s --help shows each of its flags with the doc line and default of the table', (name) => {
     const options = optionsOf(name);
     const mine = flagOptionEntries().filter(([, definition]) => definition.commands.includes(name));
     expect(mine.length).toBeGreaterThan(0);
@@ -49,6 +54,12 @@ describe('the backend and worker flags, from the table', () => {
     }
     // The worker has no flag of its own outside the table.
     if (name === 'worker') expect([...options.keys()].sort()).toEqual(mine.map(([, definition]) => definition.flag!).sort());
+  });
+
+  test('status --redis keeps the help it had before it moved into the table', () => {
+    expect(optionsOf('status').get('--redis <url>')?.description).toBe(
+      "a session running with --backend bullmq: the Redis to ask which worker runs each task (default session.json's backend url, else CSV_WAVE_REDIS_URL)",
+    );
   });
 
   test('the defaults the code falls back on are the table\'s', () => {

@@ -41,14 +41,13 @@ export function registerInit(program: Command, io: CliIo, done: (code: number) =
     .option('--force', "replace an existing session, with everything its runs wrote (journal, wave files, discoveries, artifacts, wisdom, …); other files stay")
     .option('--json', 'print {dir, config, tasks, waveCount}')
     .action((dir: string, flags: InitFlags) => {
-      const maxGcRounds = flags.maxGcRounds === undefined ? undefined : gcRounds(flags.maxGcRounds);
       const result = initSession(dir, {
         template: flags.template,
         topic: flags.topic ?? '',
         ...(flags.angles === undefined ? {} : { angles: flags.angles }),
         ...(flags.perspectives === undefined ? {} : { perspectives: flags.perspectives }),
         ...(flags.mode === undefined ? {} : { mode: flags.mode }),
-        ...(maxGcRounds === undefined ? {} : { maxGcRounds }),
+        ...(flags.maxGcRounds === undefined ? {} : { maxGcRounds: flags.maxGcRounds }),
         ...executorFlag(dir, flags),
         bom: flags.bom ?? false,
         force: flags.force ?? false,
@@ -66,11 +65,6 @@ export function registerInit(program: Command, io: CliIo, done: (code: number) =
       }
       done(ExitCode.Ok);
     });
-}
-
-function gcRounds(text: string): number {
-  if (!/^\s*\d+\s*$/.test(text)) throw new WaveError('USAGE', `Expected \`--max-gc-rounds\` to be an integer ≥ 0, got \`${text}\``);
-  return Number(text);
 }
 
 function executorFlag(dir: string, flags: InitFlags): { executor?: NonNullable<Parameters<typeof initSession>[1]['executor']> } {

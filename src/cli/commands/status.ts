@@ -17,7 +17,10 @@ import { ExitCode, printJson, type CliIo } from '../io.js';
 import { addPipelineFlag, sessionOverrides } from '../pipeline-flag.js';
 import type { PipelineName, SessionConfig } from '../../schema/session.js';
 import { redisUrlFrom } from '../../backend/bullmq/redis/redis-url.js';
+import { flagOptionEntries, kFlagOptionTable } from '../../option-table.js';
+import { addTableFlags, tableFlag } from '../table-flags.js';
 
+/** status's flags as commander hands them over (`--redis`'s definition: option-table.ts' kFlagOptionTable). */
 interface StatusFlags {
   redis?: string;
   json?: boolean;
@@ -26,14 +29,13 @@ interface StatusFlags {
 }
 
 export function registerStatus(program: Command, io: CliIo, done: (code: number) => void): void {
-  addPipelineFlag(program
+  addPipelineFlag(addTableFlags(program
     .command('status')
     .description('one line per task ([DONE] [RUN] [INTR] [WAIT] [FAIL] [SKIP] [----]), then counts per status and wave')
     .argument('<session>', 'session folder, or the path of its tasks.csv')
     .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}, "usage"?: {tokens, cost_usd, tasks: {id: …}, problems?: [{line, problem}]}, "interrupted"?: [ids]}')
     .option('--only <statuses>', `list only the tasks of these statuses, comma-separated (${kTaskStatuses.join(', ')}); counts stay the whole session's`)
-    .option('--wave <n>', 'list only the tasks of wave N (counts stay the whole session\'s)')
-    .option('--redis <url>', "a session running with --backend bullmq: the Redis to ask which worker runs each task (default session.json's backend url, else CSV_WAVE_REDIS_URL)"))
+    .option('--wave <n>', 'list only the tasks of wave N (counts stay the whole session\'s)'), flagOptionEntries(), 'status'))
     .action(async (sessionPath: string, options: StatusFlags & { pipeline?: PipelineName }) => {
       // status reads what is there, even a file that would not validate: it is how a person
       // looks at a session in any state.
@@ -54,7 +56,7 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       // A task left in_progress with no run holding the lock was in flight when its run was killed.
       const running = runHoldsLock(session.dir);
       const interrupted = running ? [] : table.rows.filter((row) => statusOf(row) === 'in_progress').map((row) => row.id);
-      const workers = running && counts.in_progress > 0 ? await workersOfRunningTasks(session.dir, options.redis, session.config.backend, io) : new Map<string, string>();
+      const workers = running && counts.in_progress > 0 ? await workersOfRunningTasks(session.dir, options, session.config.backend, io) : new Map<string, string>();
       if (options.json) {
         const tokens = usage
           ? {
@@ -146,11 +148,13 @@ function selectRows(options: StatusFlags, waves: ReadonlyMap<string, number>): (
  */
 async function workersOfRunningTasks(
   sessionDir: string,
-  flag: string | undefined,
+  flags: StatusFlags,
   backend: SessionConfig['backend'],
   io: CliIo,
 ): Promise<Map<string, string>> {
   try {
+    // Read here, inside the try: a bad --redis costs only the worker names, as a Redis away does.
+    const flag = tableFlag(kFlagOptionTable.statusRedis, flags);
     const url = redisUrlFrom(flag ?? (backend?.type === 'bullmq' ? backend.url : undefined));
     if (url === undefined) return new Map();
     // A session that never ran on bullmq has no id (.csv-wave/session-id): no worker runs its tasks.

@@ -2,6 +2,7 @@ import { splitList } from '../../core/id-list.js';
 import type { TaskRow } from '../../core/task.js';
 import type { WorkerRequest } from '../../executors/messages.js';
 import { kAnalyzeModes } from './decompose.js';
+import { SettingsReader } from '../settings.js';
 import { analyzeSettings } from './settings.js';
 import { loopTasksBelow } from '../loop-tasks.js';
 import { newRow } from '../new-row.js';
@@ -24,7 +25,7 @@ export class DiscussionGate implements InteractiveHandler {
 
     const self = context.rows.find((row) => row.id === request.task.id)!;
     const round = discussionRound(context.rows, self);
-    const { mode, topic } = analyzeSettings(context.config);
+    const { mode, topic } = analyzeSettings(SettingsReader.of('analyze', context.config));
     const maxRounds = kAnalyzeModes[mode];
 
     let decision: GateDecision;

@@ -5,6 +5,7 @@ import { convergedCause, statusOf } from '../../core/skip-cause.js';
 import { laterGcRounds, nextGcRound } from './gc-round.js';
 import { parseSeverity, signalFromSeverity } from '../../roles/severity.js';
 import type { HandlerResult, InteractiveContext, InteractiveHandler, SessionChanges } from '../../interactive/types.js';
+import { SettingsReader } from '../settings.js';
 import { brainstormSettings } from './settings.js';
 
 export type GcDecision = 'REVISION_NEEDED' | 'CONVERGED';
@@ -36,7 +37,7 @@ export class GcController implements InteractiveHandler {
     const upstream = splitList(self.deps).map((id) => byId.get(id)!);
     const challenger = upstream.find((row) => row.role === 'challenger') ?? upstream[0];
     const gcRound = Number(self.gc_round || '0');
-    const { maxGcRounds: maxRounds } = brainstormSettings(context.config);
+    const { maxGcRounds: maxRounds } = brainstormSettings(SettingsReader.of('brainstorm', context.config));
     const severity = challenger?.severity_summary ?? '';
     const { decision, note } = decideGc(challenger?.gc_signal ?? '', severity, gcRound, maxRounds);
 

@@ -1,11 +1,10 @@
-import type { SessionConfig } from '../../schema/session.js';
-import { modeSetting, topicSetting, type PipelineSettings } from '../settings.js';
+import type { PipelineSettings, SettingsReader } from '../settings.js';
 import { kBrainstormModes, type BrainstormMode } from './decompose.js';
 
 /** @default 2 generator-critic rounds */
 export const kDefaultMaxGcRounds = 2;
 
-/** The brainstorm pipeline's settings from session.json. */
+/** The brainstorm pipeline's settings, from init's flags or session.json. */
 export interface BrainstormSettings extends PipelineSettings {
   /** `mode`: how much `init` laid out. @default full */
   mode: BrainstormMode;
@@ -13,10 +12,10 @@ export interface BrainstormSettings extends PipelineSettings {
   maxGcRounds: number;
 }
 
-export function brainstormSettings(config: SessionConfig): BrainstormSettings {
+export function brainstormSettings(reader: SettingsReader): BrainstormSettings {
   return {
-    ...topicSetting(config),
-    mode: modeSetting(config, 'brainstorm', kBrainstormModes, 'full'),
-    maxGcRounds: config.max_gc_rounds ?? kDefaultMaxGcRounds,
+    topic: reader.topic(true),
+    mode: reader.choice('mode', kBrainstormModes, 'full'),
+    maxGcRounds: reader.count('maxGcRounds', kDefaultMaxGcRounds),
   };
 }

@@ -1,7 +1,7 @@
 import type { InteractiveHandler } from '../../interactive/types.js';
 import { roleRulesFor } from '../../roles/role-rules.js';
 import type { Pipeline } from '../pipeline.js';
-import { topicSetting } from '../settings.js';
+import { topicSettings } from '../settings.js';
 import { reuseExplorations } from '../analyze/explorer-cache.js';
 import { genericStarterTasks } from './starter.js';
 
@@ -14,7 +14,7 @@ import { genericStarterTasks } from './starter.js';
  */
 export const genericPipeline = {
   name: 'generic',
-  settings: topicSetting,
+  settings: topicSettings,
   ...roleRulesFor('generic'),
   handlers: new Map<string, InteractiveHandler>(),
   aroundAttempt: reuseExplorations,
