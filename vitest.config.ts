@@ -30,11 +30,12 @@ const kUnit = [
 ];
 
 /**
- * The end-to-end tier: the CLI spawned from dist/, a real redis-server, Chromium, the real
+ * The end-to-end tier: the CLI spawned from dist/, the real agent CLIs, a real redis-server, Chromium, the real
  * model (test/model, test/batch), npm pack. Every file not in a list is integration:
  * runSession or main() in-process, commands run through the launcher process of dist/.
  */
 const kE2e = [
+  'test/agents/**/*.test.ts',
   'test/backend/launcher.test.ts',
   'test/batch/**/*.test.ts',
   'test/bullmq/**/*.test.ts',
