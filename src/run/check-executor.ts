@@ -20,6 +20,18 @@ export async function checkExecutor(
 ): Promise<void> {
   if (spec.type === 'command') checkCommand(spec.template, columns, sessionDir);
   else if (spec.type === 'module') await checkModule(spec.path, moduleLoadTimeoutMs);
+  else if (spec.type === 'codex') checkCodex(sessionDir);
+}
+
+/** The Codex CLI must be on PATH: `Cannot start codex` on every task otherwise. */
+function checkCodex(sessionDir: string): void {
+  const path = process.env['PATH'];
+  if (path !== undefined && findOnPath('codex', path, sessionDir) === undefined) {
+    throw new WaveError(
+      'INVALID_EXECUTOR',
+      '--executor codex: the Codex CLI (codex) is not on PATH; install it with npm install -g @openai/codex, or add its folder to PATH',
+    );
+  }
 }
 
 /**
