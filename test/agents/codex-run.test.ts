@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { answerSchema } from '../../src/executors/openai/contract-schema.js';
@@ -7,7 +7,7 @@ import { codexBinary, codexHome, removeTempDirs, tempDir } from '../helpers/agen
 import { proxyTrapEnv, startProxyTrap, type ProxyTrap } from '../helpers/agent-servers/common.js';
 import { startResponsesServer, type ResponsesReply, type ResponsesServer } from '../helpers/agent-servers/responses-server.js';
 import { buildSession, readRows } from '../helpers/session-builder.js';
-import { spawnCliWith } from '../helpers/spawn-cli.js';
+import { spawnCliWith, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 import { usageLinesOf } from '../helpers/usage-lines.js';
 
 /**
@@ -30,6 +30,10 @@ afterEach(async () => {
 });
 
 async function run(dir: string, script: ResponsesReply[] | ((index: number) => ResponsesReply), ...extra: string[]) {
+  return (await start(dir, script, ...extra)).exited;
+}
+
+async function start(dir: string, script: ResponsesReply[] | ((index: number) => ResponsesReply), ...extra: string[]): Promise<SpawnedCli> {
   server = await startResponsesServer(typeof script === 'function' ? (_request, index) => script(index) : script);
   const home = codexHome();
   const cli = spawnCliWith(
@@ -53,7 +57,7 @@ async function run(dir: string, script: ResponsesReply[] | ((index: number) => R
     server.baseUrl,
     ...extra,
   );
-  return cli.exited;
+  return cli;
 }
 
 /** Every file under the folder, as text. */
@@ -146,6 +150,18 @@ describe('csv-wave run --executor codex', () => {
     expect(usageLinesOf(dir)).toMatchObject([{ task: 'A', reported: false }]);
   });
 
+  it('Ctrl-C kills codex with what it started, and puts its task back to pending', async () => {
+    const dir = buildSession([{ id: 'A', description: 'Write it', role: 'writer' }]);
+    const cli = await start(dir, [{ kind: 'hang' }], '--grace', '0.5');
+    await server.waitForRequests(1);
+    expect(sessionCommands(dir).length).toBeGreaterThan(0);
+    cli.child.kill('SIGINT');
+    const exited = await cli.exited;
+    expect(exited.code, exited.stderr).toBe(130);
+    expect(readRows(dir).get('A')!.status).toBe('pending');
+    await waitFor(() => sessionCommands(dir).length === 0, 'codex to be gone');
+  });
+
   it("takes the executor from session.json's executor block, its sandbox included", async () => {
     server = await startResponsesServer([{ kind: 'text', text: answer('done') }]);
     const dir = buildSession([{ id: 'A', description: 'Write it', role: 'writer' }], {
@@ -166,6 +182,19 @@ describe('csv-wave run --executor codex', () => {
     expect(JSON.stringify(body!.input)).toContain('workspace-write');
     expect(server.requests.find((request) => request.method === 'POST')?.headers.authorization).toBeUndefined();
     expect(trap.connections).toEqual([]);
+  });
+
+  it('stops before any task, with exit 2, when codex is too old, or --model is missing', async () => {
+    const dir = buildSession([{ id: 'A', description: 'Write it', role: 'writer' }]);
+    const bin = tempDir('old-codex');
+    writeFileSync(join(bin, 'codex'), '#!/bin/sh\necho "codex-cli 0.98.2"\n', { mode: 0o755 });
+    const old = await spawnCliWith({ env: { PATH: `${bin}:${process.env.PATH ?? ''}` } }, 'run', dir, '--executor', 'codex', '--model', 'm').exited;
+    expect(old.code).toBe(2);
+    expect(old.stderr).toContain('is 0.98.2, older than 0.171.0, the oldest csv-wave runs');
+    const noModel = await spawnCliWith({}, 'run', dir, '--executor', 'codex').exited;
+    expect(noModel.code).toBe(2);
+    expect(noModel.stderr).toContain('--executor codex needs --model NAME');
+    expect(readRows(dir).get('A')!.status).toBe('');
   });
 
   it('stops before any task, with exit 2, when codex is not on PATH', async () => {
