@@ -9,6 +9,8 @@ import { startResponsesServer, type ResponsesReply, type ResponsesServer } from 
 import { buildSession, readRows } from '../helpers/session-builder.js';
 import { spawnCliWith, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
 import { usageLinesOf } from '../helpers/usage-lines.js';
+import { roleResult } from '../helpers/fake-openai-server.js';
+import { runCli as runCsvWave } from '../helpers/cli.js';
 
 /**
  * `csv-wave run --executor codex` end to end: the built CLI runs the real codex binary of the
@@ -104,6 +106,41 @@ describe('csv-wave run --executor codex', () => {
       ['A', 1000, 50, 100, true, 'scripted-model'],
       ['B', 1001, 50, 100, true, 'scripted-model'],
     ]);
+    expect(allText(dir)).not.toContain(kKey);
+    expect(trap.connections).toEqual([]);
+  });
+
+  it('runs a brainstorm session end to end: init --executor codex records it, every model task goes through codex, discoveries, usage and report.html are filled in', async () => {
+    server = await startResponsesServer((request) => {
+      const prompt = JSON.stringify(request.body);
+      const role = /Role: *([A-Za-z-]+)/.exec(prompt)?.[1] ?? '';
+      const id = /Task: *([A-Z0-9-]+)/.exec(prompt)?.[1] ?? '';
+      return { kind: 'text', text: JSON.stringify(roleResult(role, id)), usage: { input_tokens: 500, cached_input_tokens: 0, output_tokens: 80 } };
+    });
+    const dir = join(tempDir('codex-brainstorm'), 'session');
+    const init = await runCsvWave('init', dir, '--template', 'brainstorm', '--topic', 'Quieter open-plan offices', '--executor', 'codex', '--model', 'm', '--base-url', server.baseUrl);
+    expect(init.code, init.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(join(dir, 'session.json'), 'utf8'))).toMatchObject({ executor: { type: 'codex', model: 'm', base_url: server.baseUrl } });
+    const home = codexHome();
+    const exited = await spawnCliWith(
+      { env: { ...proxyTrapEnv(trap), PATH: `${dirname(codexBinary())}:${process.env.PATH ?? ''}`, HOME: home, CODEX_HOME: home, OPENAI_API_KEY: kKey } },
+      'run',
+      dir,
+      '--price-input',
+      '1',
+      '--price-output',
+      '2',
+    ).exited;
+    expect(exited.code, exited.stderr).toBe(0);
+    const rows = readRows(dir);
+    expect(rows.get('GC-CHECK-002')!.findings).toMatch(/^GC decision: CONVERGED \(round limit 2 reached/);
+    expect(rows.get('EVAL-001')).toMatchObject({ status: 'completed', findings: 'HA gateway ranks first (6.6): pursue.' });
+    const called = ['IDEA-001', 'IDEA-002', 'CHALLENGE-001', 'IDEA-003', 'CHALLENGE-002', 'SYNTH-001', 'EVAL-001'];
+    const lines = usageLinesOf(dir);
+    expect(lines.map((line) => line.task).sort()).toEqual([...called].sort());
+    for (const line of lines) expect(line).toMatchObject({ prompt_tokens: 500, completion_tokens: 80, reported: true, cost_usd: (500 * 1 + 80 * 2) / 1e6 });
+    expect(readFileSync(join(dir, 'discoveries.ndjson'), 'utf8')).toContain('"evaluation"');
+    expect(readFileSync(join(dir, 'report.html'), 'utf8')).toContain('EVAL-001');
     expect(allText(dir)).not.toContain(kKey);
     expect(trap.connections).toEqual([]);
   });
