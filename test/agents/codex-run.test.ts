@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { answerSchema } from '../../src/executors/openai/contract-schema.js';
@@ -37,29 +38,29 @@ async function run(dir: string, script: ResponsesReply[] | ((index: number) => R
 
 async function start(dir: string, script: ResponsesReply[] | ((index: number) => ResponsesReply), ...extra: string[]): Promise<SpawnedCli> {
   server = await startResponsesServer(typeof script === 'function' ? (_request, index) => script(index) : script);
+  return spawnCliWith({ env: cliEnv({ OPENAI_API_KEY: kKey }) }, 'run', dir, ...codexFlags(), ...extra);
+}
+
+/** The flags that name the executor, the scripted model and the scripted server. */
+function codexFlags(): string[] {
+  return ['--executor', 'codex', '--model', 'scripted-model', '--base-url', server.baseUrl];
+}
+
+/**
+ * The CLI's environment: the real codex first on PATH, a private CODEX_HOME (and HOME) that
+ * names no provider, the proxy trap, no OPENAI_BASE_URL; and `extra` (the key, or none).
+ */
+function cliEnv(extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
   const home = codexHome();
-  const cli = spawnCliWith(
-    {
-      env: {
-        ...proxyTrapEnv(trap),
-        PATH: `${dirname(codexBinary())}:${process.env.PATH ?? ''}`,
-        HOME: home,
-        CODEX_HOME: home,
-        OPENAI_API_KEY: kKey,
-        OPENAI_BASE_URL: undefined,
-      },
-    },
-    'run',
-    dir,
-    '--executor',
-    'codex',
-    '--model',
-    'scripted-model',
-    '--base-url',
-    server.baseUrl,
+  return {
+    ...proxyTrapEnv(trap),
+    PATH: `${dirname(codexBinary())}:${process.env.PATH ?? ''}`,
+    HOME: home,
+    CODEX_HOME: home,
+    OPENAI_API_KEY: undefined,
+    OPENAI_BASE_URL: undefined,
     ...extra,
-  );
-  return cli;
+  };
 }
 
 /** Every file under the folder, as text. */
@@ -121,9 +122,8 @@ describe('csv-wave run --executor codex', () => {
     const init = await runCsvWave('init', dir, '--template', 'brainstorm', '--topic', 'Quieter open-plan offices', '--executor', 'codex', '--model', 'm', '--base-url', server.baseUrl);
     expect(init.code, init.stderr).toBe(0);
     expect(JSON.parse(readFileSync(join(dir, 'session.json'), 'utf8'))).toMatchObject({ executor: { type: 'codex', model: 'm', base_url: server.baseUrl } });
-    const home = codexHome();
     const exited = await spawnCliWith(
-      { env: { ...proxyTrapEnv(trap), PATH: `${dirname(codexBinary())}:${process.env.PATH ?? ''}`, HOME: home, CODEX_HOME: home, OPENAI_API_KEY: kKey } },
+      { env: cliEnv({ OPENAI_API_KEY: kKey }) },
       'run',
       dir,
       '--price-input',
@@ -187,9 +187,9 @@ describe('csv-wave run --executor codex', () => {
     expect(usageLinesOf(dir)).toMatchObject([{ task: 'A', reported: false }]);
   });
 
-  it('Ctrl-C kills codex with what it started, and puts its task back to pending', async () => {
+  it('Ctrl-C kills codex with what it started and puts its task back to pending; resume runs it, and clears the scratch folder the stop left', async () => {
     const dir = buildSession([{ id: 'A', description: 'Write it', role: 'writer' }]);
-    const cli = await start(dir, [{ kind: 'hang' }], '--grace', '0.5');
+    const cli = await start(dir, [{ kind: 'hang' }, { kind: 'text', text: answer('done after resume') }], '--grace', '0.5');
     await server.waitForRequests(1);
     expect(sessionCommands(dir).length).toBeGreaterThan(0);
     cli.child.kill('SIGINT');
@@ -197,6 +197,11 @@ describe('csv-wave run --executor codex', () => {
     expect(exited.code, exited.stderr).toBe(130);
     expect(readRows(dir).get('A')!.status).toBe('pending');
     await waitFor(() => sessionCommands(dir).length === 0, 'codex to be gone');
+
+    const resumed = await spawnCliWith({ env: cliEnv() }, 'resume', dir, ...codexFlags()).exited;
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(readRows(dir).get('A')).toMatchObject({ status: 'completed', findings: 'done after resume' });
+    expect(readdirSync(tmpdir()).filter((name) => name.startsWith(`csv-wave-codex-${cli.child.pid}-`))).toEqual([]);
   });
 
   it("takes the executor from session.json's executor block, its sandbox included", async () => {
@@ -204,13 +209,7 @@ describe('csv-wave run --executor codex', () => {
     const dir = buildSession([{ id: 'A', description: 'Write it', role: 'writer' }], {
       session: { pipeline: 'generic', executor: { type: 'codex', model: 'from-session', base_url: server.baseUrl, sandbox: 'workspace-write' } },
     });
-    const home = codexHome();
-    const cli = spawnCliWith(
-      { env: { ...proxyTrapEnv(trap), PATH: `${dirname(codexBinary())}:${process.env.PATH ?? ''}`, HOME: home, CODEX_HOME: home, OPENAI_API_KEY: undefined } },
-      'run',
-      dir,
-    );
-    const exited = await cli.exited;
+    const exited = await spawnCliWith({ env: cliEnv() }, 'run', dir).exited;
     expect(exited.code, exited.stderr).toBe(0);
     expect(readRows(dir).get('A')).toMatchObject({ status: 'completed', findings: 'done' });
     const [body] = server.responseBodies();

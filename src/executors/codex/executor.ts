@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { withScratchFolder } from '../../files/scratch-folder.js';
+import { removeStaleScratchFolders, withScratchFolder } from '../../files/scratch-folder.js';
 import type { RequestUsage } from '../../knowledge/usage.js';
 import { sumUsage } from '../../knowledge/usage.js';
 import { SecretScrubber } from '../../text/secret-scrubber.js';
@@ -28,6 +28,11 @@ export interface CodexExecutorOptions {
   binary?: string;
 }
 
+/** The scratch folders of codex attempts (the answer schema, the last message) start so. */
+const kScratchPrefix = 'csv-wave-codex-';
+/** Whether this thread has taken the scratch folders a stopped run left. */
+let staleSwept = false;
+
 /** Characters of stderr kept for an error message: its end, where programs say what went wrong. */
 const kStderrTail = 2000;
 
@@ -51,6 +56,10 @@ export class CodexExecutor implements Executor {
     }
     this.#options = options;
     this.#prompts = new RolePrompts(options.promptsDir);
+    if (!staleSwept) {
+      staleSwept = true;
+      removeStaleScratchFolders(kScratchPrefix);
+    }
   }
 
   async run(task: TaskInput, options: ExecutorRunOptions): Promise<AttemptOutcome> {
@@ -72,7 +81,7 @@ export class CodexExecutor implements Executor {
       return { kind: 'error', errorClass: 'task-failure', error: describe(error) };
     }
     const schema = JSON.stringify(answerSchema(context.pipeline, role));
-    return withScratchFolder('csv-wave-codex-', { 'answer-schema.json': schema }, async (scratch) => {
+    return withScratchFolder(kScratchPrefix, { 'answer-schema.json': schema }, async (scratch) => {
       const schemaFile = join(scratch, 'answer-schema.json');
       const lastMessageFile = join(scratch, 'last-message.txt');
       const args = codexExecArgs({
