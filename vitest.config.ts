@@ -17,7 +17,7 @@ const kUnit = [
   'test/csv/**/*.test.ts',
   'test/files/**/*.test.ts',
   'test/engine/{attempt-line-text,attempt-planner,checkpointer,in-flight,interrupt,job-reattach,journal,outcome-sink,prepare-session,run-outcome,run-stop,session-defaults,session-diagnostics,usage-writer}.test.ts',
-  'test/executors/{openai-answer,openai-contract,openai-errors,openai-prompt,openai-role-check,openai-usage,openai,reply-rules}.test.ts',
+  'test/executors/{codex-args,codex-stream,openai-answer,openai-contract,openai-errors,openai-prompt,openai-role-check,openai-usage,openai,reply-rules}.test.ts',
   'test/graph/**/*.test.ts',
   'test/helpers/**/*.test.ts',
   'test/hostile/text-safety.test.ts',
@@ -30,11 +30,12 @@ const kUnit = [
 ];
 
 /**
- * The end-to-end tier: the CLI spawned from dist/, a real redis-server, Chromium, the real
+ * The end-to-end tier: the CLI spawned from dist/, the real agent CLIs, a real redis-server, Chromium, the real
  * model (test/model, test/batch), npm pack. Every file not in a list is integration:
  * runSession or main() in-process, commands run through the launcher process of dist/.
  */
 const kE2e = [
+  'test/agents/**/*.test.ts',
   'test/backend/launcher.test.ts',
   'test/batch/**/*.test.ts',
   'test/bullmq/**/*.test.ts',

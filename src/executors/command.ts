@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { utf8Prefix, cutTextBytes } from '../text/cut-text.js';
 import { kCanFindEscaped, killEscapedProcesses } from './escaped-processes.js';
 import type { OutputMode } from '../schema/session.js';
 import { parseTaskOutput } from './output.js';
 import { SecretScrubber } from '../text/secret-scrubber.js';
 import { renderCommand } from './template.js';
+import { killGroupQuietly, spawnTaskProcess } from './task-process.js';
 import { kRunDefaults } from '../option-table.js';
 import type { AttemptOutcome, Executor, ExecutorRunOptions, TaskInput } from './types.js';
 
@@ -84,7 +84,7 @@ export class CommandExecutor implements Executor {
       const marker = [`CSV_WAVE_SESSION=${task.session}`, `CSV_WAVE_TASK_ID=${task.id}`, `CSV_WAVE_ATTEMPT=${task.attempt}`];
 
       const killGroup = () => {
-        if (child.pid !== undefined) killQuietly(-child.pid);
+        killGroupQuietly(child.pid);
       };
       const killAll = () => {
         killGroup();
@@ -188,37 +188,8 @@ function whatWasKilled(escaped: number): string {
   return text;
 }
 
-/**
- * SIGKILL to a process group that is usually gone already (it is sent when the shell
- * exits and again when its result is taken): the error that says so is expected, and
- * its stack trace, captured for nothing, costs more than the kill.
- */
-function killQuietly(pid: number): void {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // The group is already gone.
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
-}
-
 function spawnShell(command: string, task: TaskInput) {
-  return spawn('/bin/sh', ['-c', command], {
-    cwd: task.session,
-    detached: true,
-    stdio: ['pipe', 'pipe', 'pipe'],
-    env: {
-      ...process.env,
-      CSV_WAVE_SESSION: task.session,
-      CSV_WAVE_TASK_ID: task.id,
-      CSV_WAVE_WAVE: String(task.wave),
-      CSV_WAVE_ROLE: task.row.role ?? '',
-      CSV_WAVE_ATTEMPT: String(task.attempt),
-    },
-  });
+  return spawnTaskProcess('/bin/sh', ['-c', command], task);
 }
 
 /**

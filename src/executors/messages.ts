@@ -12,13 +12,14 @@
  */
 import type { CoreFinishedReply } from '../core/effects.js';
 import type { DiscoveryInput } from '../schema/discovery.js';
-import type { OutputMode, PipelineName } from '../schema/session.js';
+import type { CodexSandbox, OutputMode, PipelineName } from '../schema/session.js';
 import type { TaskResult } from '../schema/result.js';
 import type { DiscoveryFileInput } from '../knowledge/discovery-files.js';
 import type { PromptContext } from '../knowledge/prompt-context.js';
 import type { DependencyState } from '../knowledge/upstream.js';
 import type { ErrorClass, TaskInput, TokenUsage } from './types.js';
 import type { RequestUsage } from '../knowledge/usage.js';
+
 
 /** Which executor runs the task, and how it is set up. */
 export type ExecutorSpec =
@@ -27,7 +28,13 @@ export type ExecutorSpec =
   /** `path`: a relative one is relative to the session folder (runSession resolves it). */
   | { type: 'module'; path: string }
   /** The API key is not here: workers read OPENAI_API_KEY from their environment, so it is never cloned or journaled. */
-  | { type: 'openai'; model: string; baseUrl?: string; promptsDir?: string; maxTokens?: number; contextWindow?: number };
+  | { type: 'openai'; model: string; baseUrl?: string; promptsDir?: string; maxTokens?: number; contextWindow?: number }
+  /**
+   * `codex exec` per attempt. `baseUrl`: a Responses-API endpoint, reached through a provider
+   * of csv-wave's own; without it, codex's own configuration (CODEX_HOME) says where. The key
+   * is not here either: codex reads it from the worker's environment.
+   */
+  | { type: 'codex'; model: string; baseUrl?: string; sandbox?: CodexSandbox; promptsDir?: string };
 
 /**
  * Caps on what one task may produce, from RunOptions / session.json. Each cap a task hits

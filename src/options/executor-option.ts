@@ -28,7 +28,7 @@ export function runExecutor(given: ExecutorOption | undefined, config: SessionCo
   if (config.executor !== undefined && sessionDir !== undefined) return executorFromConfig(config.executor, sessionDir);
   throw new WaveError(
     'USAGE',
-    'No executor: pass --cmd TEMPLATE, --module PATH or --executor openai --model NAME, or name one in session.json ("executor": {"type": "command", "cmd": "..."})',
+    'No executor: pass --cmd TEMPLATE, --module PATH, --executor openai --model NAME or --executor codex --model NAME, or name one in session.json ("executor": {"type": "command", "cmd": "..."})',
   );
 }
 
@@ -61,6 +61,14 @@ export function executorFromConfig(executor: NonNullable<SessionConfig['executor
   if (executor.type === 'command' && executor.cmd) return { type: 'command', template: executor.cmd };
   if (executor.type === 'openai' && executor.model) {
     return { type: 'openai', model: executor.model, ...(executor.base_url ? { baseUrl: executor.base_url } : {}) };
+  }
+  if (executor.type === 'codex' && executor.model) {
+    return {
+      type: 'codex',
+      model: executor.model,
+      ...(executor.base_url ? { baseUrl: executor.base_url } : {}),
+      ...(executor.sandbox ? { sandbox: executor.sandbox } : {}),
+    };
   }
   if (executor.type === 'module' && executor.module) {
     return { type: 'module', path: modulePathFromConfig(executor.module, sessionDir) };

@@ -1,10 +1,14 @@
+import { execFile } from 'node:child_process';
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { delimiter, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { WaveError } from '../errors.js';
 import type { ExecutorSpec } from '../executors/messages.js';
 import { templateProblems } from '../executors/template.js';
+
+const execFileAsync = promisify(execFile);
 
 /**
  * Checks once, before any task starts, what would otherwise fail every task one by one:
@@ -20,6 +24,49 @@ export async function checkExecutor(
 ): Promise<void> {
   if (spec.type === 'command') checkCommand(spec.template, columns, sessionDir);
   else if (spec.type === 'module') await checkModule(spec.path, moduleLoadTimeoutMs);
+  else if (spec.type === 'codex') await checkCodex(sessionDir);
+}
+
+/**
+ * The oldest Codex CLI csv-wave runs: the one its tests run (test/agents/), which showed
+ * every option and event it relies on (`exec --json --output-schema --ephemeral`, `turn.completed` usage).
+ */
+export const kMinCodexVersion = '0.171.0';
+/** How long `codex --version` may take. */
+const kVersionTimeoutMs = 30_000;
+
+/**
+ * The Codex CLI must be on PATH and no older than kMinCodexVersion: `Cannot start codex`, or
+ * options it does not know, on every task otherwise. Its `--version` is asked once.
+ */
+async function checkCodex(sessionDir: string): Promise<void> {
+  const path = process.env['PATH'] ?? '';
+  const program = findOnPath('codex', path, sessionDir);
+  if (program === undefined) {
+    throw new WaveError(
+      'INVALID_EXECUTOR',
+      '--executor codex: the Codex CLI (codex) is not on PATH; install it with npm install -g @openai/codex, or add its folder to PATH',
+    );
+  }
+  let printed: string;
+  try {
+    printed = (await execFileAsync(program, ['--version'], { timeout: kVersionTimeoutMs, encoding: 'utf8' })).stdout;
+  } catch (error) {
+    throw new WaveError('INVALID_EXECUTOR', `--executor codex: \`${program} --version\` failed (${(error as Error).message.trim()}); reinstall it with npm install -g @openai/codex`);
+  }
+  const version = /(\d+)\.(\d+)\.(\d+)/.exec(printed);
+  if (version === null || compareVersions(version.slice(1, 4).map(Number), kMinCodexVersion.split('.').map(Number)) < 0) {
+    throw new WaveError(
+      'INVALID_EXECUTOR',
+      `--executor codex: ${program} is ${version === null ? `of an unknown version (${JSON.stringify(printed.trim().slice(0, 80))})` : version[0]}, ` +
+        `older than ${kMinCodexVersion}, the oldest csv-wave runs; update it with npm install -g @openai/codex@latest`,
+    );
+  }
+}
+
+function compareVersions(a: readonly number[], b: readonly number[]): number {
+  for (let index = 0; index < 3; index++) if (a[index] !== b[index]) return (a[index] ?? 0) - (b[index] ?? 0);
+  return 0;
 }
 
 /**

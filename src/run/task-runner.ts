@@ -60,7 +60,7 @@ export function createTaskRunner(setup: TaskRunnerSetup): (request: WorkerReques
     const upstream = sink.upstream(request.deps);
     const attempt: AttemptRequest = { executor, task: { ...task, upstream }, limits, pipeline: pipeline.name, timeoutMs };
     if (request.isolated) attempt.isolated = true;
-    if (executor.type === 'openai') {
+    if (executor.type === 'openai' || executor.type === 'codex') {
       attempt.prompt = buildPromptContext(setup.files.dir, { pipeline: pipeline.name, topic: setup.topic }, upstream);
     }
     return attempt;

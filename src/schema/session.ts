@@ -28,6 +28,10 @@ type RunOptionKeys = {
   [K in RunOptionName as NonNullable<(typeof kRunOptionTable)[K]['key']>]?: OptionValue<(typeof kRunOptionTable)[K]>;
 };
 
+/** How much a codex agent may do in its working folder (`codex exec -s`). */
+export const kCodexSandboxes = ['read-only', 'workspace-write'] as const;
+export type CodexSandbox = (typeof kCodexSandboxes)[number];
+
 /**
  * session.json: written by `init`, optional. A session that names no pipeline (here or with
  * `--pipeline`) is brainstorm when all its roles are brainstorm roles, else generic: one rule,
@@ -42,11 +46,13 @@ export const sessionConfigSchema = z
     max_gc_rounds: z.number().int().min(0).optional(),
     executor: z
       .object({
-        type: z.enum(['command', 'module', 'openai']),
+        type: z.enum(['command', 'module', 'openai', 'codex']),
         cmd: z.string().optional(),
         module: z.string().optional(),
         model: z.string().optional(),
         base_url: z.string().optional(),
+        /** With codex: what the agent may do in its working folder. @default 'read-only' */
+        sandbox: z.enum(kCodexSandboxes).optional(),
       })
       .strict()
       .optional(),

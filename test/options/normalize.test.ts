@@ -91,6 +91,32 @@ describe("executorFromConfig: session.json's executor", () => {
     expect(executorFromConfig({ type: 'module', module: '/opt/run.mjs' }, kDir)).toEqual({ type: 'module', path: '/opt/run.mjs' });
   });
 
+  test('codex, with its base_url and sandbox; a sandbox it does not know is refused by the schema; one without a model is INVALID_SESSION', () => {
+    expect(executorFromConfig({ type: 'codex', model: 'm' }, kDir)).toEqual({ type: 'codex', model: 'm' });
+    expect(executorFromConfig({ type: 'codex', model: 'm', base_url: 'http://127.0.0.1:9/v1', sandbox: 'workspace-write' }, kDir)).toEqual({
+      type: 'codex',
+      model: 'm',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      sandbox: 'workspace-write',
+    });
+    expect(sessionConfigSchema.safeParse({ executor: { type: 'codex', model: 'm', sandbox: 'danger-full-access' } }).success).toBe(false);
+    expectWaveError(() => executorFromConfig({ type: 'codex' }, kDir), { code: 'INVALID_SESSION', message: 'session.json: executor codex needs "model"' });
+  });
+
+  test('codex takes the budgets and prices of model calls, not the answer and context limits of openai', () => {
+    const session = { config: config({}), dir: kDir };
+    const codex = { type: 'codex', model: 'm' } as const;
+    expect(normalizeRunOptions({ executor: codex, maxTokensTotal: 1000, price: { input: 1, output: 2 } }, session)).toMatchObject({
+      executor: codex,
+      maxTokensTotal: 1000,
+      pricing: { m: { input: 1, output: 2 } },
+    });
+    expectWaveError(() => normalizeRunOptions({ executor: codex, maxTokens: 100 }, session), {
+      code: 'USAGE',
+      message: '--max-tokens: for --executor openai only; drop them for --executor codex',
+    });
+  });
+
   test('a relative module path stays inside the session folder, through symlinks too', () => {
     const dir = mkdtempSync(join(tmpdir(), 'csv-wave-defaults-'));
     mkdirSync(join(dir, 'lib'));

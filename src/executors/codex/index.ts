@@ -1,0 +1,1 @@
+export { CodexExecutor, type CodexExecutorOptions } from './executor.js';
