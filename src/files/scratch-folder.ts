@@ -1,6 +1,7 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { writeWholeFile } from './write-all.js';
 
 /**
  * A private folder under the system's temporary folder, never the session's, for the files
@@ -12,7 +13,7 @@ import { join } from 'node:path';
 export async function withScratchFolder<T>(prefix: string, files: Readonly<Record<string, string>>, use: (dir: string) => Promise<T>): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), `${prefix}${process.pid}-`));
   try {
-    for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
+    for (const [name, content] of Object.entries(files)) writeWholeFile(join(dir, name), content);
     return await use(dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
