@@ -19,10 +19,15 @@ describe('codexExecArgs', () => {
       '/t/schema.json',
       '--output-last-message',
       '/t/last.txt',
-      '-m',
-      'gpt-x',
+      '--model=gpt-x',
       '-',
     ]);
+  });
+
+  it('passes the model as one argument, so a name that looks like a flag is not one', () => {
+    const args = codexExecArgs({ ...base, model: '--dangerously-bypass-approvals-and-sandbox' });
+    expect(args).toContain('--model=--dangerously-bypass-approvals-and-sandbox');
+    expect(args).not.toContain('--dangerously-bypass-approvals-and-sandbox');
   });
 
   it('with a base URL, defines a provider of its own that speaks the Responses API there and retries nothing', () => {

@@ -41,8 +41,8 @@ export function codexExecArgs(args: CodexExecArgs): string[] {
     args.schemaFile,
     '--output-last-message',
     args.lastMessageFile,
-    '-m',
-    args.model,
+    // One argument: a model name that begins with `-` stays a value, never a flag of codex's.
+    `--model=${args.model}`,
     ...(args.baseUrl === undefined ? [] : providerArgs(args.baseUrl, args.hasKey)),
     '-',
   ];
