@@ -26,7 +26,7 @@ export async function createExecutor(spec: ExecutorSpec): Promise<Executor> {
       });
     }
     case 'codex': {
-      const { CodexExecutor } = await import('./codex/index.js');
+      const { CodexExecutor } = await import('./agents/codex/index.js');
       return new CodexExecutor({
         model: spec.model,
         ...(spec.baseUrl === undefined ? {} : { baseUrl: spec.baseUrl }),
@@ -34,5 +34,7 @@ export async function createExecutor(spec: ExecutorSpec): Promise<Executor> {
         ...(spec.promptsDir === undefined ? {} : { promptsDir: spec.promptsDir }),
       });
     }
+    case 'claude':
+      throw new Error('The claude executor is not built yet');
   }
 }

@@ -12,7 +12,8 @@
  */
 import type { CoreFinishedReply } from '../core/effects.js';
 import type { DiscoveryInput } from '../schema/discovery.js';
-import type { CodexSandbox, OutputMode, PipelineName } from '../schema/session.js';
+import type { OutputMode, PipelineName } from '../schema/session.js';
+import type { AgentSpec } from './agents/settings.js';
 import type { TaskResult } from '../schema/result.js';
 import type { DiscoveryFileInput } from '../knowledge/discovery-files.js';
 import type { PromptContext } from '../knowledge/prompt-context.js';
@@ -30,11 +31,11 @@ export type ExecutorSpec =
   /** The API key is not here: workers read OPENAI_API_KEY from their environment, so it is never cloned or journaled. */
   | { type: 'openai'; model: string; baseUrl?: string; promptsDir?: string; maxTokens?: number; contextWindow?: number }
   /**
-   * `codex exec` per attempt. `baseUrl`: a Responses-API endpoint, reached through a provider
-   * of csv-wave's own; without it, codex's own configuration (CODEX_HOME) says where. The key
-   * is not here either: codex reads it from the worker's environment.
+   * `codex exec` or `claude -p` per attempt (agents/settings.ts). `baseUrl`: a Responses-API
+   * (codex) or Messages-API (claude) endpoint; without it the CLI's own configuration says
+   * where. No key is here: the CLI reads it from the worker's environment.
    */
-  | { type: 'codex'; model: string; baseUrl?: string; sandbox?: CodexSandbox; promptsDir?: string };
+  | AgentSpec;
 
 /**
  * Caps on what one task may produce, from RunOptions / session.json. Each cap a task hits

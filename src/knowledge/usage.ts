@@ -2,7 +2,7 @@ import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } fr
 import { join } from 'node:path';
 import { sessionPathForRead } from '../files/session-path.js';
 import { requestCost, type ModelPrice, type PriceTable } from './pricing.js';
-import { batchIdentity, checkUsageLine, type CountedLine } from './usage-line-check.js';
+import { batchIdentity, checkUsageLine, kMaxRequestCostUsd, kMaxRequestTokens, type CountedLine } from './usage-line-check.js';
 import { kLayout, type SessionFileWriter } from '../layout.js';
 
 const kUsageFile = kLayout.usage;
@@ -21,8 +21,11 @@ interface TokenUsage {
 export interface RequestUsage {
   /** The request's place in its attempt: 1 for the first, 2 for the repair. */
   request: number;
-  /** `first` the task's own request, `repair` the request that asks again after an unusable answer. */
-  kind: 'first' | 'repair';
+  /**
+   * `first` the task's own request, `repair` the request that asks again after an unusable
+   * answer; `agent` a turn of an agent CLI (codex, claude), its repair turn included.
+   */
+  kind: 'first' | 'repair' | 'agent';
   model: string;
   prompt_tokens: number;
   completion_tokens: number;
@@ -38,14 +41,21 @@ export interface RequestUsage {
   /** The batch and the line of it (custom_id) that answered it: a batch line is billed once, and counted once. */
   batch_id?: string;
   custom_id?: string;
+  /** An agent's thread (codex) or session (claude) id, as the CLI named it. */
+  agent_session?: string;
+  /** Completion tokens spent on reasoning (part of completion_tokens). */
+  reasoning_tokens?: number;
+  /** Prompt tokens the server wrote to its prompt cache (part of prompt_tokens; claude reports them). */
+  cache_creation_tokens?: number;
+  /** What the agent CLI itself said the turn cost, in US dollars: it wins over the price table. */
+  cost_usd?: number;
 }
 
-/** One line of usage.ndjson. `cost_usd` is there when the run knew the model's price. */
+/** One line of usage.ndjson. `cost_usd` is there when the CLI reported it or the run knew the model's price. */
 export interface UsageLine extends RequestUsage {
   ts: string;
   task: string;
   attempt: number;
-  cost_usd?: number;
 }
 
 /** The requests' tokens added up; undefined when no request reported any. */
@@ -69,13 +79,14 @@ const kMaxModelChars = 200;
 export function checkedRequests(requests: unknown): RequestUsage[] {
   if (!Array.isArray(requests)) return [];
   const count = (value: unknown) => (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : 0);
+  const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= kMaxRequestTokens;
   return requests.flatMap((item: unknown): RequestUsage[] => {
     if (item === null || typeof item !== 'object') return [];
     const given = item as Partial<Record<keyof RequestUsage, unknown>>;
     return [
       {
         request: Math.max(1, count(given.request)),
-        kind: given.kind === 'repair' ? 'repair' : 'first',
+        kind: given.kind === 'repair' || given.kind === 'agent' ? given.kind : 'first',
         model: typeof given.model === 'string' ? given.model.slice(0, kMaxModelChars) : '',
         prompt_tokens: count(given.prompt_tokens),
         completion_tokens: count(given.completion_tokens),
@@ -85,6 +96,12 @@ export function checkedRequests(requests: unknown): RequestUsage[] {
         ...(typeof given.batch_id === 'string' && typeof given.custom_id === 'string'
           ? { batch_id: given.batch_id.slice(0, kMaxModelChars), custom_id: given.custom_id.slice(0, kMaxModelChars) }
           : {}),
+        ...(typeof given.agent_session === 'string' ? { agent_session: given.agent_session.slice(0, kMaxModelChars) } : {}),
+        ...(isCount(given.reasoning_tokens) ? { reasoning_tokens: given.reasoning_tokens } : {}),
+        ...(isCount(given.cache_creation_tokens) ? { cache_creation_tokens: given.cache_creation_tokens } : {}),
+        ...(typeof given.cost_usd === 'number' && Number.isFinite(given.cost_usd) && given.cost_usd >= 0 && given.cost_usd <= kMaxRequestCostUsd
+          ? { cost_usd: given.cost_usd }
+          : {}),
       },
     ];
   });
@@ -92,7 +109,8 @@ export function checkedRequests(requests: unknown): RequestUsage[] {
 
 /**
  * The usage.ndjson lines of an attempt's requests, priced with `price` when the run has
- * one for their model (a line's cost is the price of the run that wrote it).
+ * one for their model (a line's cost is the price of the run that wrote it). A cost the
+ * agent CLI reported is kept as it is: the CLI knows its own prices.
  */
 export function usageLines(taskId: string, attempt: number, requests: readonly RequestUsage[], price?: ModelPrice): UsageLine[] {
   const ts = new Date().toISOString();
@@ -101,7 +119,7 @@ export function usageLines(taskId: string, attempt: number, requests: readonly R
     task: taskId,
     attempt,
     ...request,
-    ...(price === undefined || !request.reported ? {} : { cost_usd: requestCost(price, request) }),
+    ...(price === undefined || !request.reported || request.cost_usd !== undefined ? {} : { cost_usd: requestCost(price, request) }),
   }));
 }
 

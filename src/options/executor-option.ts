@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { WaveError } from '../errors.js';
 import type { ExecutorSpec } from '../executors/messages.js';
+import type { AgentOverride } from '../executors/agents/settings.js';
 import { sessionPathForRead } from '../files/session-path.js';
 import type { SessionConfig } from '../schema/session.js';
 import type { OutputMode } from '../option-table.js';
@@ -62,13 +63,11 @@ export function executorFromConfig(executor: NonNullable<SessionConfig['executor
   if (executor.type === 'openai' && executor.model) {
     return { type: 'openai', model: executor.model, ...(executor.base_url ? { baseUrl: executor.base_url } : {}) };
   }
+  if (executor.type === 'claude') {
+    throw new WaveError('INVALID_SESSION', 'session.json: executor claude is not built yet; use codex, openai, a command or a module');
+  }
   if (executor.type === 'codex' && executor.model) {
-    return {
-      type: 'codex',
-      model: executor.model,
-      ...(executor.base_url ? { baseUrl: executor.base_url } : {}),
-      ...(executor.sandbox ? { sandbox: executor.sandbox } : {}),
-    };
+    return { type: 'codex', ...agentSettingsFromConfig(executor), model: executor.model };
   }
   if (executor.type === 'module' && executor.module) {
     return { type: 'module', path: modulePathFromConfig(executor.module, sessionDir) };
@@ -78,6 +77,21 @@ export function executorFromConfig(executor: NonNullable<SessionConfig['executor
     `session.json: executor ${executor.type} needs ${executor.type === 'command' ? '"cmd"' : executor.type === 'module' ? '"module"' : '"model"'}`,
   );
 }
+
+/** An agent's settings as session.json spells them (executor block or a role's entry), in the spec's names. */
+export function agentSettingsFromConfig(given: AgentConfigFields): AgentOverride {
+  return {
+    ...(given.model ? { model: given.model } : {}),
+    ...(given.base_url ? { baseUrl: given.base_url } : {}),
+    ...(given.sandbox ? { sandbox: given.sandbox } : {}),
+    ...(given.max_turns === undefined ? {} : { maxTurns: given.max_turns }),
+    ...(given.allowed_tools === undefined ? {} : { allowedTools: given.allowed_tools }),
+    ...(given.effort ? { effort: given.effort } : {}),
+    ...(given.args === undefined ? {} : { args: given.args }),
+  };
+}
+
+type AgentConfigFields = Omit<NonNullable<SessionConfig['executor']>, 'type' | 'cmd' | 'module'>;
 
 /**
  * A module path in session.json. A relative one is relative to the session folder and

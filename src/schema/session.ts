@@ -32,6 +32,26 @@ type RunOptionKeys = {
 export const kCodexSandboxes = ['read-only', 'workspace-write'] as const;
 export type CodexSandbox = (typeof kCodexSandboxes)[number];
 
+/** The agent CLIs csv-wave runs per row (issue 24; executors/agents/settings.ts). */
+export const kAgentKinds = ['codex', 'claude'] as const;
+export type AgentKind = (typeof kAgentKinds)[number];
+
+/** An agent's settings, in the executor block and in a role's entry of `roles`. */
+const agentFields = {
+  model: z.string().min(1).optional(),
+  base_url: z.string().optional(),
+  /** codex: what the agent may do in its working folder. @default 'read-only' */
+  sandbox: z.enum(kCodexSandboxes).optional(),
+  /** claude: `--max-turns`. */
+  max_turns: z.number().int().positive().optional(),
+  /** claude: `--allowedTools`. @default read-only tools */
+  allowed_tools: z.array(z.string().min(1)).optional(),
+  /** Reasoning effort: codex `model_reasoning_effort`, claude `--effort`. */
+  effort: z.string().min(1).optional(),
+  /** More arguments for the CLI, after csv-wave's own. */
+  args: z.array(z.string()).optional(),
+};
+
 /**
  * session.json: written by `init`, optional. A session that names no pipeline (here or with
  * `--pipeline`) is brainstorm when all its roles are brainstorm roles, else generic: one rule,
@@ -46,15 +66,16 @@ export const sessionConfigSchema = z
     max_gc_rounds: z.number().int().min(0).optional(),
     executor: z
       .object({
-        type: z.enum(['command', 'module', 'openai', 'codex']),
+        type: z.enum(['command', 'module', 'openai', ...kAgentKinds]),
         cmd: z.string().optional(),
         module: z.string().optional(),
-        model: z.string().optional(),
-        base_url: z.string().optional(),
-        /** With codex: what the agent may do in its working folder. @default 'read-only' */
-        sandbox: z.enum(kCodexSandboxes).optional(),
+        ...agentFields,
       })
       .strict()
+      .optional(),
+    /** Per role, agent settings that win over the executor block's (a row's `agent`, `model`, `effort` cells win over both). */
+    roles: z
+      .record(z.string().min(1), z.object({ agent: z.enum(kAgentKinds).optional(), ...agentFields }).strict())
       .optional(),
     /** Most task rows tasks.csv may hold; a file with more is refused, never cut (default 1,000,000). */
     max_rows: z.number().int().positive().optional(),

@@ -103,10 +103,14 @@ describe('csv-wave run --executor codex', () => {
     for (const request of posts) expect(request.headers.authorization).toBe(`Bearer ${kKey}`);
 
     const lines = usageLinesOf(dir).sort((a, b) => a.task.localeCompare(b.task));
-    expect(lines.map((line) => [line.task, line.prompt_tokens, line.completion_tokens, line.cached_tokens, line.reported, line.model])).toEqual([
-      ['A', 1000, 50, 100, true, 'scripted-model'],
-      ['B', 1001, 50, 100, true, 'scripted-model'],
+    expect(lines.map((line) => [line.task, line.kind, line.prompt_tokens, line.completion_tokens, line.cached_tokens, line.reasoning_tokens, line.reported, line.model])).toEqual([
+      ['A', 'agent', 1000, 50, 100, 10, true, 'scripted-model'],
+      ['B', 'agent', 1001, 50, 100, 10, true, 'scripted-model'],
     ]);
+    // Each line names the codex thread of its attempt, a different one for each task.
+    const threads = lines.map((line) => line.agent_session);
+    for (const thread of threads) expect(thread).toMatch(/^[0-9a-f-]{36}$/);
+    expect(new Set(threads).size).toBe(2);
     expect(allText(dir)).not.toContain(kKey);
     expect(trap.connections).toEqual([]);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { codexExecArgs, kCodexKeyEnv } from '../../src/executors/codex/args.js';
-import { failureClass } from '../../src/executors/codex/executor.js';
+import { codexExecArgs, kCodexKeyEnv } from '../../src/executors/agents/codex/args.js';
+import { failureClass } from '../../src/executors/agents/codex/executor.js';
 
 const base = { model: 'gpt-x', sandbox: 'read-only' as const, workdir: '/s', schemaFile: '/t/schema.json', lastMessageFile: '/t/last.txt', hasKey: true };
 

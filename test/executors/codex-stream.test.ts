@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CodexStreamReader } from '../../src/executors/codex/stream.js';
+import { CodexStreamReader } from '../../src/executors/agents/codex/stream.js';
 
 const kEvents = [
   { type: 'thread.started', thread_id: 'th-1' },

@@ -85,3 +85,21 @@ describe('Budget', () => {
     expect(cost.reached()).toMatch(/cost \$0\.63, the budget of --max-cost 0\.5/);
   });
 });
+
+describe('agent turns', () => {
+  test("a cost the agent CLI reported is kept over the price table's; without one the turn is priced", () => {
+    const reported = request({ kind: 'agent', agent_session: 's-1', cost_usd: 0.0123, cache_creation_tokens: 7, reasoning_tokens: 3 });
+    const [kept, priced] = usageLines('A', 1, [reported, request({ kind: 'agent' })], kPrice);
+    expect(kept).toMatchObject({ kind: 'agent', agent_session: 's-1', cost_usd: 0.0123, cache_creation_tokens: 7, reasoning_tokens: 3 });
+    expect(priced!.cost_usd).toBeCloseTo(0.15 + 0.06, 10);
+  });
+
+  test('a reply from another thread or machine keeps the agent fields that check and drops the others', () => {
+    const good = { ...request({ kind: 'agent' }), agent_session: 'thread-9', reasoning_tokens: 4, cache_creation_tokens: 2, cost_usd: 0.5 };
+    expect(checkedRequests([good])).toEqual([good]);
+    const [bad] = checkedRequests([{ ...request({ kind: 'agent' }), agent_session: 7, reasoning_tokens: -1, cache_creation_tokens: 1.5, cost_usd: -2 }]);
+    expect(bad).toEqual(request({ kind: 'agent' }));
+    expect(checkedRequests([{ ...request(), cost_usd: Number.POSITIVE_INFINITY }])[0]).not.toHaveProperty('cost_usd');
+    expect(checkedRequests([{ ...request(), kind: 'other' }])[0]!.kind).toBe('first');
+  });
+});

@@ -18,13 +18,17 @@ const requestsSchema = z.array(
   z
     .object({
       request: z.number().int().min(1),
-      kind: z.enum(['first', 'repair']),
+      kind: z.enum(['first', 'repair', 'agent']),
       model: z.string(),
       prompt_tokens: z.number().int().min(0),
       completion_tokens: z.number().int().min(0),
       cached_tokens: z.number().int().min(0),
       reported: z.boolean(),
       batch: z.boolean().optional(),
+      agent_session: z.string().optional(),
+      reasoning_tokens: z.number().int().min(0).optional(),
+      cache_creation_tokens: z.number().int().min(0).optional(),
+      cost_usd: z.number().min(0).optional(),
     })
     .strict(),
 );

@@ -1,19 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { removeStaleScratchFolders, withScratchFolder } from '../../files/scratch-folder.js';
-import type { RequestUsage } from '../../knowledge/usage.js';
-import { sumUsage } from '../../knowledge/usage.js';
-import { SecretScrubber } from '../../text/secret-scrubber.js';
-import { describe } from '../module.js';
-import { quoteAnswer } from '../openai/answer.js';
-import { answerSchema } from '../openai/contract-schema.js';
-import { readContractAnswer } from '../openai/contract.js';
-import { kSystemPrompt, RolePrompts } from '../openai/prompt.js';
-import type { AttemptOutcome, ErrorClass, Executor, ExecutorRunOptions, TaskInput } from '../types.js';
-import type { CodexSandbox } from '../../schema/session.js';
+import { removeStaleScratchFolders, withScratchFolder } from '../../../files/scratch-folder.js';
+import type { RequestUsage } from '../../../knowledge/usage.js';
+import { sumUsage } from '../../../knowledge/usage.js';
+import { SecretScrubber } from '../../../text/secret-scrubber.js';
+import { describe } from '../../module.js';
+import { quoteAnswer } from '../../openai/answer.js';
+import { answerSchema } from '../../openai/contract-schema.js';
+import { readContractAnswer } from '../../openai/contract.js';
+import { kSystemPrompt, RolePrompts } from '../../openai/prompt.js';
+import type { AttemptOutcome, ErrorClass, Executor, ExecutorRunOptions, TaskInput } from '../../types.js';
+import type { CodexSandbox } from '../../../schema/session.js';
 import { codexExecArgs, kCodexKeyEnv } from './args.js';
 import { CodexStreamReader, type CodexStream } from './stream.js';
-import { killGroupQuietly, spawnTaskProcess } from '../task-process.js';
+import { killGroupQuietly, spawnTaskProcess } from '../../task-process.js';
 
 export interface CodexExecutorOptions {
   /** The model codex asks its provider for (`-m`). */
@@ -154,21 +154,24 @@ export class CodexExecutor implements Executor {
   #requests(ran: CodexRun): RequestUsage[] {
     const model = this.#options.model;
     const usage = ran.stream.usage;
+    const session = ran.stream.threadId === undefined ? {} : { agent_session: ran.stream.threadId };
     if (usage !== undefined) {
       return [
         {
           request: 1,
-          kind: 'first',
+          kind: 'agent',
           model,
           prompt_tokens: usage.input_tokens,
           completion_tokens: usage.output_tokens,
           cached_tokens: usage.cached_input_tokens,
+          reasoning_tokens: usage.reasoning_output_tokens,
           reported: true,
+          ...session,
         },
       ];
     }
     if (ran.stoppedBy !== undefined && ran.stream.threadId !== undefined) {
-      return [{ request: 1, kind: 'first', model, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reported: false }];
+      return [{ request: 1, kind: 'agent', model, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reported: false, ...session }];
     }
     return [];
   }

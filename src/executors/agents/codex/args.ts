@@ -1,4 +1,4 @@
-import type { CodexSandbox } from '../../schema/session.js';
+import type { CodexSandbox } from '../../../schema/session.js';
 
 /** The provider id csv-wave's --base-url defines for codex (`-c model_providers.csvwave.…`). */
 export const kCodexProviderId = 'csvwave';
