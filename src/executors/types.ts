@@ -62,6 +62,8 @@ export interface ExecutorRunOptions {
    * The reply's `requests` list them all again; the engine writes each once.
    */
   reportUsage?: (request: RequestUsage) => void;
+  /** Where an agent works (its `-C`, its cwd): a task's own folder or git worktree. @default the session folder */
+  workdir?: string;
 }
 
 /** The one small interface every executor implements (tinypool `runtime/` style). */

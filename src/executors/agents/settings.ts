@@ -1,4 +1,5 @@
 import type { AgentKind, CodexSandbox } from '../../schema/session.js';
+import type { AttemptOutcome, ExecutorRunOptions, TaskInput } from '../types.js';
 
 export { kAgentKinds, type AgentKind } from '../../schema/session.js';
 
@@ -69,4 +70,9 @@ export function agentSettingsFor(base: AgentSettings, roles: Readonly<Record<str
 
 function withoutUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** One agent CLI (codex/, claude/): runs an attempt with the settings chosen for its task. */
+export interface AgentRunner {
+  run(task: TaskInput, options: ExecutorRunOptions, settings: AgentSettings): Promise<AttemptOutcome>;
 }
