@@ -106,6 +106,7 @@ export class CodexExecutor implements AgentRunner {
       const thread = first.ran.stream.threadId;
       if (first.judged.kind !== 'repair') outcome = first.judged;
       else if (thread === undefined) outcome = invalidAnswer(first.judged, '(no repair turn: codex named no thread to resume)');
+      else if (options.signal.aborted) outcome = { kind: 'error', errorClass: 'transient', error: 'Stopped: the run was interrupted' };
       else {
         // The repair turn resumes the thread: codex sends the conversation so far with it.
         const second = await turn(2, repairInstruction(task.id, first.judged.problem), thread, first.ran.stream.usage);
