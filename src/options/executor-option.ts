@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { WaveError } from '../errors.js';
 import type { ExecutorSpec } from '../executors/messages.js';
-import type { AgentOverride } from '../executors/agents/settings.js';
+import { isAgentKind, type AgentOverride } from '../executors/agents/settings.js';
 import { sessionPathForRead } from '../files/session-path.js';
 import type { SessionConfig } from '../schema/session.js';
 import type { OutputMode } from '../option-table.js';
@@ -21,6 +21,22 @@ export type ExecutorOption =
  * session folder, as in session.json: commands run there too), else session.json's.
  */
 export function runExecutor(given: ExecutorOption | undefined, config: SessionConfig, sessionDir: string | undefined): ExecutorSpec {
+  return withRoles(namedExecutor(given, config, sessionDir), config);
+}
+
+/**
+ * An agent executor with session.json's `roles`, whatever named it (flags or session.json):
+ * the roles are the session's, not the executor block's. A caller's own `roles` win.
+ */
+function withRoles(spec: ExecutorSpec, config: SessionConfig): ExecutorSpec {
+  if (!isAgentKind(spec.type) || config.roles === undefined || (spec as { roles?: unknown }).roles !== undefined) return spec;
+  const roles = Object.fromEntries(
+    Object.entries(config.roles).map(([role, entry]) => [role, { ...(entry.agent === undefined ? {} : { agent: entry.agent }), ...agentSettingsFromConfig(entry) }]),
+  );
+  return { ...spec, roles } as ExecutorSpec;
+}
+
+function namedExecutor(given: ExecutorOption | undefined, config: SessionConfig, sessionDir: string | undefined): ExecutorSpec {
   if (given !== undefined) {
     const spec = executorSpec(given);
     if (spec.type === 'module' && sessionDir !== undefined && !isAbsolute(spec.path)) return { ...spec, path: resolve(sessionDir, spec.path) };

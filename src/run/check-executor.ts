@@ -5,6 +5,7 @@ import { delimiter, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { WaveError } from '../errors.js';
+import { isAgentKind, type AgentKind } from '../executors/agents/settings.js';
 import type { ExecutorSpec } from '../executors/messages.js';
 import { templateProblems } from '../executors/template.js';
 
@@ -21,10 +22,27 @@ export async function checkExecutor(
   columns: readonly string[],
   sessionDir: string,
   moduleLoadTimeoutMs = kModuleLoadTimeoutMs,
+  agents: readonly AgentKind[] = isAgentKind(spec.type) ? [spec.type] : [],
 ): Promise<void> {
   if (spec.type === 'command') checkCommand(spec.template, columns, sessionDir);
   else if (spec.type === 'module') await checkModule(spec.path, moduleLoadTimeoutMs);
-  else if (spec.type === 'codex') await checkCodex(sessionDir);
+  await checkAgentClis(agents, sessionDir);
+}
+
+/**
+ * The check of each agent CLI, before any task: on PATH, recent enough. One line per agent;
+ * an agent without one is not checked here (its tasks say what is wrong).
+ */
+const kAgentChecks: Partial<Record<AgentKind, (sessionDir: string) => Promise<void>>> = {
+  codex: checkCodex,
+};
+
+/**
+ * Checks every agent CLI a session will use (checkAgentSettings lists them: the run's, its
+ * roles', its rows'), each once: a codex run whose rows name claude needs claude too.
+ */
+export async function checkAgentClis(agents: readonly AgentKind[], sessionDir: string): Promise<void> {
+  for (const agent of new Set(agents)) await kAgentChecks[agent]?.(sessionDir);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { ExecutionBackend } from '../backend/execution-backend.js';
+import { isAgentKind } from '../executors/agents/settings.js';
 import { finishAttempt } from '../executors/finish-attempt.js';
 import type { AttemptRequest, TaskLimits, WorkerReply, WorkerRequest } from '../executors/messages.js';
 import { workerErrorReply } from '../executors/worker-error.js';
@@ -60,7 +61,7 @@ export function createTaskRunner(setup: TaskRunnerSetup): (request: WorkerReques
     const upstream = sink.upstream(request.deps);
     const attempt: AttemptRequest = { executor, task: { ...task, upstream }, limits, pipeline: pipeline.name, timeoutMs };
     if (request.isolated) attempt.isolated = true;
-    if (executor.type === 'openai' || executor.type === 'codex') {
+    if (executor.type === 'openai' || isAgentKind(executor.type)) {
       attempt.prompt = buildPromptContext(setup.files.dir, { pipeline: pipeline.name, topic: setup.topic }, upstream);
     }
     return attempt;
