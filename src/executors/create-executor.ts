@@ -4,7 +4,7 @@ import { ModuleExecutor } from './module.js';
 import type { Executor } from './types.js';
 
 /**
- * The executor a spec names. The openai and codex ones are imported only when a spec names them: the
+ * The executor a spec names. The openai and agent ones are imported only when a spec names them: the
  * launcher process that runs commands loads this file, and it forks every command, so it
  * stays as small as it can (the openai client alone took about 0.15 s to load there).
  */
@@ -34,7 +34,12 @@ export async function createExecutor(spec: ExecutorSpec): Promise<Executor> {
         ...(spec.promptsDir === undefined ? {} : { promptsDir: spec.promptsDir }),
       });
     }
-    case 'claude':
-      throw new Error('The claude executor is not built yet');
+    case 'claude': {
+      const [{ ClaudeExecutor }, { agentSettingsFor, baseAgentSettings }] = await Promise.all([import('./agents/claude/index.js'), import('./agents/settings.js')]);
+      const runner = new ClaudeExecutor(spec.promptsDir === undefined ? {} : { promptsDir: spec.promptsDir });
+      const base = baseAgentSettings(spec);
+      // Each task's settings: the run's, its role's, its row's cells.
+      return { run: (task, options) => runner.run(task, options, agentSettingsFor(base, spec.roles, task.row)) };
+    }
   }
 }

@@ -19,6 +19,8 @@ export interface TaskRunnerSetup {
   files: SessionFileWriter;
   /** The session's topic, for model prompts. */
   topic: string;
+  /** US dollars left of the run's --max-cost (Budget.leftUsd): an agent attempt may spend no more. */
+  budgetLeftUsd?: () => number | undefined;
 }
 
 /**
@@ -60,9 +62,12 @@ export function createTaskRunner(setup: TaskRunnerSetup): (request: WorkerReques
     const upstream = sink.upstream(request.deps);
     const attempt: AttemptRequest = { executor, task: { ...task, upstream }, limits, pipeline: pipeline.name, timeoutMs };
     if (request.isolated) attempt.isolated = true;
-    if (executor.type === 'openai' || executor.type === 'codex') {
+    if (executor.type === 'openai' || executor.type === 'codex' || executor.type === 'claude') {
       attempt.prompt = buildPromptContext(setup.files.dir, { pipeline: pipeline.name, topic: setup.topic }, upstream);
     }
+    // An agent row may name another agent than the run's: each takes the budget it can use.
+    const left = executor.type === 'claude' || executor.type === 'codex' ? setup.budgetLeftUsd?.() : undefined;
+    if (left !== undefined) attempt.maxBudgetUsd = left;
     return attempt;
   };
 
