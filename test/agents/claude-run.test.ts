@@ -225,7 +225,7 @@ describe('csv-wave run --executor claude', () => {
       { id: 'A', description: 'Task A here', role: 'writer' },
       { id: 'B', description: 'Task B here', role: 'writer' },
       { id: 'C', description: 'Task C here', role: 'writer' },
-    ], { session: { pipeline: 'generic', executor: { type: 'claude', model: 'scripted-model', max_turns: 2 } } });
+    ], { session: { pipeline: 'generic', executor: { type: 'claude', model: 'scripted-model', max_turns: 2, effort: 'low' } } });
     const seen = new Map<string, number>();
     server = await startMessagesServer((request) => {
       const task = /Task ([ABC]) here/.exec(userText(request.body as MessagesRequest))?.[1] ?? '?';
@@ -242,6 +242,8 @@ describe('csv-wave run --executor claude', () => {
     expect(rows.get('B')).toMatchObject({ status: 'completed', findings: 'B done' });
     expect(rows.get('C')).toMatchObject({ status: 'failed', error: expect.stringContaining('claude stopped at its turn limit (--max-turns 2, error_max_turns)') });
     expect(Object.fromEntries(seen)).toEqual({ A: 2, B: 2, C: 2 });
+    // session.json's effort reaches the API as claude sends it.
+    for (const body of server.messageBodies()) expect(body.output_config).toEqual({ effort: 'low' });
     const attempts = readFileSync(join(dir, 'attempts.ndjson'), 'utf8');
     expect(attempts).toMatch(/"task":"A".*"error_class":"rate-limited"/);
     expect(attempts).toMatch(/"task":"B".*"error_class":"transient"/);
