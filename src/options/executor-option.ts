@@ -45,7 +45,7 @@ function namedExecutor(given: ExecutorOption | undefined, config: SessionConfig,
   if (config.executor !== undefined && sessionDir !== undefined) return executorFromConfig(config.executor, sessionDir);
   throw new WaveError(
     'USAGE',
-    'No executor: pass --cmd TEMPLATE, --module PATH, --executor openai --model NAME or --executor codex --model NAME, or name one in session.json ("executor": {"type": "command", "cmd": "..."})',
+    'No executor: pass --cmd TEMPLATE, --module PATH, --executor openai|codex|claude --model NAME, or name one in session.json ("executor": {"type": "command", "cmd": "..."})',
   );
 }
 
@@ -79,11 +79,8 @@ export function executorFromConfig(executor: NonNullable<SessionConfig['executor
   if (executor.type === 'openai' && executor.model) {
     return { type: 'openai', model: executor.model, ...(executor.base_url ? { baseUrl: executor.base_url } : {}) };
   }
-  if (executor.type === 'claude') {
-    throw new WaveError('INVALID_SESSION', 'session.json: executor claude is not built yet; use codex, openai, a command or a module');
-  }
-  if (executor.type === 'codex' && executor.model) {
-    return { type: 'codex', ...agentSettingsFromConfig(executor), model: executor.model };
+  if ((executor.type === 'codex' || executor.type === 'claude') && executor.model) {
+    return { type: executor.type, ...agentSettingsFromConfig(executor), model: executor.model };
   }
   if (executor.type === 'module' && executor.module) {
     return { type: 'module', path: modulePathFromConfig(executor.module, sessionDir) };

@@ -20,6 +20,8 @@ export interface TaskRunnerSetup {
   files: SessionFileWriter;
   /** The session's topic, for model prompts. */
   topic: string;
+  /** US dollars left of the run's --max-cost (Budget.leftUsd): an agent attempt may spend no more. */
+  budgetLeftUsd?: () => number | undefined;
 }
 
 /**
@@ -64,6 +66,9 @@ export function createTaskRunner(setup: TaskRunnerSetup): (request: WorkerReques
     if (executor.type === 'openai' || isAgentKind(executor.type)) {
       attempt.prompt = buildPromptContext(setup.files.dir, { pipeline: pipeline.name, topic: setup.topic }, upstream);
     }
+    // An agent row may name another agent than the run's: each takes the budget it can use.
+    const left = isAgentKind(executor.type) ? setup.budgetLeftUsd?.() : undefined;
+    if (left !== undefined) attempt.maxBudgetUsd = left;
     return attempt;
   };
 

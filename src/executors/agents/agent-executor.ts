@@ -10,6 +10,7 @@ type RunnerLoader = (spec: AgentSpec) => Promise<AgentRunner>;
  */
 const kRunners: Partial<Record<AgentKind, RunnerLoader>> = {
   codex: async (spec) => new (await import('./codex/index.js')).CodexExecutor(spec.promptsDir === undefined ? {} : { promptsDir: spec.promptsDir }),
+  claude: async (spec) => new (await import('./claude/index.js')).ClaudeExecutor(spec.promptsDir === undefined ? {} : { promptsDir: spec.promptsDir }),
 };
 
 /** The agents this build of csv-wave runs. */
