@@ -2,14 +2,14 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { TaskInput } from './types.js';
 
 /**
- * Starts a task's program in the session folder, in a process group of its own (so that a
+ * Starts a task's program in `cwd` (the session folder, or the task's own folder or worktree), in a process group of its own (so that a
  * timeout kills everything it started), with its three pipes and the task's CSV_WAVE_*
  * environment, by which a run that stops finds whatever left the group. The command and
  * codex executors start their programs here.
  */
-export function spawnTaskProcess(program: string, args: readonly string[], task: TaskInput): ChildProcessWithoutNullStreams {
+export function spawnTaskProcess(program: string, args: readonly string[], task: TaskInput, cwd: string = task.session): ChildProcessWithoutNullStreams {
   return spawn(program, args, {
-    cwd: task.session,
+    cwd,
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe'],
     env: {
@@ -19,6 +19,8 @@ export function spawnTaskProcess(program: string, args: readonly string[], task:
       CSV_WAVE_WAVE: String(task.wave),
       CSV_WAVE_ROLE: task.row.role ?? '',
       CSV_WAVE_ATTEMPT: String(task.attempt),
+      // Where the task works (--workdir): its cwd, the session folder unless a folder of its own.
+      CSV_WAVE_WORKDIR: cwd,
     },
   });
 }
