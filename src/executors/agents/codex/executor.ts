@@ -88,7 +88,7 @@ export class CodexExecutor implements Executor {
         model: this.#options.model,
         ...(this.#options.baseUrl === undefined ? {} : { baseUrl: this.#options.baseUrl }),
         sandbox: this.#options.sandbox ?? 'read-only',
-        workdir: task.session,
+        workdir: options.workdir ?? task.session,
         schemaFile,
         lastMessageFile,
         hasKey: (process.env[kCodexKeyEnv] ?? '') !== '',
