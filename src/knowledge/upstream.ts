@@ -22,7 +22,7 @@ export interface UpstreamTask extends DependencyState {
    * What the dependency changed in its git worktree (`--workdir worktree`): the branch
    * holding its commit and its patch artifact; absent when it changed nothing there.
    */
-  changes?: { branch: string; patch: string };
+  changes?: { branch: string; patch: string } | undefined;
 }
 
 export interface UpstreamContext {
