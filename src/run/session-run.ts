@@ -177,8 +177,9 @@ export class SessionRun {
 
     const runIds = new Set(table.rows.filter((row) => statusOf(row) === 'pending').map((row) => row.id));
     const { workdir } = this.#prepared;
-    // What a killed run left in the repository goes before the first task.
-    if (workdir?.mode === 'worktree') await sweepStaleWorktrees(workdir.repo, workdir.sessionId, warn);
+    // What a killed run left in the repository goes before the first task. Not with bullmq:
+    // a worker may still run a job of the killed run in a worktree this run awaits again.
+    if (workdir?.mode === 'worktree' && this.#plan.type !== 'bullmq') await sweepStaleWorktrees(workdir.repo, workdir.sessionId, warn);
     // Every write of the session by what the run hands it to (the backend's id, the lane) goes through it.
     const files = new SessionWriter(session.dir);
     let backend: ExecutionBackend;
