@@ -26,8 +26,8 @@ const kRepositoryVariables = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT
 /**
  * What git says when another git process holds what it needs: a lock file (`index.lock`,
  * `config.lock`, a ref's lock) or a worktree another `git worktree add` is half-way
- * through making (`failed to read .git/worktrees/<name>/commondir`, measured with 8 and
- * 16 parallel `git worktree add` on git 2.39: about one in ten failed so). csv-wave
+ * through making (`failed to read .git/worktrees/<name>/commondir`: on git 2.39, 11 of 120
+ * `git worktree add` run 8 at a time failed so, and 4 of 16 run at once). csv-wave
  * serializes its own git commands per repository (worktree.ts); this covers a person's.
  */
 const kContended = /\.lock'?: File exists|could not lock|Unable to create .*\.lock|unable to lock|failed to read .*commondir/i;
