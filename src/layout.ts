@@ -35,6 +35,10 @@ export const kLayout = {
   attempts: 'attempts.ndjson',
   /** The HTML report. */
   report: 'report.html',
+  /** With `--workdir task`: each task's own working folder, `workdirs/<id>`, emptied for each attempt. */
+  workdirs: 'workdirs',
+  /** With `--workdir worktree`: each task's git worktree, `worktrees/<id>`, while it runs (or kept by --keep-worktrees). */
+  worktrees: 'worktrees',
   /** The engine's folder. */
   engine: kEngine,
   /** The journal of the run: every state change, before tasks.csv shows it. */
@@ -52,6 +56,16 @@ export const kLayout = {
 /** The wave file of wave `wave`: its csv-wave rows with their prev_context. */
 export function waveFile(wave: number): string {
   return `wave-${wave}.csv`;
+}
+
+/** The working folder of task `id` with `--workdir task`, relative to the session folder. */
+export function taskWorkdir(id: string): string {
+  return join(kLayout.workdirs, id);
+}
+
+/** The git worktree of task `id` with `--workdir worktree`, relative to the session folder. */
+export function taskWorktree(id: string): string {
+  return join(kLayout.worktrees, id);
 }
 
 /** Whether a name in the session folder is a wave file. */
@@ -75,6 +89,7 @@ export const kRunOutputs: readonly string[] = [
   kLayout.usage,
   kLayout.attempts,
   kLayout.report,
+  kLayout.workdirs,
 ];
 
 /**

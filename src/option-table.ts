@@ -76,6 +76,17 @@ export const kOutputModes = [
 ] as const;
 export type OutputMode = (typeof kOutputModes)[number];
 
+/** Where a command or agent task works (`--workdir`, session.json `workdir`). */
+export const kWorkdirModes = [
+  /** The session folder, as it always was. */
+  'session',
+  /** A folder of the task's own, `workdirs/<id>` in the session folder, emptied before each attempt. */
+  'task',
+  /** A git worktree of the session's repository per task, on the branch `csv-wave/<session id>/<task id>`. */
+  'worktree',
+] as const;
+export type WorkdirMode = (typeof kWorkdirModes)[number];
+
 /** Where a repair request goes in batch mode: into the next batch, or at once as a synchronous call. */
 export const kBatchRepairModes = ['batch', 'sync'] as const;
 export type BatchRepair = (typeof kBatchRepairModes)[number];
@@ -190,6 +201,39 @@ export const kRunOptionTable = {
     default: 'auto',
     defaultText: 'auto',
     doc: "how a command's stdout becomes its result: auto (a JSON object with status or findings is the result, anything else text), result (must be a result object), text (always findings)",
+    commands: kRunCommands,
+  }),
+  workdir: option({
+    flag: '--workdir <mode>',
+    key: 'workdir',
+    type: z.enum(kWorkdirModes),
+    what: '`session`, `task` or `worktree`',
+    fromText: 'none',
+    choices: kWorkdirModes,
+    default: 'session',
+    defaultText: 'session',
+    doc: 'where a command or agent task works: session (the session folder), task (workdirs/<id>, emptied for each attempt) or worktree (a git worktree per task on the branch csv-wave/<session id>/<id>; its changes become artifacts/<id>/changes.patch)',
+    commands: kRunCommands,
+  }),
+  base: option({
+    flag: '--base <ref>',
+    key: 'base',
+    type: z.string().min(1),
+    what: 'a git revision (a branch, tag or commit)',
+    fromText: 'none',
+    defaultText: 'HEAD when the run starts',
+    doc: 'with --workdir worktree: the commit every task\'s worktree starts from, resolved once when the run starts',
+    commands: kRunCommands,
+  }),
+  keepWorktrees: option({
+    flag: '--keep-worktrees',
+    key: 'keep_worktrees',
+    type: z.boolean(),
+    what: 'true or false',
+    fromText: 'none',
+    default: false,
+    defaultText: 'off (removed once the task\'s changes are on its branch)',
+    doc: 'with --workdir worktree: keep each task\'s worktree after it ran (locked, so that no later run removes it; `git worktree unlock` then `git worktree remove` to drop one)',
     commands: kRunCommands,
   }),
   bom: option({

@@ -36,7 +36,8 @@ const kHeldPipesMs = 2000;
 export const kTempFailExitCode = 75;
 
 /**
- * Runs a task as `/bin/sh -c <rendered template>` in the session folder, the task as JSON
+ * Runs a task as `/bin/sh -c <rendered template>` in the session folder (or the folder
+ * `--workdir` gives it: ExecutorRunOptions.workdir), the task as JSON
  * on stdin. The shell starts in a process group of its own, so a timeout kills everything
  * the command started, grandchildren included; processes that left the group (setsid) are
  * found by the command's `CSV_WAVE_*` environment, which they inherit. The result is taken
@@ -65,7 +66,7 @@ export class CommandExecutor implements Executor {
     return new Promise((resolve) => {
       let child: ReturnType<typeof spawnShell>;
       try {
-        child = spawnShell(command, task);
+        child = spawnShell(command, task, options.workdir);
       } catch (error) {
         // Some start failures are thrown rather than emitted: they fail the task, not its worker thread.
         resolve({ kind: 'error', errorClass: 'task-failure', error: startFailure(error, command) });
@@ -188,8 +189,8 @@ function whatWasKilled(escaped: number): string {
   return text;
 }
 
-function spawnShell(command: string, task: TaskInput) {
-  return spawnTaskProcess('/bin/sh', ['-c', command], task);
+function spawnShell(command: string, task: TaskInput, cwd: string | undefined) {
+  return spawnTaskProcess('/bin/sh', ['-c', command], task, cwd === undefined ? {} : { cwd });
 }
 
 /**

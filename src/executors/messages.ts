@@ -14,6 +14,7 @@ import type { CoreFinishedReply } from '../core/effects.js';
 import type { DiscoveryInput } from '../schema/discovery.js';
 import type { OutputMode, PipelineName } from '../schema/session.js';
 import type { AgentSpec } from './agents/settings.js';
+import type { WorkdirPlan } from './workdir/workdir-plan.js';
 import type { TaskResult } from '../schema/result.js';
 import type { DiscoveryFileInput } from '../knowledge/discovery-files.js';
 import type { PromptContext } from '../knowledge/prompt-context.js';
@@ -81,6 +82,8 @@ export interface AttemptRequest {
   isolated?: boolean;
   /** For an agent executor: US dollars left of the run's --max-cost when the attempt was handed out. */
   maxBudgetUsd?: number;
+  /** Where the task works when not in the session folder (`--workdir task|worktree`): made by the process that runs the attempt. */
+  workdir?: WorkdirPlan;
 }
 
 /** An artifact file the attempt produced, for the engine to write as `artifacts/<task id>/<name>.md`. */

@@ -2,11 +2,11 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { TaskInput } from './types.js';
 
 /**
- * Starts a task's program in the session folder, in a process group of its own (so that a
+ * Starts a task's program in `cwd` (the session folder, or the task's own folder or worktree), in a process group of its own (so that a
  * timeout kills everything it started), with its three pipes and the task's CSV_WAVE_*
  * environment, by which a run that stops finds whatever left the group. The command and
- * agent executors start their programs here. `setup` may name another folder to work in
- * (an agent's workdir) and more environment (claude's ANTHROPIC_BASE_URL).
+ * agent executors start their programs here. `setup` may add environment (claude's
+ * ANTHROPIC_BASE_URL); csv-wave's own variables come last, so none of them can be replaced.
  */
 export function spawnTaskProcess(
   program: string,
@@ -14,18 +14,21 @@ export function spawnTaskProcess(
   task: TaskInput,
   setup: { cwd?: string; env?: Readonly<Record<string, string>> } = {},
 ): ChildProcessWithoutNullStreams {
+  const cwd = setup.cwd ?? task.session;
   return spawn(program, args, {
-    cwd: setup.cwd ?? task.session,
+    cwd,
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe'],
     env: {
       ...process.env,
+      ...setup.env,
       CSV_WAVE_SESSION: task.session,
       CSV_WAVE_TASK_ID: task.id,
       CSV_WAVE_WAVE: String(task.wave),
       CSV_WAVE_ROLE: task.row.role ?? '',
       CSV_WAVE_ATTEMPT: String(task.attempt),
-      ...setup.env,
+      // Where the task works (--workdir): its cwd, the session folder unless a folder of its own.
+      CSV_WAVE_WORKDIR: cwd,
     },
   });
 }

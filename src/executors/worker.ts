@@ -13,7 +13,8 @@ import type { AttemptReply, AttemptRequest, ExecutorSpec } from './messages.js';
 import { describe } from './module.js';
 import { scrubSecrets } from '../text/secret-scrubber.js';
 import { postUsage } from './usage-channel.js';
-import type { Executor } from './types.js';
+import type { AttemptOutcome, Executor } from './types.js';
+import { openWorkplace, type Workplace } from './workdir/index.js';
 
 /** Aborting is the pool's job (it ends the thread); inside, nothing aborts an executor. */
 const kNeverAborted: AbortSignal = new AbortController().signal;
@@ -102,7 +103,16 @@ export default async function runAttempt(request: PoolRequest): Promise<AttemptR
   request.started?.close();
   const task = request.task;
   const limits = request.limits ?? {};
-  const outcome = await (await executorFor(request.executor)).run(task, {
+  let workplace: Workplace | undefined;
+  if (request.workdir !== undefined) {
+    try {
+      workplace = await openWorkplace(request.workdir, task);
+    } catch (error) {
+      const outcome: AttemptOutcome = { kind: 'error', errorClass: 'task-failure', error: `Cannot make the working folder of ${task.id}: ${describe(error)}` };
+      return { ...finishAttempt(task, outcome, limits, request.pipeline), thread: threadId };
+    }
+  }
+  let outcome = await (await executorFor(request.executor)).run(task, {
     signal: kNeverAborted,
     timeoutMs: request.timeoutMs,
     ...(limits.maxStdoutBytes === undefined ? {} : { maxStdoutBytes: limits.maxStdoutBytes }),
@@ -110,8 +120,21 @@ export default async function runAttempt(request: PoolRequest): Promise<AttemptR
     ...(request.maxBudgetUsd === undefined ? {} : { maxBudgetUsd: request.maxBudgetUsd }),
     // Each answer's tokens reach the engine at once: a run that stops ends this thread, and the reply with it.
     reportUsage: (usage) => postUsage({ session: task.session, task: task.id, attempt: task.attempt, usage }),
+    ...(workplace === undefined ? {} : { workdir: workplace.dir }),
   });
+  if (workplace !== undefined) outcome = await putAway(workplace, outcome, task.id);
   return { ...withInputNotes(finishAttempt(task, outcome, limits, request.pipeline), task.prev_context), thread: threadId };
+}
+
+/** The outcome once the workplace recorded what it holds (a worktree's changes) and was put away; its notes added. */
+async function putAway(workplace: Workplace, outcome: AttemptOutcome, id: string): Promise<AttemptOutcome> {
+  let finished: AttemptOutcome;
+  try {
+    finished = await workplace.finish(outcome);
+  } catch (error) {
+    finished = { ...outcome, kind: 'error', errorClass: 'task-failure', error: `Cannot record what ${id} changed in ${workplace.dir}: ${describe(error)}` };
+  }
+  return workplace.notes.length === 0 ? finished : { ...finished, notes: [...workplace.notes, ...(finished.notes ?? [])] };
 }
 
 /** prev_context of a task cut at its cap (the marker of graph/prev-context.ts). */

@@ -20,13 +20,22 @@ export const kDefaultArtifactLimits: Readonly<ArtifactLimits> = { maxFiles: kRun
 const kOutputName = 'output';
 
 /**
- * Where a task's artifact goes, relative to the session folder: `artifacts/<id>/<name>.md`.
+ * Where a task's artifact goes, relative to the session folder: `artifacts/<id>/<name>.md`
+ * (`<name>` alone for a `.patch`).
  * A folder per task, because ids and names may both hold `-` and `.`: with one flat folder
  * task `A`'s artifact `b-output` and task `A-b`'s findings would both be `A-b-output.md`.
  * Neither an id nor a name holds `/` (both are checked where they enter).
  */
 export function artifactPath(taskId: string, name: string): string {
-  return `artifacts/${taskId}/${name}.md`;
+  return `artifacts/${taskId}/${artifactFileName(name)}`;
+}
+
+/**
+ * The file name of artifact `name`: `<name>.md`, but a name that ends in `.patch` keeps it
+ * (`changes.patch`, a worktree task's changes), so that `git apply` takes the file as it is.
+ */
+export function artifactFileName(name: string): string {
+  return name.endsWith('.patch') ? name : `${name}.md`;
 }
 
 /**

@@ -96,6 +96,10 @@ function upstreamDigest(session: string, upstream: UpstreamContext): string {
     if (keyFindings.length > 0) lines.push('Key findings:', ...keyFindings.map((finding) => `- ${finding}`));
     const decisions = dep.discovery?.data.decisions ?? [];
     if (decisions.length > 0) lines.push('Decisions:', ...decisions.map((decision) => `- ${decision}`));
+    if (dep.changes !== undefined) {
+      const files = dep.discovery?.data.files_modified ?? [];
+      lines.push(`Changes: on the git branch ${dep.changes.branch}, as the patch ${dep.changes.patch}${files.length === 0 ? '' : ` (files: ${files.slice(0, 20).join(', ')}${files.length > 20 ? ', …' : ''})`}`);
+    }
     for (const artifact of dep.artifacts) {
       if (budget <= 0) {
         lines.push(`(artifact ${artifact} left out: the context is full)`);

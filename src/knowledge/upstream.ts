@@ -18,6 +18,11 @@ export interface UpstreamTask extends DependencyState {
   discovery: DiscoveryFile | null;
   /** Artifact files of the dependency that exist (paths relative to the session folder). */
   artifacts: string[];
+  /**
+   * What the dependency changed in its git worktree (`--workdir worktree`): the branch
+   * holding its commit and its patch artifact; absent when it changed nothing there.
+   */
+  changes?: { branch: string; patch: string } | undefined;
 }
 
 export interface UpstreamContext {

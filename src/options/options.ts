@@ -28,9 +28,9 @@ export interface RunOptions extends TableRunOptions, ModelPriceOptions {
 
 /** The run options as the run takes them: every default filled in. */
 export type NormalizedRunOptions = Required<
-  Omit<RunOptions, 'halt' | 'bom' | 'executor' | 'discoveryFiles' | 'output' | 'maxTokens' | 'contextWindow' | 'maxCostUsd' | 'maxTokensTotal' | 'pricing' | 'price'>
+  Omit<RunOptions, 'halt' | 'bom' | 'executor' | 'discoveryFiles' | 'output' | 'maxTokens' | 'contextWindow' | 'maxCostUsd' | 'maxTokensTotal' | 'pricing' | 'price' | 'base'>
 > &
-  Pick<RunOptions, 'halt' | 'bom' | 'maxCostUsd' | 'maxTokensTotal'> & {
+  Pick<RunOptions, 'halt' | 'bom' | 'maxCostUsd' | 'maxTokensTotal' | 'base'> & {
     executor: ExecutorSpec;
     /** Prices by model, the run model's flags merged in. */
     pricing: PriceTable;
@@ -79,7 +79,8 @@ export function normalizeRunOptions(options: RunOptions, session?: OptionSession
   const threads = chosen.threads ?? (executor.type !== 'module' ? 1 : Math.min(concurrency, availableParallelism()));
   const pricing = options.pricing ?? config.pricing;
   const model = modelOptions({ ...chosen, ...(pricing === undefined ? {} : { pricing }), ...(options.price === undefined ? {} : { price: options.price }) }, executor);
-  const { halt, bom, discoveryFiles, maxCostUsd, maxTokensTotal } = chosen;
+  const { halt, bom, discoveryFiles, maxCostUsd, maxTokensTotal, base } = chosen;
+  checkWorkdir(named as TableRunOptions, chosen.workdir!, executor);
   return {
     executor: model.executor,
     pricing: model.pricing,
@@ -103,10 +104,30 @@ export function normalizeRunOptions(options: RunOptions, session?: OptionSession
     batchRepair: chosen.batchRepair!,
     cancelBatch: chosen.cancelBatch!,
     batchPollSeconds: chosen.batchPollSeconds!,
+    workdir: chosen.workdir!,
+    keepWorktrees: chosen.keepWorktrees!,
+    ...(base === undefined ? {} : { base }),
     ...(halt ? { halt: halt as HaltPolicy } : {}),
     ...(bom === undefined ? {} : { bom }),
     ...(discoveryFiles === undefined ? {} : { discoveryFiles }),
   };
+}
+
+/**
+ * A working folder of its own is for tasks that work in a folder: commands (their cwd) and
+ * agents (their -C); --base and --keep-worktrees go with worktrees.
+ */
+function checkWorkdir(named: TableRunOptions, workdir: string, executor: ExecutorSpec): void {
+  if (workdir !== 'session' && (executor.type === 'module' || executor.type === 'openai')) {
+    throw new WaveError(
+      'USAGE',
+      `\`workdir\` ${workdir} (--workdir) gives each task a folder to work in: it goes with --cmd, --executor codex or --executor claude, not a ${executor.type} executor`,
+    );
+  }
+  if (workdir !== 'worktree') {
+    if (named.base !== undefined) throw new WaveError('USAGE', '`base` (--base) is the commit of the tasks\' worktrees: add --workdir worktree');
+    if (named.keepWorktrees === true) throw new WaveError('USAGE', '`keepWorktrees` (--keep-worktrees) keeps the tasks\' worktrees: add --workdir worktree');
+  }
 }
 
 /** The batch mode's options go with the openai executor and with each other. */

@@ -4,8 +4,9 @@ import { kArtifactNamePattern } from '../schema/result.js';
 import { kTaskIdPattern } from '../schema/row.js';
 import { kLayout } from '../layout.js';
 
-/** True for `<name>.md` with a name an executor may give (schema/result.ts): no `/`, no scheme, no `..` alone. */
+/** True for `<name>.md` (or a `<name>.patch`, knowledge/artifacts.ts) with a name an executor may give (schema/result.ts): no `/`, no scheme, no `..` alone. */
 function isArtifactFileName(fileName: string): boolean {
+  if (fileName.endsWith('.patch')) return kArtifactNamePattern.test(fileName);
   return fileName.endsWith('.md') && kArtifactNamePattern.test(fileName.slice(0, -3));
 }
 

@@ -8,6 +8,8 @@ import { fillWaveColumn } from '../core/wave-column.js';
 import { planTasks, prepareSession, writeFirst, type HeldSession } from '../session/prepare-session.js';
 import { openSession } from '../session/session.js';
 import type { TaskPlan } from '../session/validate.js';
+import { sessionIdOf } from '../session/files/session-id.js';
+import { checkWorktreeRun, runWorkdir, type RunWorkdir } from './workdir/workdir-setup.js';
 
 /** What a run is asked to do (the fields of RunSessionOptions that preparing it reads). */
 export interface RunRequest extends RunOptions {
@@ -23,6 +25,8 @@ export interface PreparedRun extends HeldSession {
   plan: TaskPlan;
   /** The tasks `prepare` said it reset: they run afresh, without a job an interrupted run left for them. */
   reset: ReadonlySet<string>;
+  /** Where the tasks work when not in the session folder (--workdir task|worktree), checked before any task. */
+  workdir?: RunWorkdir;
 }
 
 /**
@@ -42,6 +46,10 @@ export async function prepareRun(path: string, request: RunRequest, warn: (messa
     // A bad executor fails here, once, rather than on every task; so do bad agent settings of roles and rows.
     const agents = checkAgentSettings(settings.executor, held.table.rows, { tasks: session.displayPath, ...(configFile === undefined ? {} : { session: configFile }) }, config.pipeline);
     await checkExecutor(settings.executor, held.table.columns, session.dir, undefined, agents);
+    // A worktree run outside a repository, from a base that names no commit, or with a task id no branch can take, stops here (exit 2).
+    const repository =
+      settings.workdir === 'worktree' ? await checkWorktreeRun(session.dir, settings.base, held.table.rows.map((row) => row.id)) : undefined;
+    const workdir = runWorkdir(settings.workdir, repository, () => sessionIdOf(session.dir, warn), settings.keepWorktrees);
     fillWaveColumn(held.table.rows, plan.waves);
     const reset = new Set(request.prepare?.(held.table.rows, plan.waves) ?? []);
     writeFirst(held, {
@@ -51,7 +59,7 @@ export async function prepareRun(path: string, request: RunRequest, warn: (messa
         `Nothing was run; tasks.csv and the journal were left as they were. ` +
         `Free some space (or make the folder writable) and run \`csv-wave resume ${path}\`.`,
     });
-    return { ...held, settings, pipelineSettings, plan, reset };
+    return { ...held, settings, pipelineSettings, plan, reset, ...(workdir === undefined ? {} : { workdir }) };
   } catch (error) {
     held.lock.release();
     throw error;

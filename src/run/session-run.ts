@@ -28,6 +28,7 @@ import { SessionWriter } from '../session/files/session-writer.js';
 import type { SecretOptions } from '../backend/bullmq/trust/secret-source.js';
 import { sessionBudget } from '../knowledge/budget.js';
 import { LiveUsage } from './record/live-usage.js';
+import { sweepStaleWorktrees } from './workdir/workdir-setup.js';
 
 export interface RunSessionOptions extends RunOptions {
   /**
@@ -175,6 +176,10 @@ export class SessionRun {
     journal.checkpoint();
 
     const runIds = new Set(table.rows.filter((row) => statusOf(row) === 'pending').map((row) => row.id));
+    const { workdir } = this.#prepared;
+    // What a killed run left in the repository goes before the first task. Not with bullmq:
+    // a worker may still run a job of the killed run in a worktree this run awaits again.
+    if (workdir?.mode === 'worktree' && this.#plan.type !== 'bullmq') await sweepStaleWorktrees(workdir.repo, workdir.sessionId, warn);
     // Every write of the session by what the run hands it to (the backend's id, the lane) goes through it.
     const files = new SessionWriter(session.dir);
     let backend: ExecutionBackend;
@@ -238,7 +243,7 @@ export class SessionRun {
     // Each model request's tokens are written as its answer arrives: a stop that ends its thread loses none.
     const liveUsage = new LiveUsage(session.dir, (task, attempt, usage) => stop.guarded(() => sink.liveUsage(task, attempt, usage)));
     const pipeline = pipelineFor(session.config.pipeline);
-    const runTask = createTaskRunner({ backend, sink, pipeline, files, topic: pipelineSettings.topic, limits, warn, budgetLeftUsd: () => budget.leftUsd() });
+    const runTask = createTaskRunner({ backend, sink, pipeline, files, topic: pipelineSettings.topic, limits, warn, budgetLeftUsd: () => budget.leftUsd(), ...(workdir === undefined ? {} : { workdir }) });
     const lane = new InteractiveLane({
       handlers: this.#options.interactiveHandlers ?? pipeline.handlers,
       rows: () => table.rows,

@@ -7,6 +7,7 @@ import { buildPromptContext } from '../knowledge/prompt-context.js';
 import type { SessionFileWriter } from '../layout.js';
 import type { Pipeline } from '../pipelines/pipeline.js';
 import type { KnowledgeSink } from './record/knowledge-sink.js';
+import { withChanges, workdirPlan, type RunWorkdir } from './workdir/workdir-setup.js';
 
 export interface TaskRunnerSetup {
   backend: ExecutionBackend;
@@ -22,6 +23,8 @@ export interface TaskRunnerSetup {
   topic: string;
   /** US dollars left of the run's --max-cost (Budget.leftUsd): an agent attempt may spend no more. */
   budgetLeftUsd?: () => number | undefined;
+  /** Where tasks work when not in the session folder (--workdir task|worktree). @default the session folder */
+  workdir?: RunWorkdir;
 }
 
 /**
@@ -60,9 +63,11 @@ export function createTaskRunner(setup: TaskRunnerSetup): (request: WorkerReques
   /** Everything the attempt needs, read here on the main thread: workers do not read the session folder. */
   const attemptRequest = (request: WorkerRequest): AttemptRequest => {
     const { executor, task, timeoutMs } = request;
-    const upstream = sink.upstream(request.deps);
+    const upstream = withChanges(sink.upstream(request.deps), setup.workdir);
     const attempt: AttemptRequest = { executor, task: { ...task, upstream }, limits, pipeline: pipeline.name, timeoutMs };
     if (request.isolated) attempt.isolated = true;
+    const workdir = workdirPlan(setup.workdir, setup.files.dir, task.id);
+    if (workdir !== undefined) attempt.workdir = workdir;
     if (executor.type === 'openai' || isAgentKind(executor.type)) {
       attempt.prompt = buildPromptContext(setup.files.dir, { pipeline: pipeline.name, topic: setup.topic }, upstream);
     }

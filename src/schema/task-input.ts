@@ -30,6 +30,14 @@ export const taskInputSchema = z
                 findings: z.string(),
                 discovery: discoveryFileSchema.nullable().describe('Its discoveries/<id>.json, or null when it wrote none'),
                 artifacts: z.array(z.string()).describe('Its artifact files that exist, relative to the session folder'),
+                changes: z
+                  .object({
+                    branch: z.string().describe('The branch holding its commit, csv-wave/<session id>/<id>'),
+                    patch: z.string().describe('Its changes as a patch for git apply, artifacts/<id>/changes.patch'),
+                  })
+                  .strict()
+                  .optional()
+                  .describe('With --workdir worktree: what it changed in its worktree; absent when it changed nothing'),
               })
               .strict(),
           )

@@ -125,7 +125,7 @@ export class CodexExecutor implements AgentRunner {
       let stoppedBy: 'timeout' | 'abort' | undefined;
       let child: ReturnType<typeof spawnTaskProcess>;
       try {
-        child = spawnTaskProcess(binary, args, task);
+        child = spawnTaskProcess(binary, args, task, { cwd: options.workdir ?? task.session });
       } catch (error) {
         resolve({ startError: describe(error), stream: reader.end(), stderr: '', code: null, signal: null });
         return;
