@@ -9,7 +9,7 @@ import { killTaskCommands } from '../local/child-groups.js';
 import { LocalBackend } from '../local/local-backend.js';
 import { CancelListener } from './jobs/cancel-channel.js';
 import { checkRedisReachable } from './redis/connection.js';
-import { admitJob, sealReply, type WorkerRules } from './trust/job-admission.js';
+import { admitJob, kAgentTypes, sealReply, type WorkerRules } from './trust/job-admission.js';
 import type { AttemptJobData } from './jobs/job-data.js';
 import { JobFolders } from './jobs/job-folders.js';
 import { refusalReason } from './jobs/job-refusal.js';
@@ -130,10 +130,12 @@ export class BullmqWorker {
     else await worker.#serve(options.sessionId);
     const what = options.sessionId === undefined ? `every running session (queues ${queueNameOf('*')})` : queueNameOf(options.sessionId);
     options.log(`worker ${worker.name}: taking jobs of ${what}, ${options.concurrency} at once${options.sessionId === undefined ? ' per session' : ''}`);
-    const { signing, executors, baseUrls } = options.rules;
+    const { signing, executors, baseUrls, sandboxes, agentArgs } = options.rules;
+    const agents = kAgentTypes.filter((type) => executors.has(type));
     options.log(
       `worker ${worker.name}: runs ${[...executors].join(', ')} jobs ${signing.insecure ? 'unsigned too (--insecure-no-secret: whoever can write to the Redis can run commands here)' : 'signed with its secret'}` +
-        (executors.has('openai') ? `; sends its OPENAI_API_KEY only to ${[...baseUrls].join(', ')}` : ''),
+        (executors.has('openai') || executors.has('codex') ? `; sends its OPENAI_API_KEY only to ${[...baseUrls].join(', ')}` : '') +
+        (agents.length === 0 ? '' : `; ${agents.join(', ')} jobs in the sandboxes ${[...sandboxes].join(', ')}, ${agentArgs ? 'with' : 'without'} CLI arguments or tools of their own`),
     );
     return worker;
   }
@@ -257,8 +259,8 @@ export class BullmqWorker {
       throw new UnrecoverableError(refusalReason(this.name, admission.why));
     }
     const { request, digest } = admission;
-    // A command may leave a process behind in its folder: its folder is never handed out again.
-    const reusable = request.executor.type !== 'command';
+    // A command, or an agent's tools, may leave a process or files behind in its folder: it is never handed out again.
+    const reusable = request.executor.type === 'module' || request.executor.type === 'openai';
     const dir = this.#folders?.take(reusable) ?? this.#options.workdir ?? '';
     const running: RunningJob = { sessionId, dir, taskId: request.task.id, attempt: request.task.attempt, controller: this.#abortOf(sessionId) };
     this.#running.set(id, running);
