@@ -559,7 +559,8 @@ export const kFlagOptionTable = {
   }),
   allowSandboxes: option({
     flag: '--allow-sandbox <mode>',
-    type: z.array(z.enum(kWorkerSandboxes)),
+    // Each value is checked by the worker (cli/commands/worker.ts), naming the flag: a list's type gives no such message.
+    type: z.array(z.string()),
     what: kWorkerSandboxes.join(' or '),
     fromText: 'none',
     repeatable: true,

@@ -219,6 +219,9 @@ describe.runIf(kRunRedisTests)('csv-wave worker --executors codex', () => {
     expect(exited.code).toBe(2);
     expect(exited.stderr).toMatch(/csv-wave worker --executors codex: the Codex CLI \(codex\) is not on PATH; install it with npm install -g @openai\/codex/);
     expect(exited.stderr).not.toMatch(/Redis|ECONNREFUSED/);
+    const badSandbox = await spawnCliWith(agentEnv(), 'worker', '--redis', 'redis://127.0.0.1:1', '--executors', 'codex', '--allow-sandbox', 'danger-full-access').exited;
+    expect(badSandbox.code).toBe(2);
+    expect(badSandbox.stderr.trim()).toBe('Expected `--allow-sandbox` to be read-only or workspace-write, got `danger-full-access`');
   });
 });
 

@@ -5,7 +5,7 @@ import { redisUrlFrom } from '../../backend/bullmq/redis/redis-url.js';
 import { kSecretEnv, signingFrom } from '../../backend/bullmq/trust/secret-source.js';
 import { WaveError } from '../../errors.js';
 import { checkExecutor } from '../../run/check-executor.js';
-import { flagOptionEntries, kFlagDefaults, kFlagOptionTable, kOfficialBaseUrl } from '../../option-table.js';
+import { flagOptionEntries, kFlagDefaults, kFlagOptionTable, kOfficialBaseUrl, kWorkerSandboxes } from '../../option-table.js';
 import { secretFromFlags } from '../backend-flag.js';
 import { addTableFlags, tableFlag } from '../table-flags.js';
 import { ExitCode, processIo, type CliIo } from '../io.js';
@@ -88,7 +88,13 @@ function workerRules(flags: WorkerFlags): WorkerRules {
     }
     baseUrls.add(key);
   }
-  const sandboxes = new Set<string>([kDefaultSandbox, ...(tableFlag(kFlagOptionTable.allowSandboxes, flags) ?? [])]);
+  const sandboxes = new Set<string>([kDefaultSandbox]);
+  for (const each of tableFlag(kFlagOptionTable.allowSandboxes, flags) ?? []) {
+    if (!(kWorkerSandboxes as readonly string[]).includes(each)) {
+      throw new WaveError('USAGE', `Expected \`--allow-sandbox\` to be ${kFlagOptionTable.allowSandboxes.what}, got \`${each}\``);
+    }
+    sandboxes.add(each);
+  }
   const agentArgs = tableFlag(kFlagOptionTable.allowAgentArgs, flags) ?? false;
   return { signing, executors, baseUrls, ownBaseUrl, sandboxes, agentArgs };
 }
