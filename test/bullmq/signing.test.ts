@@ -96,7 +96,7 @@ describe('a worker admits a job', () => {
 describe('a worker admits an agent job (agentRefusal)', () => {
   const rules: WorkerRules = {
     signing,
-    executors: new Set(['codex']),
+    executors: new Set(['codex', 'command', 'module']),
     baseUrls: new Set(['http://127.0.0.1:9/v1']),
     ownBaseUrl: undefined,
     sandboxes: new Set(['read-only']),
@@ -128,8 +128,10 @@ describe('a worker admits an agent job (agentRefusal)', () => {
     ['an empty base URL', codex({ baseUrl: '' }), /name the model server , not one/],
     ['a base URL with credentials', codex({ baseUrl: 'http://u:p@127.0.0.1:9/v1' }), /not one this worker sends its key to/],
     ['a role naming another base URL', codex({ roles: { writer: { baseUrl: 'https://evil.example/v1' } } }), /^the settings of its role writer name the model server/],
-    ['a role naming an agent not offered', codex({ roles: { writer: { agent: 'claude' } } }), /name the agent claude, not one this worker runs \(--executors codex\)/],
+    ['a role naming an agent not offered', codex({ roles: { writer: { agent: 'claude' } } }), /name the agent claude, not one this worker runs \(--executors codex,command,module\)/],
     ['a row naming an agent not offered', codex({}, { agent: 'claude' }), /^its row's agent claude is not one this worker runs/],
+    ['a row naming an executor that is no agent', codex({}, { agent: 'command' }), /^its row's agent command is not one this worker runs/],
+    ['a role naming an executor that is no agent', codex({ roles: { writer: { agent: 'module' } } }), /name the agent module, not one this worker runs/],
     ['an effort that is no word', codex({ effort: 'high" x="y' }), /give an effort .* that is not a word/],
     ['a row effort that is no word', codex({}, { effort: 'a\nb' }), /^its row's effort .* is not a word/],
     ['a field the worker does not know', codex({ binary: '/bin/sh' }), /^its agent settings hold "binary", which this worker does not know/],

@@ -100,7 +100,8 @@ describe.runIf(kRunRedisTests)('csv-wave worker --executors codex', () => {
   it('a session run with --backend bullmq: two workers run its codex tasks, each usage line lands once, and no Redis value, job or session file holds the key', { timeout: 600_000 }, async () => {
     server = await startResponsesServer((_request, index) => ({
       kind: 'text',
-      text: answer(`part ${index} written`),
+      // One answer holds the workers' signing secret, as an agent that read the secret file would: no reply in Redis carries it.
+      text: answer(index === 1 ? `part 1 written, and the secret is ${kTestSecret}` : `part ${index} written`),
       usage: { input_tokens: 1000 + index, cached_input_tokens: 100, output_tokens: 50, reasoning_output_tokens: 10 },
     }));
     const ids = ['A', 'B', 'C', 'D'];
@@ -133,7 +134,7 @@ describe.runIf(kRunRedisTests)('csv-wave worker --executors codex', () => {
     expect(run.code, run.stderr).toBe(0);
     const rows = readRows(dir);
     for (const id of [...ids, 'E']) expect(rows.get(id)?.status, id).toBe('completed');
-    expect(rows.get('E')?.findings).toMatch(/^part \d written$/);
+    expect(rows.get('E')?.findings).toMatch(/^part \d written/);
 
     // Both workers ran codex tasks, with the key, towards the scripted server alone.
     const ran = workers.map((worker) => worker.stdoutSoFar().match(new RegExp(`\\[JOB\\] ${jobIdSource('agents', /[A-E]/, 1)} completed`, 'g'))?.length ?? 0);
@@ -157,7 +158,8 @@ describe.runIf(kRunRedisTests)('csv-wave worker --executors codex', () => {
     expect(values.some((dump) => dump.includes('Write part A') && dump.includes('"codex"'))).toBe(true);
     expect(values.some((dump) => dump.includes('part 0 written'))).toBe(true);
     for (const dumps of seen) for (const [key, dump] of dumps) expect(dump.includes(kApiKey) || dump.includes(kTestSecret), key).toBe(false);
-    for (const file of filesUnder(dir)) expect(readFileSync(file).includes(kApiKey), file).toBe(false);
+    for (const file of filesUnder(dir)) expect(readFileSync(file).includes(kApiKey) || readFileSync(file).includes(kTestSecret), file).toBe(false);
+    expect([...rows.values()].some((row) => row.findings === 'part 1 written, and the secret is ***')).toBe(true);
     for (const worker of workers) expect(worker.stdoutSoFar() + worker.stderrSoFar()).not.toContain(kApiKey);
     expect(run.stdout + run.stderr).not.toContain(kApiKey);
   });

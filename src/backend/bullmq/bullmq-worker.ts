@@ -4,7 +4,7 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { cleanText } from '../../text/clean-text.js';
 import type { AttemptReply } from '../../executors/messages.js';
 import { describe } from '../../executors/module.js';
-import { scrubSecrets } from '../../text/secret-scrubber.js';
+import { scrubSecrets, type SecretScrubber } from '../../text/secret-scrubber.js';
 import { killTaskCommands } from '../local/child-groups.js';
 import { LocalBackend } from '../local/local-backend.js';
 import { CancelListener } from './jobs/cancel-channel.js';
@@ -86,6 +86,8 @@ export class BullmqWorker {
   readonly #running = new Map<string, RunningJob>();
   /** The abort controller of each session's jobs, replaced once aborted. */
   readonly #aborts = new Map<string, AbortController>();
+  /** Takes the signing secret out of every reply (Signing.scrubber). */
+  readonly #secretScrubber: SecretScrubber;
   /** Subscribed once the worker exists: a cancel may come at any moment after. */
   #cancels: CancelListener | undefined;
   readonly #directory: SessionDirectory | undefined;
@@ -100,6 +102,7 @@ export class BullmqWorker {
 
   private constructor(options: BullmqWorkerOptions) {
     this.#options = options;
+    this.#secretScrubber = options.rules.signing.scrubber();
     const threads = Math.min(options.concurrency, availableParallelism());
     this.#folders = options.workdir === undefined ? JobFolders.open() : undefined;
     this.#backend = new LocalBackend({
@@ -277,6 +280,8 @@ export class BullmqWorker {
       this.#running.delete(id);
       this.#folders?.giveBack(dir, reusable);
     }
+    // Not the worker's secret either, whatever the task read (its environment's secrets the executors scrub).
+    reply = this.#secretScrubber.deep(reply);
     if (reply.kind === 'error' && reply.errorClass === 'rate-limited' && reply.retryAfterMs !== undefined && reply.retryAfterMs > 0) {
       // Every worker of the session waits, not only this one: the limit is the endpoint's, for all.
       await this.#sessions.get(sessionId)?.pause(reply.retryAfterMs);

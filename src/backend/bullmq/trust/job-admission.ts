@@ -129,7 +129,7 @@ export function agentRefusal(spec: AgentSpec, row: Readonly<Record<string, unkno
   }
   // The row's cells win over the settings (agentSettingsFor): its agent and effort are judged too.
   const cell = (name: string) => (typeof row?.[name] === 'string' ? (row[name] as string).trim() : '');
-  if (cell('agent') !== '' && !rules.executors.has(cell('agent') as ExecutorType)) {
+  if (cell('agent') !== '' && !(isAgentType(cell('agent')) && rules.executors.has(cell('agent') as AgentType))) {
     return `its row's agent ${cell('agent').slice(0, 40)} is not one this worker runs (--executors ${[...rules.executors].join(',')})`;
   }
   if (cell('effort') !== '' && !kEffortPattern.test(cell('effort'))) return `its row's effort ${JSON.stringify(cell('effort').slice(0, 40))} is not a word`;
@@ -138,7 +138,7 @@ export function agentRefusal(spec: AgentSpec, row: Readonly<Record<string, unkno
 
 /** Why one layer of agent settings asks for more than the worker allows. */
 function settingsRefusal(settings: AgentOverride, rules: WorkerRules): string | undefined {
-  if (settings.agent !== undefined && !rules.executors.has(settings.agent as ExecutorType)) {
+  if (settings.agent !== undefined && !(typeof settings.agent === 'string' && isAgentType(settings.agent) && rules.executors.has(settings.agent))) {
     return `name the agent ${String(settings.agent).slice(0, 40)}, not one this worker runs (--executors ${[...rules.executors].join(',')})`;
   }
   if (settings.model !== undefined && typeof settings.model !== 'string') return 'give a model that is not a string';
