@@ -22,6 +22,10 @@
  *   - The direct side's own CPU (the pool, a node process) is shown the same way: what any
  *     harness costs at the least.
  * Overhead = (csv-wave's wall - direct wall) / direct wall, per round, the median of rounds.
+ * The pool starts codex as csv-wave does, `detached` (setsid): with autogroup scheduling
+ * (/proc/sys/kernel/sched_autogroup_enabled) each session is one scheduling group, so codex
+ * processes left in the pool's session shared one CPU share on a loaded machine while
+ * csv-wave's had one each, which made csv-wave look 35% faster at concurrency 8.
  *
  *   npx tsx scripts/bench/agents.ts [--tasks 24] [--rounds 6] [--concurrency 1,8] [--quick] [--write | --no-write] [--no-build] [--keep]
  */
@@ -114,7 +118,9 @@ async function lane() {
   while (next < jobs.length) {
     const job = jobs[next++];
     await new Promise((resolve) => {
-      const child = spawn('codex', job.args, { stdio: ['pipe', 'pipe', 'pipe'], cwd: job.cwd });
+      // detached, as csv-wave starts codex (task-process.ts): a session of its own, and so, with the kernel's
+      // autogroup scheduling, a CPU share of its own against the machine's other sessions, as under csv-wave.
+      const child = spawn('codex', job.args, { stdio: ['pipe', 'pipe', 'pipe'], cwd: job.cwd, detached: true });
       let out = '';
       child.stdout.setEncoding('utf8').on('data', (chunk) => { out += chunk; });
       child.stderr.resume();
@@ -236,6 +242,14 @@ async function runDirect(setup: Setup, concurrency: number, prompts: readonly st
     mainCpuSeconds: Number(readFileSync(selfFile, 'utf8')),
     execs: codex.execs,
   };
+}
+
+function readAutogroup(): string {
+  try {
+    return readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'utf8').trim() === '1' ? 'on' : 'off';
+  } catch {
+    return 'unknown';
+  }
 }
 
 /** csv-wave's own CPU of a run: its tree's, but for the codex execs'. */
@@ -365,6 +379,7 @@ function section(results: Map<number, Round[]>, single: readonly Round[], tasks:
     ...machineLines('scripts/bench/agents.ts', 'bench:agents', loadAtStart, [
       `- \`uptime\` before: \`${uptimeBefore}\`; after: \`${uptimeAfter}\``,
       `- ${version || 'codex'} (the devDependency's binary), against a scripted Responses-API server on loopback in the benchmark's process (one answer per request, no tool call)`,
+      `- Autogroup scheduling ${readAutogroup()}; both sides start each codex in a session of its own (detached), so each gets the same CPU share`,
       `- ${tasks} tasks per run, ${rounds} rounds per concurrency, ABBA order (csv-wave first in odd rounds, direct first in even ones), after one warm-up run of each side; medians of the rounds`,
     ]),
     '',
