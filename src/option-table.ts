@@ -446,8 +446,21 @@ export function parseRate(text: string, flag: string): RateLimit {
 /** What a session id may hold: what a task id may hold, so that it names a BullMQ queue and job safely. */
 export const kSessionIdPattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
+/**
+ * The agent CLIs a worker may offer (`--executors codex`): never by default, as each runs a
+ * program with tools on the worker's machine, checked with `--version` when the worker
+ * starts. Adding claude is one entry here (job-admission.ts judges its jobs' settings).
+ */
+export const kWorkerAgentTypes = ['codex'] as const;
+
 /** The executors a worker may offer (`--executors`). */
-export const kWorkerExecutorTypes = ['command', 'module', 'openai'] as const;
+export const kWorkerExecutorTypes = ['command', 'module', 'openai', ...kWorkerAgentTypes] as const;
+
+/** The executors a worker offers without `--executors`: all but the agents. */
+export const kWorkerDefaultExecutors = ['command', 'module', 'openai'] as const satisfies readonly (typeof kWorkerExecutorTypes)[number][];
+
+/** The sandboxes an agent job may ask a worker for (codex `-s`; schema/session.ts kCodexSandboxes). read-only is always allowed. */
+export const kWorkerSandboxes = ['read-only', 'workspace-write'] as const;
 
 /** Parses `--executors a,b` into its names (checked against kWorkerExecutorTypes by the type). */
 function parseList(text: string): string[] {
@@ -573,9 +586,9 @@ export const kFlagOptionTable = {
     type: z.array(z.enum(kWorkerExecutorTypes)).min(1),
     what: `a comma-separated list of ${kWorkerExecutorTypes.join(', ')}`,
     fromText: parseList,
-    default: [...kWorkerExecutorTypes],
-    defaultText: 'all',
-    doc: `the executors this worker runs, comma-separated: ${kWorkerExecutorTypes.join(', ')}; a job of another is refused`,
+    default: [...kWorkerDefaultExecutors],
+    defaultText: kWorkerDefaultExecutors.join(','),
+    doc: `the executors this worker runs, comma-separated: ${kWorkerExecutorTypes.join(', ')}; a job of another is refused; an agent (${kWorkerAgentTypes.join(', ')}) runs only when named here, and its CLI is checked when the worker starts`,
     commands: ['worker'],
   }),
   allowBaseUrls: option({
@@ -585,7 +598,28 @@ export const kFlagOptionTable = {
     fromText: 'none',
     repeatable: true,
     defaultText: `OPENAI_BASE_URL, else ${kOfficialBaseUrl}`,
-    doc: "a model server openai jobs may send this worker's OPENAI_API_KEY to; repeat for more; a job naming another is refused",
+    doc: "a model server openai and codex jobs may send this worker's OPENAI_API_KEY to; repeat for more; a job naming another is refused (a codex job naming none uses the worker's own codex configuration)",
+    commands: ['worker'],
+  }),
+  allowSandboxes: option({
+    flag: '--allow-sandbox <mode>',
+    // Each value is checked by the worker (cli/commands/worker.ts), naming the flag: a list's type gives no such message.
+    type: z.array(z.string()),
+    what: kWorkerSandboxes.join(' or '),
+    fromText: 'none',
+    repeatable: true,
+    defaultText: 'read-only only',
+    doc: 'a sandbox agent jobs may run in besides read-only (codex -s workspace-write: the agent may write in its job folder); a job asking for another is refused',
+    commands: ['worker'],
+  }),
+  allowAgentArgs: option({
+    flag: '--allow-agent-args',
+    type: z.boolean(),
+    what: 'true or false',
+    fromText: 'none',
+    default: false,
+    defaultText: 'off',
+    doc: "run agent jobs whose settings add CLI arguments (args) or tools (allowed_tools): these can widen the agent's sandbox, so only where a signed job is trusted as a command is; off, such a job is refused",
     commands: ['worker'],
   }),
   maxSessions: option({

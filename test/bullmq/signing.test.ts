@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { admitJob, baseUrlKey, sealReply, type WorkerRules } from '../../src/backend/bullmq/trust/job-admission.js';
 import { openJobReply } from '../../src/backend/bullmq/trust/reply-envelope.js';
 import { canonicalJson, compactDigest, jobSigned, replySigned, requestDigest, Signing } from '../../src/backend/bullmq/trust/signing.js';
+import type { AgentSpec } from '../../src/executors/agents/settings.js';
 import { handMadeRequest, jobData } from '../helpers/bullmq-jobs.js';
 
 const kSecret = 'unit-secret-0123456789abcdef0123456789abcdef';
@@ -54,7 +55,7 @@ describe('Signing', () => {
 });
 
 describe('a worker admits a job', () => {
-  const rules: WorkerRules = { signing, executors: new Set(['command', 'module', 'openai']), baseUrls: new Set(['https://api.openai.com/v1']), ownBaseUrl: undefined };
+  const rules: WorkerRules = { signing, executors: new Set(['command', 'module', 'openai']), baseUrls: new Set(['https://api.openai.com/v1']), ownBaseUrl: undefined, sandboxes: new Set(['read-only']), agentArgs: false };
   const command = handMadeRequest('A', { type: 'command', template: 'true' });
 
   it('signed for its queue, id and request: run, with the digest of what it got', () => {
@@ -89,6 +90,66 @@ describe('a worker admits a job', () => {
     expect(admitJob('q', 'j', jobData(openai(), 'q', 'j', kSecret), own).kind).toBe('refuse');
     expect(admitJob('q', 'j', jobData(openai(''), 'q', 'j', kSecret), own).kind).toBe('run');
     expect(admitJob('q', 'j', jobData(openai(), 'q', 'j', kSecret), { ...own, baseUrls: new Set(['http://127.0.0.1:1/v1']) }).kind).toBe('run');
+  });
+});
+
+describe('a worker admits an agent job (agentRefusal)', () => {
+  const rules: WorkerRules = {
+    signing,
+    executors: new Set(['codex', 'command', 'module']),
+    baseUrls: new Set(['http://127.0.0.1:9/v1']),
+    ownBaseUrl: undefined,
+    sandboxes: new Set(['read-only']),
+    agentArgs: false,
+  };
+  const codex = (settings: Record<string, unknown> = {}, row: Record<string, string> = {}) => {
+    const request = handMadeRequest('A', { type: 'codex', model: 'm', ...settings } as AgentSpec);
+    return { ...request, task: { ...request.task, row: { ...request.task.row, ...row } } };
+  };
+  const admitted = (request: ReturnType<typeof codex>, with_: Partial<WorkerRules> = {}) => {
+    const admission = admitJob('q', 'j', jobData(request, 'q', 'j', kSecret), { ...rules, ...with_ });
+    return admission.kind === 'run' ? 'run' : admission.why;
+  };
+
+  it('within the flags: run (no base URL is the worker own codex configuration; read-only is always allowed)', () => {
+    expect(admitted(codex())).toBe('run');
+    expect(admitted(codex({ sandbox: 'read-only', baseUrl: 'http://127.0.0.1:9/v1/', effort: 'high', maxTurns: 3, args: [], roles: { writer: { model: 'n', agent: 'codex' } } }, { agent: 'codex', effort: 'low' }))).toBe('run');
+  });
+
+  it.each([
+    ['a sandbox not allowed', codex({ sandbox: 'workspace-write' }), /^its agent settings ask for the sandbox workspace-write, which this worker does not allow \(--allow-sandbox; allowed: read-only\)$/],
+    ['a sandbox codex does not have', codex({ sandbox: 'danger-full-access' }), /ask for the sandbox danger-full-access/],
+    ['a role asking for a sandbox', codex({ roles: { writer: { sandbox: 'workspace-write' } } }), /^the settings of its role writer ask for the sandbox/],
+    ['CLI arguments', codex({ args: ['-c', 'sandbox_mode="danger-full-access"'] }), /add args \(2\), which this worker does not run \(--allow-agent-args\)/],
+    ['a role adding CLI arguments', codex({ roles: { writer: { args: ['--dangerously-bypass-approvals-and-sandbox'] } } }), /^the settings of its role writer add args/],
+    ['tools', codex({ allowedTools: ['Bash'] }), /add allowed_tools \(1\)/],
+    ['args that are no list', codex({ args: '--x' }), /give args that are not a list of strings/],
+    ['a base URL not allowed', codex({ baseUrl: 'http://127.0.0.1:10/v1' }), /name the model server http:\/\/127\.0\.0\.1:10\/v1, not one this worker sends its key to/],
+    ['an empty base URL', codex({ baseUrl: '' }), /name the model server , not one/],
+    ['a base URL with credentials', codex({ baseUrl: 'http://u:p@127.0.0.1:9/v1' }), /not one this worker sends its key to/],
+    ['a role naming another base URL', codex({ roles: { writer: { baseUrl: 'https://evil.example/v1' } } }), /^the settings of its role writer name the model server/],
+    ['a role naming an agent not offered', codex({ roles: { writer: { agent: 'claude' } } }), /name the agent claude, not one this worker runs \(--executors codex,command,module\)/],
+    ['a row naming an agent not offered', codex({}, { agent: 'claude' }), /^its row's agent claude is not one this worker runs/],
+    ['a row naming an executor that is no agent', codex({}, { agent: 'command' }), /^its row's agent command is not one this worker runs/],
+    ['a role naming an executor that is no agent', codex({ roles: { writer: { agent: 'module' } } }), /name the agent module, not one this worker runs/],
+    ['an effort that is no word', codex({ effort: 'high" x="y' }), /give an effort .* that is not a word/],
+    ['a row effort that is no word', codex({}, { effort: 'a\nb' }), /^its row's effort .* is not a word/],
+    ['a field the worker does not know', codex({ binary: '/bin/sh' }), /^its agent settings hold "binary", which this worker does not know/],
+    ['a role field the worker does not know', codex({ roles: { writer: { env: { X: '1' } } } }), /^the settings of its role writer hold "env"/],
+    ['roles that are no object', codex({ roles: ['x'] }), /roles that are not an object/],
+  ])('%s: refused', (_what, request, why) => {
+    expect(admitted(request)).toMatch(why);
+  });
+
+  it('--allow-sandbox, --allow-agent-args and --allow-base-url widen exactly what they name', () => {
+    expect(admitted(codex({ sandbox: 'workspace-write' }), { sandboxes: new Set(['read-only', 'workspace-write']) })).toBe('run');
+    expect(admitted(codex({ args: ['--search'], allowedTools: ['Read'] }), { agentArgs: true })).toBe('run');
+    expect(admitted(codex({ args: ['--search'], sandbox: 'workspace-write' }), { agentArgs: true })).toMatch(/sandbox workspace-write/);
+    expect(admitted(codex({ baseUrl: 'http://127.0.0.1:10/v1' }), { baseUrls: new Set(['http://127.0.0.1:10/v1']) })).toBe('run');
+  });
+
+  it('a codex job on a worker that does not offer codex (the default): refused as any executor it does not offer', () => {
+    expect(admitted(codex(), { executors: new Set(['command', 'module', 'openai']) })).toMatch(/^its executor codex is not one this worker runs \(--executors command,module,openai\)$/);
   });
 });
 

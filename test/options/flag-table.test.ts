@@ -2,7 +2,7 @@ import { Command, type Option } from 'commander';
 import { describe, expect, test } from 'vitest';
 import { kDefaultRedisTimeoutMs } from '../../src/backend/bullmq/bullmq-backend.js';
 import { kDefaultMaxSessions } from '../../src/backend/bullmq/session/session-registry.js';
-import { kExecutorTypes } from '../../src/backend/bullmq/trust/job-admission.js';
+import { kAgentTypes, kExecutorTypes } from '../../src/backend/bullmq/trust/job-admission.js';
 import { backendFromFlags } from '../../src/cli/backend-flag.js';
 import { main } from '../../src/cli/main.js';
 import { registerStatus } from '../../src/cli/commands/status.js';
@@ -65,7 +65,8 @@ describe('the backend and worker flags, from the table', () => {
   test('the defaults the code falls back on are the table\'s', () => {
     expect(kDefaultRedisTimeoutMs).toBe(kFlagOptionTable.redisTimeoutSeconds.default! * 1000);
     expect(kDefaultMaxSessions).toBe(kFlagOptionTable.maxSessions.default);
-    expect([...kExecutorTypes]).toEqual(kFlagOptionTable.executors.default);
+    // Agents are offered only when --executors names them.
+    expect([...kExecutorTypes].filter((type) => !(kAgentTypes as readonly string[]).includes(type))).toEqual(kFlagOptionTable.executors.default);
   });
 
   test('each bound is the table\'s: the last value inside is taken, the first outside refused, named by its flag', () => {

@@ -4,12 +4,12 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { cleanText } from '../../text/clean-text.js';
 import type { AttemptReply } from '../../executors/messages.js';
 import { describe } from '../../executors/module.js';
-import { scrubSecrets } from '../../text/secret-scrubber.js';
+import { scrubSecrets, type SecretScrubber } from '../../text/secret-scrubber.js';
 import { killTaskCommands } from '../local/child-groups.js';
 import { LocalBackend } from '../local/local-backend.js';
 import { CancelListener } from './jobs/cancel-channel.js';
 import { checkRedisReachable } from './redis/connection.js';
-import { admitJob, sealReply, type WorkerRules } from './trust/job-admission.js';
+import { admitJob, kAgentTypes, sealReply, type WorkerRules } from './trust/job-admission.js';
 import type { AttemptJobData } from './jobs/job-data.js';
 import { JobFolders } from './jobs/job-folders.js';
 import { refusalReason } from './jobs/job-refusal.js';
@@ -86,6 +86,8 @@ export class BullmqWorker {
   readonly #running = new Map<string, RunningJob>();
   /** The abort controller of each session's jobs, replaced once aborted. */
   readonly #aborts = new Map<string, AbortController>();
+  /** Takes the signing secret out of every reply (Signing.scrubber). */
+  readonly #secretScrubber: SecretScrubber;
   /** Subscribed once the worker exists: a cancel may come at any moment after. */
   #cancels: CancelListener | undefined;
   readonly #directory: SessionDirectory | undefined;
@@ -100,6 +102,7 @@ export class BullmqWorker {
 
   private constructor(options: BullmqWorkerOptions) {
     this.#options = options;
+    this.#secretScrubber = options.rules.signing.scrubber();
     const threads = Math.min(options.concurrency, availableParallelism());
     this.#folders = options.workdir === undefined ? JobFolders.open() : undefined;
     this.#backend = new LocalBackend({
@@ -130,10 +133,12 @@ export class BullmqWorker {
     else await worker.#serve(options.sessionId);
     const what = options.sessionId === undefined ? `every running session (queues ${queueNameOf('*')})` : queueNameOf(options.sessionId);
     options.log(`worker ${worker.name}: taking jobs of ${what}, ${options.concurrency} at once${options.sessionId === undefined ? ' per session' : ''}`);
-    const { signing, executors, baseUrls } = options.rules;
+    const { signing, executors, baseUrls, sandboxes, agentArgs } = options.rules;
+    const agents = kAgentTypes.filter((type) => executors.has(type));
     options.log(
       `worker ${worker.name}: runs ${[...executors].join(', ')} jobs ${signing.insecure ? 'unsigned too (--insecure-no-secret: whoever can write to the Redis can run commands here)' : 'signed with its secret'}` +
-        (executors.has('openai') ? `; sends its OPENAI_API_KEY only to ${[...baseUrls].join(', ')}` : ''),
+        (executors.has('openai') || executors.has('codex') ? `; sends its OPENAI_API_KEY only to ${[...baseUrls].join(', ')}` : '') +
+        (agents.length === 0 ? '' : `; ${agents.join(', ')} jobs in the sandboxes ${[...sandboxes].join(', ')}, ${agentArgs ? 'with' : 'without'} CLI arguments or tools of their own`),
     );
     return worker;
   }
@@ -257,8 +262,8 @@ export class BullmqWorker {
       throw new UnrecoverableError(refusalReason(this.name, admission.why));
     }
     const { request, digest } = admission;
-    // A command may leave a process behind in its folder: its folder is never handed out again.
-    const reusable = request.executor.type !== 'command';
+    // A command, or an agent's tools, may leave a process or files behind in its folder: it is never handed out again.
+    const reusable = request.executor.type === 'module' || request.executor.type === 'openai';
     const dir = this.#folders?.take(reusable) ?? this.#options.workdir ?? '';
     const running: RunningJob = { sessionId, dir, taskId: request.task.id, attempt: request.task.attempt, controller: this.#abortOf(sessionId) };
     this.#running.set(id, running);
@@ -275,6 +280,8 @@ export class BullmqWorker {
       this.#running.delete(id);
       this.#folders?.giveBack(dir, reusable);
     }
+    // Not the worker's secret either, whatever the task read (its environment's secrets the executors scrub).
+    reply = this.#secretScrubber.deep(reply);
     if (reply.kind === 'error' && reply.errorClass === 'rate-limited' && reply.retryAfterMs !== undefined && reply.retryAfterMs > 0) {
       // Every worker of the session waits, not only this one: the limit is the endpoint's, for all.
       await this.#sessions.get(sessionId)?.pause(reply.retryAfterMs);

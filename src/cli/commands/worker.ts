@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import type { BullmqWorker } from '../../backend/bullmq/bullmq-worker.js';
-import { baseUrlKey, type ExecutorType, type WorkerRules } from '../../backend/bullmq/trust/job-admission.js';
+import { baseUrlKey, kAgentTypes, kDefaultSandbox, type AgentType, type ExecutorType, type WorkerRules } from '../../backend/bullmq/trust/job-admission.js';
 import { redisUrlFrom } from '../../backend/bullmq/redis/redis-url.js';
 import { kSecretEnv, signingFrom } from '../../backend/bullmq/trust/secret-source.js';
 import { WaveError } from '../../errors.js';
-import { flagOptionEntries, kFlagDefaults, kFlagOptionTable, kOfficialBaseUrl } from '../../option-table.js';
+import { checkExecutor } from '../../run/check-executor.js';
+import { flagOptionEntries, kFlagDefaults, kFlagOptionTable, kOfficialBaseUrl, kWorkerSandboxes } from '../../option-table.js';
 import { secretFromFlags } from '../backend-flag.js';
 import { addTableFlags, tableFlag } from '../table-flags.js';
 import { ExitCode, processIo, type CliIo } from '../io.js';
@@ -20,6 +21,8 @@ interface WorkerFlags {
   insecureNoSecret?: boolean;
   executors?: string;
   allowBaseUrl?: string[];
+  allowSandbox?: string[];
+  allowAgentArgs?: boolean;
   maxSessions?: string;
 }
 
@@ -40,6 +43,7 @@ export function registerWorker(program: Command, io: CliIo, done: (code: number)
       const maxSessions = tableFlag(kFlagOptionTable.maxSessions, flags);
       const stalled = tableFlag(kFlagOptionTable.stalledIntervalSeconds, flags);
       const workdir = tableFlag(kFlagOptionTable.workdir, flags);
+      await checkAgentClis(rules.executors);
       const lines = batchedLines((text) => io.stdout(text));
       // Loaded here, not with every command: BullMQ and ioredis are most of a start-up.
       const { BullmqWorker } = await import('../../backend/bullmq/bullmq-worker.js');
@@ -84,7 +88,32 @@ function workerRules(flags: WorkerFlags): WorkerRules {
     }
     baseUrls.add(key);
   }
-  return { signing, executors, baseUrls, ownBaseUrl };
+  const sandboxes = new Set<string>([kDefaultSandbox]);
+  for (const each of tableFlag(kFlagOptionTable.allowSandboxes, flags) ?? []) {
+    if (!(kWorkerSandboxes as readonly string[]).includes(each)) {
+      throw new WaveError('USAGE', `Expected \`--allow-sandbox\` to be ${kFlagOptionTable.allowSandboxes.what}, got \`${each}\``);
+    }
+    sandboxes.add(each);
+  }
+  const agentArgs = tableFlag(kFlagOptionTable.allowAgentArgs, flags) ?? false;
+  return { signing, executors, baseUrls, ownBaseUrl, sandboxes, agentArgs };
+}
+
+/**
+ * The agent CLIs the worker offers, checked once before it takes a job, as a run checks
+ * its own (check-executor.ts: on PATH, `--version` no older than csv-wave runs): a worker
+ * whose CLI is missing would otherwise fail every agent job it takes. Exit 2 saying what to do.
+ */
+async function checkAgentClis(executors: ReadonlySet<ExecutorType>): Promise<void> {
+  const agents = kAgentTypes.filter((type: AgentType) => executors.has(type));
+  for (const type of agents) {
+    try {
+      await checkExecutor({ type, model: 'worker-check' }, [], process.cwd());
+    } catch (error) {
+      if (!(error instanceof WaveError)) throw error;
+      throw new WaveError(error.code, `csv-wave worker --executors ${type}: ${error.message.replace(/^--executor \S+: /, '')}`, { cause: error });
+    }
+  }
 }
 
 /** How long the worker's lines wait to be written together. */

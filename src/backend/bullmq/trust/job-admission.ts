@@ -1,11 +1,28 @@
+import type { AgentOverride, AgentSpec } from '../../../executors/agents/settings.js';
 import type { AttemptRequest, ExecutorSpec } from '../../../executors/messages.js';
-import { kOfficialBaseUrl, kWorkerExecutorTypes } from '../../../option-table.js';
+import { kOfficialBaseUrl, kWorkerAgentTypes, kWorkerExecutorTypes, kWorkerSandboxes } from '../../../option-table.js';
+import type { CodexSandbox } from '../../../schema/session.js';
 import { jobSigned, replySigned, requestDigest, type Signing } from './signing.js';
 import type { JobReplyEnvelope } from '../jobs/job-data.js';
 
 /** The executors a worker may offer (`--executors`, defined in the options table): each one an executor's type. */
 export const kExecutorTypes = kWorkerExecutorTypes satisfies readonly ExecutorSpec['type'][];
 export type ExecutorType = (typeof kExecutorTypes)[number];
+
+/**
+ * The agent CLIs a worker may offer (option-table.ts kWorkerAgentTypes): their jobs are
+ * judged by agentRefusal, the same rules for each (claude joins with one entry there).
+ */
+export const kAgentTypes = kWorkerAgentTypes satisfies readonly AgentSpec['type'][];
+export type AgentType = (typeof kAgentTypes)[number];
+
+/** The sandboxes `--allow-sandbox` takes: codex's, no more, no fewer. */
+export type WorkerSandbox = (typeof kWorkerSandboxes)[number];
+const kSandboxesMatch: [WorkerSandbox, CodexSandbox] extends [CodexSandbox, WorkerSandbox] ? true : never = true;
+void kSandboxesMatch;
+
+/** The sandbox an agent job runs in when it asks for none: always allowed. */
+export const kDefaultSandbox: WorkerSandbox = 'read-only';
 
 /** The model server the openai SDK talks to when none is given: the worker's own OPENAI_BASE_URL, else OpenAI's (the table's). */
 export { kOfficialBaseUrl };
@@ -22,6 +39,10 @@ export interface WorkerRules {
   baseUrls: ReadonlySet<string>;
   /** The worker's own OPENAI_BASE_URL (the SDK's default when a job names none). */
   ownBaseUrl: string | undefined;
+  /** The sandboxes agent jobs may run in (`--allow-sandbox`, and kDefaultSandbox always). @default read-only */
+  sandboxes: ReadonlySet<string>;
+  /** `--allow-agent-args`: agent jobs may add CLI arguments (args) and tools (allowed_tools). @default false */
+  agentArgs: boolean;
 }
 
 /** A job a worker takes: run its request, or refuse it, saying why. */
@@ -52,6 +73,10 @@ export function admitJob(queue: string, jobId: string, data: unknown, rules: Wor
   if (!rules.executors.has(type as ExecutorType)) {
     return { kind: 'refuse', why: `its executor ${String(type).slice(0, 40)} is not one this worker runs (--executors ${[...rules.executors].join(',')})` };
   }
+  if (isAgentType(type)) {
+    const why = agentRefusal(request.executor as AgentSpec, request.task?.row, rules);
+    if (why !== undefined) return { kind: 'refuse', why };
+  }
   if (request.executor.type === 'openai') {
     // Where the openai SDK will send it: a URL given (an empty one means OpenAI's), else OPENAI_BASE_URL, else OpenAI's.
     const given = request.executor.baseUrl;
@@ -65,6 +90,80 @@ export function admitJob(queue: string, jobId: string, data: unknown, rules: Wor
     }
   }
   return { kind: 'run', request, digest };
+}
+
+function isAgentType(type: string): type is AgentType {
+  return (kAgentTypes as readonly string[]).includes(type);
+}
+
+/** What an agent spec may hold: a field this worker does not know is one it cannot judge. */
+const kAgentSpecKeys = new Set(['type', 'model', 'baseUrl', 'sandbox', 'maxTurns', 'allowedTools', 'effort', 'args', 'promptsDir', 'roles']);
+/** What a role's override may hold (agents/settings.ts AgentOverride). */
+const kAgentOverrideKeys = new Set(['agent', 'model', 'baseUrl', 'sandbox', 'maxTurns', 'allowedTools', 'effort', 'args']);
+/** A reasoning effort is a word (low, medium, high…): it goes into a `-c` value of codex's. */
+const kEffortPattern = /^[A-Za-z0-9_-]{1,32}$/;
+
+/**
+ * Why an agent job is refused, or undefined when the worker runs it. The agent runs a
+ * program with tools on this machine, so whatever in the job could widen what it may do is
+ * held to the worker's own flags, in the run's settings and in every role's override alike
+ * (whichever the task's role picks), and in the row's cells: the agent it names must be one
+ * the worker offers, its sandbox one `--allow-sandbox` allows, extra CLI arguments or tools
+ * need `--allow-agent-args`, a base URL (where the CLI sends the worker's key) one
+ * `--allow-base-url` allows. The program itself is never the job's to choose: the spec has
+ * no field for it, and a field this worker does not know refuses the job.
+ */
+export function agentRefusal(spec: AgentSpec, row: Readonly<Record<string, unknown>> | undefined, rules: WorkerRules): string | undefined {
+  const unknown = Object.keys(spec).filter((key) => !kAgentSpecKeys.has(key));
+  if (unknown.length > 0) return `its agent settings hold ${shownKeys(unknown)}, which this worker does not know (a newer coordinator?) and so does not run`;
+  const roles: unknown = spec.roles ?? {};
+  if (roles === null || typeof roles !== 'object' || Array.isArray(roles)) return 'its agent settings hold roles that are not an object';
+  const { type: _type, promptsDir: _prompts, roles: _roles, ...base } = spec;
+  const layers: Array<[string, unknown]> = [['its agent settings', base], ...Object.entries(roles).map(([role, override]): [string, unknown] => [`the settings of its role ${role.slice(0, 64)}`, override])];
+  for (const [where, layer] of layers) {
+    if (layer === null || typeof layer !== 'object' || Array.isArray(layer)) return `${where} are not an object`;
+    const extra = where === 'its agent settings' ? [] : Object.keys(layer).filter((key) => !kAgentOverrideKeys.has(key));
+    if (extra.length > 0) return `${where} hold ${shownKeys(extra)}, which this worker does not know (a newer coordinator?) and so does not run`;
+    const why = settingsRefusal(layer as AgentOverride, rules);
+    if (why !== undefined) return `${where} ${why}`;
+  }
+  // The row's cells win over the settings (agentSettingsFor): its agent and effort are judged too.
+  const cell = (name: string) => (typeof row?.[name] === 'string' ? (row[name] as string).trim() : '');
+  if (cell('agent') !== '' && !(isAgentType(cell('agent')) && rules.executors.has(cell('agent') as AgentType))) {
+    return `its row's agent ${cell('agent').slice(0, 40)} is not one this worker runs (--executors ${[...rules.executors].join(',')})`;
+  }
+  if (cell('effort') !== '' && !kEffortPattern.test(cell('effort'))) return `its row's effort ${JSON.stringify(cell('effort').slice(0, 40))} is not a word`;
+  return undefined;
+}
+
+/** Why one layer of agent settings asks for more than the worker allows. */
+function settingsRefusal(settings: AgentOverride, rules: WorkerRules): string | undefined {
+  if (settings.agent !== undefined && !(typeof settings.agent === 'string' && isAgentType(settings.agent) && rules.executors.has(settings.agent))) {
+    return `name the agent ${String(settings.agent).slice(0, 40)}, not one this worker runs (--executors ${[...rules.executors].join(',')})`;
+  }
+  if (settings.model !== undefined && typeof settings.model !== 'string') return 'give a model that is not a string';
+  if (settings.sandbox !== undefined && !rules.sandboxes.has(settings.sandbox)) {
+    return `ask for the sandbox ${String(settings.sandbox).slice(0, 40)}, which this worker does not allow (--allow-sandbox; allowed: ${[...rules.sandboxes].join(', ')})`;
+  }
+  for (const [field, flagged] of [['args', settings.args], ['allowed_tools', settings.allowedTools]] as const) {
+    if (flagged === undefined) continue;
+    if (!Array.isArray(flagged) || flagged.some((each) => typeof each !== 'string')) return `give ${field} that are not a list of strings`;
+    if (flagged.length > 0 && !rules.agentArgs) return `add ${field} (${flagged.length}), which this worker does not run (--allow-agent-args)`;
+  }
+  if (settings.effort !== undefined && (typeof settings.effort !== 'string' || !kEffortPattern.test(settings.effort))) {
+    return `give an effort ${JSON.stringify(String(settings.effort).slice(0, 40))} that is not a word`;
+  }
+  if (settings.baseUrl !== undefined) {
+    const key = typeof settings.baseUrl === 'string' ? baseUrlKey(settings.baseUrl) : undefined;
+    if (key === undefined || !rules.baseUrls.has(key)) {
+      return `name the model server ${String(settings.baseUrl).slice(0, 200)}, not one this worker sends its key to (--allow-base-url; allowed: ${[...rules.baseUrls].join(', ')})`;
+    }
+  }
+  return undefined;
+}
+
+function shownKeys(keys: readonly string[]): string {
+  return keys.slice(0, 5).map((key) => JSON.stringify(key.slice(0, 40))).join(', ');
 }
 
 /**

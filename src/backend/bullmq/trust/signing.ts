@@ -1,4 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { SecretScrubber } from '../../../text/secret-scrubber.js';
 
 /**
  * What coordinators and workers sign, with a secret they share that never goes through
@@ -96,6 +97,15 @@ export class Signing {
 
   get insecure(): boolean {
     return this.#key === undefined;
+  }
+
+  /**
+   * A scrubber of the secret itself, for a worker's replies: a task that read the worker's
+   * secret file (an agent's read-only sandbox reads the whole disk) must not hand it to
+   * whoever reads Redis, who could then sign jobs of their own.
+   */
+  scrubber(): SecretScrubber {
+    return new SecretScrubber(this.#key === undefined ? [] : [this.#key.toString('utf8')]);
   }
 
   /** The signature of these fields (hex); undefined without a secret. */
