@@ -24,6 +24,13 @@ const model = await loadTestModel();
 
 const kKey = 'sk-real-model-test-0123456789abcdef';
 
+/**
+ * The safety net of a brainstorm run (not a measure): alone it takes 4 to 10 s, but it starts
+ * codex once per model task and csv-wave thrice, and beside four busy loops on two cores the
+ * whole pipeline took 60 s, half of vitest's default net.
+ */
+const kBrainstormTimeoutMs = 300_000;
+
 let replies: ModelReplies | undefined;
 let trap: ProxyTrap;
 let responses: ResponsesServer | undefined;
@@ -227,11 +234,22 @@ function brainstormRules(schema: Json): Json {
   return schema;
 }
 
+/** claude's usage is the sum over the requests of its run, as the server reported them (input_tokens leaves out the cached ones). */
+function expectClaudeUsage(result: Json, turns: readonly ModelTurn[]): void {
+  const sum = (pick: (turn: ModelTurn) => number) => turns.reduce((total, turn) => total + pick(turn), 0);
+  expect(result['usage']).toMatchObject({
+    input_tokens: sum((turn) => turn.prompt_tokens - turn.cached_tokens),
+    output_tokens: sum((turn) => turn.completion_tokens),
+    cache_read_input_tokens: sum((turn) => turn.cached_tokens),
+    cache_creation_input_tokens: 0,
+  });
+}
+
 describe.skipIf(model === undefined)('the real agent CLIs on the real model', () => {
   test('a brainstorm session runs through the real codex as the model answers: every task ends by the rules, usage.ndjson holds the model’s token counts', async () => {
     const { turns } = await codexBrainstorm({});
     expect(turns.length).toBeGreaterThanOrEqual(2);
-  });
+  }, kBrainstormTimeoutMs);
 
   test('a brainstorm session runs end to end through the real codex, the model held to the brainstorm’s rules: every task completes, the GC loop revises once, discoveries and report.html are filled in', async () => {
     const { dir, turns } = await codexBrainstorm({ narrow: brainstormRules });
@@ -246,7 +264,7 @@ describe.skipIf(model === undefined)('the real agent CLIs on the real model', ()
     const types = ndjson(join(dir, 'discoveries.ndjson')).map((line) => line['type']);
     expect(types).toContain('evaluation');
     expect(types).toContain('gc_decision');
-  });
+  }, kBrainstormTimeoutMs);
 
   test('claude -p --json-schema answers with structured_output the model wrote under the schema, and the usage the server reported', async () => {
     replies = await modelReplies(model!);
@@ -271,13 +289,29 @@ describe.skipIf(model === undefined)('the real agent CLIs on the real model', ()
     expect(result['structured_output']).toEqual(JSON.parse(turns.at(-1)!.text));
     const tool = messages.messageBodies()[0]!.tools?.find((candidate) => candidate.name === 'StructuredOutput');
     expect(tool?.input_schema).toMatchObject(schema);
-    // claude's usage is the sum over the requests of its run, as the server reported them.
-    const sum = (pick: (turn: ModelTurn) => number) => turns.reduce((total, turn) => total + pick(turn), 0);
-    expect(result['usage']).toMatchObject({
-      input_tokens: sum((turn) => turn.prompt_tokens - turn.cached_tokens),
-      output_tokens: sum((turn) => turn.completion_tokens),
-      cache_read_input_tokens: sum((turn) => turn.cached_tokens),
-    });
+    expectClaudeUsage(result, turns);
+    expect(trap.connections).toEqual([]);
+  });
+  test('claude -p gives the model another turn when its StructuredOutput call breaks the schema (a pattern no grammar holds): the error tool result is what it reads next, and --max-turns ends the run', async () => {
+    replies = await modelReplies(model!);
+    messages = await startMessagesServer(replies.messages);
+    const schema = answerSchema('brainstorm', 'challenger') as unknown as Json;
+    const run = await runCli(
+      claudeBinary(),
+      ['-p', '--output-format', 'json', '--json-schema', JSON.stringify(schema), '--model', 'stories260K', '--tools', '', '--max-turns', '2', '--no-session-persistence'],
+      { env: claudeEnv(messages.origin, proxyTrapEnv(trap)), cwd: tempDir('real-model-claude'), input: 'Task: CHALLENGE-001\nChallenge the ideas, as JSON.' },
+    );
+    const result = JSON.parse(run.stdout) as Json;
+    const bodies = messages.messageBodies();
+    expect(run.code).toBe(1);
+    expect(result).toMatchObject({ subtype: 'error_max_turns', is_error: true });
+    expect(bodies).toHaveLength(2);
+    expect(replies.turns).toHaveLength(2);
+    // The second answer was written after reading claude's error tool result, not the first prompt again.
+    const last = bodies[1]!.messages!.at(-1)!;
+    expect(JSON.stringify(last.content)).toContain('"is_error":true');
+    expect(replies.turns.map((turn) => turn.schema)).toEqual([true, true]);
+    expectClaudeUsage(result, replies.turns);
     expect(trap.connections).toEqual([]);
   });
 });
