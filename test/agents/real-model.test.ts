@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { answerSchema } from '../../src/executors/openai/contract-schema.js';
-import { claudeBinary, claudeEnv, codexBinary, codexHome, removeTempDirs, runCli, tempDir } from '../helpers/agent-servers/agent-cli.js';
+import { claudeBinary, claudeEnv, codexBinary, codexHome, kClaudeTestKey, removeTempDirs, runCli, tempDir } from '../helpers/agent-servers/agent-cli.js';
 import { proxyTrapEnv, startProxyTrap, type ProxyTrap } from '../helpers/agent-servers/common.js';
 import { startMessagesServer, type MessagesServer } from '../helpers/agent-servers/messages-server.js';
 import { modelReplies, type ModelReplies, type ModelRepliesOptions, type ModelTurn } from '../helpers/agent-servers/model-replies.js';
@@ -120,7 +120,7 @@ function turnsByTask(turns: readonly ModelTurn[]): Record<string, Array<{ prompt
  * failure has its real cause in attempts.ndjson and the row), and usage.ndjson holds, task by
  * task and line by line, the tokens the server reported for it: the model's own counts.
  */
-function expectEndedByTheRules(dir: string, turns: readonly ModelTurn[], exitCode: number | null): void {
+function expectEndedByTheRules(dir: string, turns: readonly ModelTurn[], exitCode: number | null, usage: 'per-request' | 'per-task'): void {
   const rows = readRows(dir);
   const attempts = ndjson(join(dir, 'attempts.ndjson'));
   expect(turns.filter((turn) => turn.task === undefined || !rows.has(turn.task)), 'answers for no task of the session').toEqual([]);
@@ -147,7 +147,15 @@ function expectEndedByTheRules(dir: string, turns: readonly ModelTurn[], exitCod
     expect(line, `${line.task}'s usage line`).toMatchObject({ kind: 'agent', reported: true });
     (written[line.task] ??= []).push({ prompt: line.prompt_tokens, completion: line.completion_tokens, cached: line.cached_tokens });
   }
-  expect(written).toEqual(turnsByTask(turns));
+  const served = turnsByTask(turns);
+  if (usage === 'per-request') {
+    expect(written).toEqual(served);
+    return;
+  }
+  // One line per CLI run, which sums the requests of that run.
+  const sums = (lines: Record<string, Array<{ prompt: number; completion: number; cached: number }>>) =>
+    Object.fromEntries(Object.entries(lines).map(([task, list]) => [task, list.reduce((sum, line) => ({ prompt: sum.prompt + line.prompt, completion: sum.completion + line.completion, cached: sum.cached + line.cached }), { prompt: 0, completion: 0, cached: 0 })]));
+  expect(sums(written)).toEqual(sums(served));
 }
 
 /** The codex run's environment: the real codex first on PATH, a private CODEX_HOME and HOME naming no provider, the proxy trap, a key. */
@@ -163,36 +171,57 @@ function codexEnv(): Record<string, string | undefined> {
   };
 }
 
+/** The claude run's environment: the real claude first on PATH, a private HOME and config folder, a key, no nonessential traffic, the proxy trap. */
+function claudeRunEnv(origin: string): Record<string, string | undefined> {
+  return { ...claudeEnv(origin, proxyTrapEnv(trap)), PATH: `${dirname(claudeBinary())}:${process.env.PATH ?? ''}` };
+}
+
+type Agent = 'codex' | 'claude';
+
 /**
- * `csv-wave init --template brainstorm --executor codex` and `csv-wave run` (the built CLI)
- * against the Responses server in model mode; checks what every such run must hold: one model
- * answer per request codex sent, each under the grammar of its task's contract and a whole
+ * `csv-wave init --template brainstorm --executor <agent>` and `csv-wave run` (the built CLI)
+ * against the agent's server in model mode; checks what every such run must hold: one model
+ * answer per request the CLI sent, each under the grammar of its task's contract and a whole
  * JSON object of that shape, every task ended by the rules, usage.ndjson as the server
  * reported it, the status totals, report.html, no key in the session, nothing off loopback.
  */
-async function codexBrainstorm(options: ModelRepliesOptions): Promise<{ dir: string; turns: ModelTurn[] }> {
+async function agentBrainstorm(agent: Agent, options: ModelRepliesOptions): Promise<{ dir: string; turns: ModelTurn[] }> {
   const started = performance.now();
   replies = await modelReplies(model!, options);
-  responses = await startResponsesServer(replies.responses);
-  const env = codexEnv();
-  const dir = join(tempDir('real-model-codex'), 'session');
-  const init = await spawnCliWith({ env }, 'init', dir, '--template', 'brainstorm', '--topic', 'Quieter open-plan offices', '--executor', 'codex', '--model', 'stories260K', '--base-url', responses.baseUrl).exited;
+  let baseUrl: string;
+  let env: Record<string, string | undefined>;
+  let schemas: () => unknown[];
+  if (agent === 'codex') {
+    const server = (responses = await startResponsesServer(replies.responses));
+    baseUrl = server.baseUrl;
+    env = codexEnv();
+    schemas = () => server.responseBodies().map((body) => body.text?.format?.schema);
+  } else {
+    const server = (messages = await startMessagesServer(replies.messages));
+    baseUrl = server.origin;
+    env = claudeRunEnv(server.origin);
+    schemas = () => server.messageBodies().map((body) => body.tools?.find((tool) => tool.name === 'StructuredOutput')?.input_schema);
+  }
+  const dir = join(tempDir(`real-model-${agent}`), 'session');
+  const init = await spawnCliWith({ env }, 'init', dir, '--template', 'brainstorm', '--topic', 'Quieter open-plan offices', '--executor', agent, '--model', 'stories260K', '--base-url', baseUrl).exited;
   expect(init.code, init.stderr).toBe(0);
   const run = await spawnCliWith({ env }, 'run', dir, '--price-input', '1', '--price-output', '2').exited;
   expect([0, 1], run.stderr).toContain(run.code);
 
   const rows = readRows(dir);
-  const bodies = responses.responseBodies();
+  const sent = schemas();
   const turns = replies.turns;
-  expect(turns).toHaveLength(bodies.length);
+  expect(turns).toHaveLength(sent.length);
   for (const [index, turn] of turns.entries()) {
     const role = rows.get(turn.task ?? '')?.role ?? '';
-    expect(turn, `answer ${index}`).toMatchObject({ api: 'responses', schema: true });
-    expect(bodies[index]!.text?.format?.schema, `the schema of answer ${index}`).toEqual(answerSchema('brainstorm', role));
+    const contract = answerSchema('brainstorm', role) as unknown as Json;
+    expect(turn, `answer ${index}`).toMatchObject({ api: agent === 'codex' ? 'responses' : 'messages', schema: true });
+    if (agent === 'codex') expect(sent[index], `the schema of answer ${index}`).toEqual(contract);
+    else expect(sent[index], `the schema of answer ${index}`).toMatchObject(contract);
     // An answer cut off at its token limit is no JSON (csv-wave fails it as invalid-output); a whole one has the contract's shape.
-    if (turn.stopReason !== 'maxTokens') expectShape(JSON.parse(turn.text), answerSchema('brainstorm', role) as unknown as Json, `${turn.task}'s answer`);
+    if (turn.stopReason !== 'maxTokens') expectShape(JSON.parse(turn.text), contract, `${turn.task}'s answer`);
   }
-  expectEndedByTheRules(dir, turns, run.code);
+  expectEndedByTheRules(dir, turns, run.code, agent === 'codex' ? 'per-request' : 'per-task');
   for (const line of usageLinesOf(dir)) {
     expect(line.model).toBe('stories260K');
     expect(line.agent_session).toMatch(/^[0-9a-f-]{36}$/);
@@ -203,10 +232,12 @@ async function codexBrainstorm(options: ModelRepliesOptions): Promise<{ dir: str
   expect(status.tokens).toEqual(total);
   const report = readFileSync(join(dir, 'report.html'), 'utf8');
   for (const id of rows.keys()) expect(report, `report.html names ${id}`).toContain(id);
-  expect(allText(dir)).not.toContain(kKey);
+  const text = allText(dir);
+  expect(text).not.toContain(kKey);
+  expect(text).not.toContain(kClaudeTestKey);
   expect(trap.connections).toEqual([]);
   const tokens = turns.reduce((sum, turn) => sum + turn.prompt_tokens + turn.completion_tokens, 0);
-  console.info(`codex brainstorm: ${turns.length} model answers, ${tokens} tokens, ${turns.reduce((sum, turn) => sum + turn.generationMs, 0).toFixed(0)} ms in the model, ${(performance.now() - started).toFixed(0)} ms in all; rows ${[...rows.values()].map((row) => `${row.id} ${row.status}`).join(', ')}`);
+  console.info(`${agent} brainstorm: ${turns.length} model answers, ${tokens} tokens, ${turns.reduce((sum, turn) => sum + turn.generationMs, 0).toFixed(0)} ms in the model, ${(performance.now() - started).toFixed(0)} ms in all; rows ${[...rows.values()].map((row) => `${row.id} ${row.status}`).join(', ')}`);
   return { dir, turns };
 }
 
@@ -247,12 +278,12 @@ function expectClaudeUsage(result: Json, turns: readonly ModelTurn[]): void {
 
 describe.skipIf(model === undefined)('the real agent CLIs on the real model', () => {
   test('a brainstorm session runs through the real codex as the model answers: every task ends by the rules, usage.ndjson holds the model’s token counts', async () => {
-    const { turns } = await codexBrainstorm({});
+    const { turns } = await agentBrainstorm('codex', {});
     expect(turns.length).toBeGreaterThanOrEqual(2);
   }, kBrainstormTimeoutMs);
 
   test('a brainstorm session runs end to end through the real codex, the model held to the brainstorm’s rules: every task completes, the GC loop revises once, discoveries and report.html are filled in', async () => {
-    const { dir, turns } = await codexBrainstorm({ narrow: brainstormRules });
+    const { dir, turns } = await agentBrainstorm('codex', { narrow: brainstormRules });
     // With numbers held to their ranges the bounds keep every answer short of its token limit.
     for (const turn of turns) expect(turn.stopReason, `${turn.task}: ${turn.text}`).not.toBe('maxTokens');
     const rows = readRows(dir);
