@@ -232,7 +232,7 @@ export const kRunOptionTable = {
     type: z.number().gt(0),
     what: 'a positive number of US dollars',
     defaultText: 'none',
-    doc: "with --executor openai or codex: stop starting tasks once the session's model calls cost this many US dollars (needs the model's price)",
+    doc: "with --executor openai, codex or claude: stop starting tasks once the session's model calls cost this many US dollars (needs the model's price, but for claude, which reports its cost; a claude attempt gets what is left as --max-budget-usd)",
     commands: kRunCommands,
   }),
   maxTokensTotal: option({
@@ -240,7 +240,7 @@ export const kRunOptionTable = {
     type: positiveInteger,
     what: 'a positive integer (tokens)',
     defaultText: 'none',
-    doc: "with --executor openai or codex: stop starting tasks once the session's model calls spent this many tokens",
+    doc: "with --executor openai, codex or claude: stop starting tasks once the session's model calls spent this many tokens",
     commands: kRunCommands,
   }),
   batch: option({

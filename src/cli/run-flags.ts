@@ -38,17 +38,18 @@ export function addRunFlags(command: Command): Command {
     .option('--cmd <template>', "run each task as a shell command; {column} is replaced by the shell-quoted cell")
     .option('--module <path>', 'run each task with the default export of this JS module: async (task, ctx) => result')
     .addOption(
-      new Option('--executor <type>', 'command (with --cmd), module (with --module), openai or codex (with --model)').choices([
+      new Option('--executor <type>', 'command (with --cmd), module (with --module), openai, codex or claude (with --model)').choices([
         'command',
         'module',
         'openai',
         'codex',
+        'claude',
       ]),
     )
-    .option('--model <name>', 'with --executor openai or codex: the model; the key comes from OPENAI_API_KEY')
+    .option('--model <name>', "with --executor openai, codex or claude: the model; openai's key comes from OPENAI_API_KEY, the agents' from their own login")
     .option(
       '--base-url <url>',
-      "with --executor openai: an OpenAI-compatible endpoint (default OPENAI_BASE_URL, else OpenAI); with codex: a Responses-API endpoint (default codex's own configuration)",
+      "with --executor openai: an OpenAI-compatible endpoint (default OPENAI_BASE_URL, else OpenAI); with codex: a Responses-API endpoint (default codex's own configuration); with claude: a Messages-API endpoint (ANTHROPIC_BASE_URL)",
     )
     .option('--answers <file>', 'answers for the discussion gate: a JSON list, used in order')
     .option('--auto', 'answer every discussion gate with Done');
@@ -80,13 +81,13 @@ export function runOptionsFromFlags(flags: RunFlags): RunOptions {
   }
   if (flags.executor === 'command' && flags.cmd === undefined) throw new WaveError('USAGE', '--executor command needs --cmd TEMPLATE');
   if (flags.executor === 'module' && flags.module === undefined) throw new WaveError('USAGE', '--executor module needs --module PATH');
-  const model = flags.executor === 'openai' || flags.executor === 'codex' ? flags.executor : undefined;
+  const model = flags.executor === 'openai' || flags.executor === 'codex' || flags.executor === 'claude' ? flags.executor : undefined;
   if (model !== undefined && (flags.cmd !== undefined || flags.module !== undefined)) {
     throw new WaveError('USAGE', `--executor ${model} goes without --cmd and --module`);
   }
   if (model !== undefined && !flags.model) throw new WaveError('USAGE', `--executor ${model} needs --model NAME`);
   if ((flags.model !== undefined || flags.baseUrl !== undefined) && model === undefined) {
-    throw new WaveError('USAGE', '--model and --base-url go with --executor openai or codex');
+    throw new WaveError('USAGE', '--model and --base-url go with --executor openai, codex or claude');
   }
   const options: RunOptions = {};
   if (flags.cmd !== undefined) options.executor = { type: 'command', cmd: flags.cmd };
@@ -97,7 +98,9 @@ export function runOptionsFromFlags(flags: RunFlags): RunOptions {
     options.executor = { type: 'openai', model: flags.model!, ...(baseUrl ? { baseUrl } : {}) };
   }
   // Codex's own configuration says where its default provider is: OPENAI_BASE_URL is the openai executor's.
-  if (flags.executor === 'codex') options.executor = { type: 'codex', model: flags.model!, ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}) };
+  if (flags.executor === 'codex' || flags.executor === 'claude') {
+    options.executor = { type: flags.executor, model: flags.model!, ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}) };
+  }
   const table = options as Record<string, unknown>;
   for (const [name, definition, attribute] of tableFlags()) {
     if (flags[attribute] !== undefined) table[name] = tableFlag(definition, flags);

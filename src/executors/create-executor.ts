@@ -4,7 +4,7 @@ import { ModuleExecutor } from './module.js';
 import type { Executor } from './types.js';
 
 /**
- * The executor a spec names. The openai and codex ones are imported only when a spec names them: the
+ * The executor a spec names. The openai and agent ones are imported only when a spec names them: the
  * launcher process that runs commands loads this file, and it forks every command, so it
  * stays as small as it can (the openai client alone took about 0.15 s to load there).
  */
@@ -25,16 +25,10 @@ export async function createExecutor(spec: ExecutorSpec): Promise<Executor> {
         ...(spec.contextWindow === undefined ? {} : { contextWindow: spec.contextWindow }),
       });
     }
-    case 'codex': {
-      const { CodexExecutor } = await import('./agents/codex/index.js');
-      return new CodexExecutor({
-        model: spec.model,
-        ...(spec.baseUrl === undefined ? {} : { baseUrl: spec.baseUrl }),
-        ...(spec.sandbox === undefined ? {} : { sandbox: spec.sandbox }),
-        ...(spec.promptsDir === undefined ? {} : { promptsDir: spec.promptsDir }),
-      });
+    case 'codex':
+    case 'claude': {
+      const { AgentExecutor } = await import('./agents/agent-executor.js');
+      return new AgentExecutor(spec);
     }
-    case 'claude':
-      throw new Error('The claude executor is not built yet');
   }
 }

@@ -79,6 +79,8 @@ export interface AttemptRequest {
   timeoutMs: number;
   /** As in WorkerRequest. */
   isolated?: boolean;
+  /** For an agent executor: US dollars left of the run's --max-cost when the attempt was handed out. */
+  maxBudgetUsd?: number;
 }
 
 /** An artifact file the attempt produced, for the engine to write as `artifacts/<task id>/<name>.md`. */

@@ -5,11 +5,17 @@ import type { TaskInput } from './types.js';
  * Starts a task's program in the session folder, in a process group of its own (so that a
  * timeout kills everything it started), with its three pipes and the task's CSV_WAVE_*
  * environment, by which a run that stops finds whatever left the group. The command and
- * codex executors start their programs here.
+ * agent executors start their programs here. `setup` may name another folder to work in
+ * (an agent's workdir) and more environment (claude's ANTHROPIC_BASE_URL).
  */
-export function spawnTaskProcess(program: string, args: readonly string[], task: TaskInput): ChildProcessWithoutNullStreams {
+export function spawnTaskProcess(
+  program: string,
+  args: readonly string[],
+  task: TaskInput,
+  setup: { cwd?: string; env?: Readonly<Record<string, string>> } = {},
+): ChildProcessWithoutNullStreams {
   return spawn(program, args, {
-    cwd: task.session,
+    cwd: setup.cwd ?? task.session,
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe'],
     env: {
@@ -19,6 +25,7 @@ export function spawnTaskProcess(program: string, args: readonly string[], task:
       CSV_WAVE_WAVE: String(task.wave),
       CSV_WAVE_ROLE: task.row.role ?? '',
       CSV_WAVE_ATTEMPT: String(task.attempt),
+      ...setup.env,
     },
   });
 }

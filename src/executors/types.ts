@@ -64,6 +64,8 @@ export interface ExecutorRunOptions {
   reportUsage?: (request: RequestUsage) => void;
   /** Where an agent works (its `-C`, its cwd): a task's own folder or git worktree. @default the session folder */
   workdir?: string;
+  /** US dollars an agent attempt may still spend: what is left of the run's --max-cost (claude's `--max-budget-usd`). @default no limit */
+  maxBudgetUsd?: number;
 }
 
 /** The one small interface every executor implements (tinypool `runtime/` style). */

@@ -107,6 +107,7 @@ export default async function runAttempt(request: PoolRequest): Promise<AttemptR
     timeoutMs: request.timeoutMs,
     ...(limits.maxStdoutBytes === undefined ? {} : { maxStdoutBytes: limits.maxStdoutBytes }),
     ...(request.prompt === undefined ? {} : { prompt: request.prompt }),
+    ...(request.maxBudgetUsd === undefined ? {} : { maxBudgetUsd: request.maxBudgetUsd }),
     // Each answer's tokens reach the engine at once: a run that stops ends this thread, and the reply with it.
     reportUsage: (usage) => postUsage({ session: task.session, task: task.id, attempt: task.attempt, usage }),
   });

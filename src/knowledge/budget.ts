@@ -38,6 +38,12 @@ export class Budget {
     }
   }
 
+  /** US dollars left of --max-cost; undefined when the run has no such limit. */
+  leftUsd(): number | undefined {
+    const { maxCostUsd } = this.#limits;
+    return maxCostUsd === undefined ? undefined : Math.max(0, maxCostUsd - this.#costUsd);
+  }
+
   /** Why no new task may start, once a limit is reached; undefined before. */
   reached(): string | undefined {
     const { maxCostUsd, maxTokensTotal } = this.#limits;

@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { WaveError } from '../errors.js';
 import type { ExecutorSpec } from '../executors/messages.js';
-import type { AgentOverride } from '../executors/agents/settings.js';
+import { isAgentKind, type AgentOverride } from '../executors/agents/settings.js';
 import { sessionPathForRead } from '../files/session-path.js';
 import type { SessionConfig } from '../schema/session.js';
 import type { OutputMode } from '../option-table.js';
@@ -21,6 +21,22 @@ export type ExecutorOption =
  * session folder, as in session.json: commands run there too), else session.json's.
  */
 export function runExecutor(given: ExecutorOption | undefined, config: SessionConfig, sessionDir: string | undefined): ExecutorSpec {
+  return withRoles(namedExecutor(given, config, sessionDir), config);
+}
+
+/**
+ * An agent executor with session.json's `roles`, whatever named it (flags or session.json):
+ * the roles are the session's, not the executor block's. A caller's own `roles` win.
+ */
+function withRoles(spec: ExecutorSpec, config: SessionConfig): ExecutorSpec {
+  if (!isAgentKind(spec.type) || config.roles === undefined || (spec as { roles?: unknown }).roles !== undefined) return spec;
+  const roles = Object.fromEntries(
+    Object.entries(config.roles).map(([role, entry]) => [role, { ...(entry.agent === undefined ? {} : { agent: entry.agent }), ...agentSettingsFromConfig(entry) }]),
+  );
+  return { ...spec, roles } as ExecutorSpec;
+}
+
+function namedExecutor(given: ExecutorOption | undefined, config: SessionConfig, sessionDir: string | undefined): ExecutorSpec {
   if (given !== undefined) {
     const spec = executorSpec(given);
     if (spec.type === 'module' && sessionDir !== undefined && !isAbsolute(spec.path)) return { ...spec, path: resolve(sessionDir, spec.path) };
@@ -29,7 +45,7 @@ export function runExecutor(given: ExecutorOption | undefined, config: SessionCo
   if (config.executor !== undefined && sessionDir !== undefined) return executorFromConfig(config.executor, sessionDir);
   throw new WaveError(
     'USAGE',
-    'No executor: pass --cmd TEMPLATE, --module PATH, --executor openai --model NAME or --executor codex --model NAME, or name one in session.json ("executor": {"type": "command", "cmd": "..."})',
+    'No executor: pass --cmd TEMPLATE, --module PATH, --executor openai|codex|claude --model NAME, or name one in session.json ("executor": {"type": "command", "cmd": "..."})',
   );
 }
 
@@ -63,11 +79,8 @@ export function executorFromConfig(executor: NonNullable<SessionConfig['executor
   if (executor.type === 'openai' && executor.model) {
     return { type: 'openai', model: executor.model, ...(executor.base_url ? { baseUrl: executor.base_url } : {}) };
   }
-  if (executor.type === 'claude') {
-    throw new WaveError('INVALID_SESSION', 'session.json: executor claude is not built yet; use codex, openai, a command or a module');
-  }
-  if (executor.type === 'codex' && executor.model) {
-    return { type: 'codex', ...agentSettingsFromConfig(executor), model: executor.model };
+  if ((executor.type === 'codex' || executor.type === 'claude') && executor.model) {
+    return { type: executor.type, ...agentSettingsFromConfig(executor), model: executor.model };
   }
   if (executor.type === 'module' && executor.module) {
     return { type: 'module', path: modulePathFromConfig(executor.module, sessionDir) };

@@ -4,7 +4,7 @@ import type { ModelPrice, PriceTable } from '../knowledge/pricing.js';
 import type { TableRunOptions } from '../option-table.js';
 
 /**
- * The options of model calls (the openai and codex executors) that the table does not hold: prices,
+ * The options of model calls (the openai, codex and claude executors) that the table does not hold: prices,
  * which are an object (session.json `pricing`) or three flags together.
  */
 export interface ModelPriceOptions {
@@ -32,13 +32,13 @@ export function modelOptions(options: ModelRunOptions, executor: ExecutorSpec): 
   // Named by their flags: the options' names with the flags' spelling (maxCostUsd is --max-cost).
   const given = { '--max-tokens': maxTokens, '--context-window': contextWindow, '--max-cost': maxCostUsd, '--max-tokens-total': maxTokensTotal, '--price-*': price };
   const named = Object.entries(given).filter(([, value]) => value !== undefined).map(([name]) => name);
-  if (executor.type !== 'openai' && executor.type !== 'codex') {
+  if (executor.type !== 'openai' && executor.type !== 'codex' && executor.type !== 'claude') {
     if (named.length > 0) throw new WaveError('USAGE', `${named.join(', ')}: for model calls only; pass --executor openai --model NAME, or drop them`);
     return { executor, pricing: options.pricing ?? {} };
   }
   // An agent's answer length and prompt are the CLI's to manage.
-  const openAiOnly = executor.type === 'codex' ? named.filter((name) => name === '--max-tokens' || name === '--context-window') : [];
-  if (openAiOnly.length > 0) throw new WaveError('USAGE', `${openAiOnly.join(', ')}: for --executor openai only; drop them for --executor codex`);
+  const openAiOnly = executor.type === 'openai' ? [] : named.filter((name) => name === '--max-tokens' || name === '--context-window');
+  if (openAiOnly.length > 0) throw new WaveError('USAGE', `${openAiOnly.join(', ')}: for --executor openai only; drop them for --executor ${executor.type}`);
   for (const [name, value] of Object.entries(price ?? {})) {
     const flag = name === 'cached_input' ? '--price-cached' : `--price-${name}`;
     expect(flag, typeof value === 'number' && Number.isFinite(value) && value >= 0, value, 'a number of US dollars per million tokens ≥ 0');
@@ -54,13 +54,14 @@ export function modelOptions(options: ModelRunOptions, executor: ExecutorSpec): 
     }
     pricing[executor.model] = merged as ModelPrice;
   }
-  if (maxCostUsd !== undefined && pricing[executor.model] === undefined) {
+  // claude reports what each invocation cost (total_cost_usd): its budget needs no price table.
+  if (maxCostUsd !== undefined && executor.type !== 'claude' && pricing[executor.model] === undefined) {
     throw new WaveError(
       'USAGE',
       `--max-cost needs the price of ${executor.model}: pass --price-input and --price-output (US dollars per million tokens), or add it to session.json's "pricing"`,
     );
   }
-  if (executor.type === 'codex') return { executor, pricing };
+  if (executor.type !== 'openai') return { executor, pricing };
   const spec = {
     ...executor,
     ...(maxTokens === undefined ? {} : { maxTokens }),

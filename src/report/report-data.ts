@@ -2,7 +2,7 @@ import { basename, join } from 'node:path';
 import type { TasksTable } from '../csv/tasks-table.js';
 import { countByStatus } from '../commands/status-report.js';
 import { readDiscoveries } from '../knowledge/discoveries-board.js';
-import { readUsage } from '../knowledge/usage.js';
+import { readUsage, type UsageSum, type UsageTotals } from '../knowledge/usage.js';
 import type { AttemptEnd, AttemptLine } from '../schema/attempt.js';
 import type { TaskStatus } from '../schema/row.js';
 import { listArtifacts } from './artifact-files.js';
@@ -24,8 +24,24 @@ export type ReportAttempt = [number, number, number, number, AttemptEnd, string,
 /** What a click on a task shows beyond its row; only tasks with any of it have one, with only the fields they have. */
 export interface TaskDetail {
   prev_context?: string;
+  /** The task's model and agent requests, from usage.ndjson. */
+  usage?: ReportUsage;
   discoveries?: { type: string; data: unknown }[];
   artifacts?: string[];
+}
+
+/**
+ * Tokens and cost as usage.ndjson recorded them. A line has a cost when the CLI reported one
+ * or the run that wrote it knew the model's price (session.json `pricing`); `unpriced`
+ * counts the requests without one, so that a cost is never shown as complete when it is not.
+ */
+export interface ReportUsage {
+  requests: number;
+  prompt: number;
+  cached: number;
+  completion: number;
+  cost_usd: number;
+  unpriced: number;
 }
 
 /** Everything report.html shows, embedded in it as JSON. */
@@ -46,7 +62,8 @@ export interface ReportData {
   /** From the first start to the last end of the attempts of the latest run. */
   wallMs: number;
   retries: number;
-  tokens: { prompt: number; completion: number } | null;
+  /** The session's model and agent requests, from usage.ndjson; null when none was made. */
+  tokens: ReportUsage | null;
   /** ISO time of the first attempt: attempt starts count from it. */
   t0: string;
   runs: string[];
@@ -87,7 +104,7 @@ export function buildReportData(
     waveCount: rows.reduce((most, row) => Math.max(most, Number(row.wave) || 0), 0),
     wallMs: wallTime(latest),
     retries: lines.filter((line) => line.outcome === 'retried').length,
-    tokens: usage ? { prompt: usage.prompt_tokens, completion: usage.completion_tokens } : null,
+    tokens: usage ? reportUsage(usage) : null,
     t0: new Date(t0).toISOString(),
     runs,
     tasks: rows.map((row) => [
@@ -114,7 +131,18 @@ export function buildReportData(
       runs.indexOf(line.run),
     ]),
     failures: groupFailures(rows, (id) => lastClass.get(id) ?? ''),
-    details: taskDetails(sessionDir, table, options.waveContexts ?? new WaveContexts()),
+    details: taskDetails(sessionDir, table, options.waveContexts ?? new WaveContexts(), usage),
+  };
+}
+
+function reportUsage(sum: UsageSum): ReportUsage {
+  return {
+    requests: sum.requests,
+    prompt: sum.prompt_tokens,
+    cached: sum.cached_tokens,
+    completion: sum.completion_tokens,
+    cost_usd: sum.cost_usd,
+    unpriced: sum.unpriced,
   };
 }
 
@@ -130,7 +158,7 @@ function wallTime(lines: readonly AttemptLine[]): number {
 }
 
 /** prev_context (from the wave files), discoveries and artifact paths, per task that has any. */
-function taskDetails(sessionDir: string, table: TasksTable, waveContexts: WaveContexts): Record<string, TaskDetail> {
+function taskDetails(sessionDir: string, table: TasksTable, waveContexts: WaveContexts, usage: UsageTotals | undefined): Record<string, TaskDetail> {
   const details: Record<string, TaskDetail> = Object.create(null) as Record<string, TaskDetail>;
   const detail = (id: string): TaskDetail => (details[id] ??= {});
   const ids = new Set(table.rows.map((row) => row.id));
@@ -143,5 +171,6 @@ function taskDetails(sessionDir: string, table: TasksTable, waveContexts: WaveCo
     if (ids.has(line.worker)) (detail(line.worker).discoveries ??= []).push({ type: line.type, data: line.data });
   }
   for (const [id, path] of listArtifacts(sessionDir, ids)) (detail(id).artifacts ??= []).push(path);
+  for (const [id, sum] of usage?.byTask ?? []) if (ids.has(id)) detail(id).usage = reportUsage(sum);
   return details;
 }

@@ -1,10 +1,12 @@
 import { execFile } from 'node:child_process';
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { promisify } from 'node:util';
 import { delimiter, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { WaveError } from '../errors.js';
+import { isAgentKind, type AgentKind } from '../executors/agents/settings.js';
 import type { ExecutorSpec } from '../executors/messages.js';
 import { templateProblems } from '../executors/template.js';
 
@@ -21,10 +23,28 @@ export async function checkExecutor(
   columns: readonly string[],
   sessionDir: string,
   moduleLoadTimeoutMs = kModuleLoadTimeoutMs,
+  agents: readonly AgentKind[] = isAgentKind(spec.type) ? [spec.type] : [],
 ): Promise<void> {
   if (spec.type === 'command') checkCommand(spec.template, columns, sessionDir);
   else if (spec.type === 'module') await checkModule(spec.path, moduleLoadTimeoutMs);
-  else if (spec.type === 'codex') await checkCodex(sessionDir);
+  await checkAgentClis(agents, sessionDir);
+}
+
+/**
+ * The check of each agent CLI, before any task: on PATH, recent enough. One line per agent;
+ * an agent without one is not checked here (its tasks say what is wrong).
+ */
+const kAgentChecks: Partial<Record<AgentKind, (sessionDir: string) => Promise<void>>> = {
+  codex: checkCodex,
+  claude: checkClaude,
+};
+
+/**
+ * Checks every agent CLI a session will use (checkAgentSettings lists them: the run's, its
+ * roles', its rows'), each once: a codex run whose rows name claude needs claude too.
+ */
+export async function checkAgentClis(agents: readonly AgentKind[], sessionDir: string): Promise<void> {
+  for (const agent of new Set(agents)) await kAgentChecks[agent]?.(sessionDir);
 }
 
 /**
@@ -62,6 +82,78 @@ async function checkCodex(sessionDir: string): Promise<void> {
         `older than ${kMinCodexVersion}, the oldest csv-wave runs; update it with npm install -g @openai/codex@latest`,
     );
   }
+}
+
+/**
+ * The oldest Claude Code csv-wave runs: the one its tests run (test/agents/), which showed
+ * every option and event it relies on (`-p --output-format stream-json --json-schema
+ * --max-turns --max-budget-usd --permission-mode dontAsk --resume`, the result's usage,
+ * total_cost_usd and structured_output).
+ */
+export const kMinClaudeVersion = '2.1.197';
+
+/**
+ * Claude Code must be on PATH, no older than kMinClaudeVersion, and have a way to log in
+ * that can be seen without the network: a key or token in the environment
+ * (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, CLAUDE_CODE_OAUTH_TOKEN), a cloud provider
+ * (CLAUDE_CODE_USE_BEDROCK, _VERTEX, _FOUNDRY), or its login files: `.credentials.json`
+ * (what /login writes), an `apiKeyHelper` in settings.json, a `primaryApiKey` in
+ * .claude.json. On macOS /login keeps the token in the keychain, which is not read:
+ * there the login is not checked. A login that is there but expired shows on the first
+ * task (`Not logged in`, task-failure).
+ */
+async function checkClaude(sessionDir: string): Promise<void> {
+  const install = 'npm install -g @anthropic-ai/claude-code';
+  const program = findOnPath('claude', process.env['PATH'] ?? '', sessionDir);
+  if (program === undefined) {
+    throw new WaveError('INVALID_EXECUTOR', `--executor claude: Claude Code (claude) is not on PATH; install it with ${install}, or add its folder to PATH`);
+  }
+  let printed: string;
+  try {
+    printed = (await execFileAsync(program, ['--version'], { timeout: kVersionTimeoutMs, encoding: 'utf8' })).stdout;
+  } catch (error) {
+    throw new WaveError('INVALID_EXECUTOR', `--executor claude: \`${program} --version\` failed (${(error as Error).message.trim()}); reinstall it with ${install}`);
+  }
+  const version = /(\d+)\.(\d+)\.(\d+)/.exec(printed);
+  if (version === null || compareVersions(version.slice(1, 4).map(Number), kMinClaudeVersion.split('.').map(Number)) < 0) {
+    throw new WaveError(
+      'INVALID_EXECUTOR',
+      `--executor claude: ${program} is ${version === null ? `of an unknown version (${JSON.stringify(printed.trim().slice(0, 80))})` : version[0]}, ` +
+        `older than ${kMinClaudeVersion}, the oldest csv-wave runs; update it with ${install}@latest (or claude update)`,
+    );
+  }
+  if (process.platform !== 'darwin' && !claudeLoginSeen(process.env)) {
+    throw new WaveError(
+      'INVALID_EXECUTOR',
+      '--executor claude: Claude Code is not logged in (no ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN or CLAUDE_CODE_OAUTH_TOKEN in the environment, ' +
+        `and no login in ${claudeConfigDir(process.env)}); set one of them, or run \`claude\` and log in with /login`,
+    );
+  }
+}
+
+/** Claude Code's config folder: CLAUDE_CONFIG_DIR, else ~/.claude. */
+function claudeConfigDir(env: NodeJS.ProcessEnv): string {
+  const given = env['CLAUDE_CONFIG_DIR'];
+  return given !== undefined && given !== '' ? given : join(env['HOME'] || homedir(), '.claude');
+}
+
+/** Whether a login of Claude Code's can be seen without the network (checkClaude says which). */
+export function claudeLoginSeen(env: NodeJS.ProcessEnv): boolean {
+  const set = (name: string) => (env[name] ?? '').trim() !== '';
+  if (['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'].some(set)) return true;
+  if (['CLAUDE_CODE_USE_BEDROCK', 'CLAUDE_CODE_USE_VERTEX', 'CLAUDE_CODE_USE_FOUNDRY'].some(set)) return true;
+  const config = claudeConfigDir(env);
+  if (existsSync(join(config, '.credentials.json'))) return true;
+  const mentions = (path: string, key: string) => {
+    try {
+      return readFileSync(path, 'utf8').includes(`"${key}"`);
+    } catch {
+      return false;
+    }
+  };
+  if (mentions(join(config, 'settings.json'), 'apiKeyHelper')) return true;
+  const home = env['HOME'] || homedir();
+  return [join(config, '.claude.json'), join(home, '.claude.json')].some((path) => mentions(path, 'primaryApiKey'));
 }
 
 function compareVersions(a: readonly number[], b: readonly number[]): number {

@@ -1,6 +1,7 @@
 import type { TaskRow } from '../core/task.js';
 import type { PipelineName } from '../schema/session.js';
 import { pipelineFor, SettingsReader, type PipelineSettings } from '../pipelines/index.js';
+import { checkAgentSettings } from '../options/agent-settings-check.js';
 import { checkExecutor } from './check-executor.js';
 import { normalizeRunOptions, type NormalizedRunOptions, type RunOptions } from '../options/options.js';
 import { fillWaveColumn } from '../core/wave-column.js';
@@ -38,8 +39,9 @@ export async function prepareRun(path: string, request: RunRequest, warn: (messa
     const plan = planTasks(held);
     const { config, configFile } = held.session;
     const pipelineSettings = pipelineFor(config.pipeline).settings(SettingsReader.of(config.pipeline, config, configFile));
-    // A bad executor fails here, once, rather than on every task.
-    await checkExecutor(settings.executor, held.table.columns, session.dir);
+    // A bad executor fails here, once, rather than on every task; so do bad agent settings of roles and rows.
+    const agents = checkAgentSettings(settings.executor, held.table.rows, { tasks: session.displayPath, ...(configFile === undefined ? {} : { session: configFile }) }, config.pipeline);
+    await checkExecutor(settings.executor, held.table.columns, session.dir, undefined, agents);
     fillWaveColumn(held.table.rows, plan.waves);
     const reset = new Set(request.prepare?.(held.table.rows, plan.waves) ?? []);
     writeFirst(held, {

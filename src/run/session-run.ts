@@ -238,7 +238,7 @@ export class SessionRun {
     // Each model request's tokens are written as its answer arrives: a stop that ends its thread loses none.
     const liveUsage = new LiveUsage(session.dir, (task, attempt, usage) => stop.guarded(() => sink.liveUsage(task, attempt, usage)));
     const pipeline = pipelineFor(session.config.pipeline);
-    const runTask = createTaskRunner({ backend, sink, pipeline, files, topic: pipelineSettings.topic, limits, warn });
+    const runTask = createTaskRunner({ backend, sink, pipeline, files, topic: pipelineSettings.topic, limits, warn, budgetLeftUsd: () => budget.leftUsd() });
     const lane = new InteractiveLane({
       handlers: this.#options.interactiveHandlers ?? pipeline.handlers,
       rows: () => table.rows,

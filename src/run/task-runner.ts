@@ -1,4 +1,5 @@
 import type { ExecutionBackend } from '../backend/execution-backend.js';
+import { isAgentKind } from '../executors/agents/settings.js';
 import { finishAttempt } from '../executors/finish-attempt.js';
 import type { AttemptRequest, TaskLimits, WorkerReply, WorkerRequest } from '../executors/messages.js';
 import { workerErrorReply } from '../executors/worker-error.js';
@@ -19,6 +20,8 @@ export interface TaskRunnerSetup {
   files: SessionFileWriter;
   /** The session's topic, for model prompts. */
   topic: string;
+  /** US dollars left of the run's --max-cost (Budget.leftUsd): an agent attempt may spend no more. */
+  budgetLeftUsd?: () => number | undefined;
 }
 
 /**
@@ -60,9 +63,12 @@ export function createTaskRunner(setup: TaskRunnerSetup): (request: WorkerReques
     const upstream = sink.upstream(request.deps);
     const attempt: AttemptRequest = { executor, task: { ...task, upstream }, limits, pipeline: pipeline.name, timeoutMs };
     if (request.isolated) attempt.isolated = true;
-    if (executor.type === 'openai' || executor.type === 'codex') {
+    if (executor.type === 'openai' || isAgentKind(executor.type)) {
       attempt.prompt = buildPromptContext(setup.files.dir, { pipeline: pipeline.name, topic: setup.topic }, upstream);
     }
+    // An agent row may name another agent than the run's: each takes the budget it can use.
+    const left = isAgentKind(executor.type) ? setup.budgetLeftUsd?.() : undefined;
+    if (left !== undefined) attempt.maxBudgetUsd = left;
     return attempt;
   };
 

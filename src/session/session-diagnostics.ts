@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { showCell } from '../csv/columns.js';
 import type { Violation } from '../errors.js';
 import { sessionConfigSchema } from '../schema/session.js';
-import { jsonErrorPosition, lineOfKey } from '../text/json-error-position.js';
+import { jsonErrorPosition, lineOfPath } from '../text/json-error-position.js';
 import { nearestName } from '../text/nearest-name.js';
 import { runOptionEntries } from '../option-table.js';
 
@@ -34,7 +34,7 @@ export function sessionViolations(issues: readonly z.core.$ZodIssue[], text: str
         const name = [...where, key].join('.');
         const near = nearestName(key, known);
         const hint = near === undefined ? `known keys: ${known.join(', ')}` : `did you mean ${near}?`;
-        violations.push({ line: lineOfKey(text, key), message: `Unknown key: ${showCell(name)} (${hint})` });
+        violations.push({ line: lineOfPath(text, [...where, key]), message: `Unknown key: ${showCell(name)} (${hint})` });
       }
     } else {
       const name = where.length > 0 ? where.join('.') : '(top level)';
@@ -42,7 +42,7 @@ export function sessionViolations(issues: readonly z.core.$ZodIssue[], text: str
       const option = where.length === 1 ? kByKey.get(where[0]!) : undefined;
       const value = option === undefined ? undefined : (raw as Record<string, unknown>)[where[0]!];
       const message = option === undefined ? issue.message : `expected ${option.what}, got ${JSON.stringify(value)}`;
-      violations.push({ line: key === undefined ? 1 : lineOfKey(text, key), message: `${showCell(name)}: ${message}` });
+      violations.push({ line: key === undefined ? 1 : lineOfPath(text, where), message: `${showCell(name)}: ${message}` });
     }
   }
   return violations.sort((a, b) => a.line - b.line);
@@ -53,6 +53,11 @@ function objectShapeAt(path: readonly string[]): Record<string, unknown> | undef
   let schema: z.ZodType = sessionConfigSchema;
   for (const key of ['', ...path]) {
     while (schema instanceof z.ZodOptional || schema instanceof z.ZodDefault) schema = schema.unwrap() as z.ZodType;
+    // A record's entries (a role of `roles`, a model of `pricing`) have the record's value shape.
+    if (key !== '' && schema instanceof z.ZodRecord) {
+      schema = schema.valueType as z.ZodType;
+      continue;
+    }
     if (!(schema instanceof z.ZodObject)) return undefined;
     if (key === '') continue;
     const next = (schema.shape as Record<string, z.ZodType | undefined>)[key];

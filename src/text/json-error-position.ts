@@ -34,6 +34,65 @@ export function lineOfKey(text: string, key: string): number {
 }
 
 /**
+ * The line of the key at `path` in a JSON text that parses (`["roles", "writer", "model"]`:
+ * that role's model, not the first `"model":` of the file), else lineOfKey's guess for its
+ * last key. Array elements are named by their index.
+ */
+export function lineOfPath(text: string, path: readonly string[]): number {
+  let at = 0;
+  const space = () => {
+    while (text[at] === ' ' || text[at] === '\t' || text[at] === '\n' || text[at] === '\r') at++;
+  };
+  const string = (): string => {
+    const start = at++;
+    while (at < text.length && text[at] !== '"') at += text[at] === '\\' ? 2 : 1;
+    at++;
+    return JSON.parse(text.slice(start, at)) as string;
+  };
+  // The offset of the key at path[depth..] inside the value at `at`, or undefined; `depth` < 0: not on the path.
+  const value = (depth: number): number | undefined => {
+    space();
+    const char = text[at];
+    if (char === '"') {
+      string();
+      return undefined;
+    }
+    if (char !== '{' && char !== '[') {
+      while (at < text.length && !',]}'.includes(text[at]!)) at++;
+      return undefined;
+    }
+    at++;
+    let found: number | undefined;
+    for (let index = 0; ; index++) {
+      space();
+      if (text[at] === '}' || text[at] === ']' || at >= text.length) break;
+      let name = String(index);
+      const keyAt = at;
+      if (char === '{') {
+        name = string();
+        space();
+        at++; // the colon
+      }
+      const onPath = depth >= 0 && name === path[depth];
+      if (onPath && depth === path.length - 1 && char === '{') found ??= keyAt;
+      const inner = value(onPath ? depth + 1 : -1);
+      found ??= inner;
+      space();
+      if (text[at] === ',') at++;
+    }
+    at++;
+    return found;
+  };
+  try {
+    const offset = path.length === 0 ? undefined : value(0);
+    if (offset !== undefined) return positionOf(text, offset).line;
+  } catch {
+    // Not JSON after all: the guess below.
+  }
+  return path.length === 0 ? 1 : lineOfKey(text, path.at(-1)!);
+}
+
+/**
  * V8's message without the parts that vary by Node version (the position, the quoted
  * text), on one line: a token it names may be a line break.
  */

@@ -161,16 +161,17 @@ describe('csv-wave run --executor codex', () => {
     expect(server.responseBodies()).toHaveLength(1);
   });
 
-  it('fails an answer that breaks the contract as invalid-output, saying what was wrong', async () => {
+  it('fails an answer that breaks the contract, and its repair too, as invalid-output, saying what was wrong', async () => {
     const dir = buildSession([{ id: 'A', description: 'Write it', role: 'writer' }]);
-    const exited = await run(dir, [{ kind: 'text', text: 'Here is my prose answer.' }], '--retries', '0');
+    const prose = { kind: 'text', text: 'Here is my prose answer.' } as const;
+    const exited = await run(dir, [prose, prose], '--retries', '0');
     expect(exited.code).not.toBe(0);
     const row = readRows(dir).get('A')!;
     expect(row.status).toBe('failed');
-    expect(row.error).toMatch(/Invalid agent answer: the answer is not valid JSON/);
+    expect(row.error).toMatch(/Invalid agent answer after one repair turn: the answer is not valid JSON/);
     expect(row.error).toContain('Here is my prose answer.');
-    // One usage line all the same: the tokens were spent.
-    expect(usageLinesOf(dir)).toHaveLength(1);
+    // A usage line per turn all the same: the tokens were spent.
+    expect(usageLinesOf(dir)).toHaveLength(2);
   });
 
   it("fails a failed turn with codex's own message, classed by it (a 400 fails the task)", async () => {

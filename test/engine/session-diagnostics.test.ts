@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { jsonErrorOffset, jsonErrorPosition } from '../../src/text/json-error-position.js';
+import { jsonErrorOffset, jsonErrorPosition, lineOfPath } from '../../src/text/json-error-position.js';
 import { editDistance, nearestName } from '../../src/text/nearest-name.js';
 import { sessionViolations } from '../../src/session/session-diagnostics.js';
 import { sessionConfigSchema } from '../../src/schema/session.js';
@@ -84,5 +84,38 @@ describe('sessionViolations', () => {
     expect(violations.map((v) => v.line)).toEqual([2, 3]);
     expect(violations[1]).toEqual({ line: 3, message: 'Unknown key: max_rowz (did you mean max_rows?)' });
     expect(violations[0]!.message).toMatch(/^topic: /);
+  });
+});
+
+describe('sessionViolations under roles', () => {
+  const text = [
+    '{',
+    '  "executor": { "type": "codex", "model": "run-model", "sandbox": "read-only" },',
+    '  "roles": {',
+    '    "writer": {',
+    '      "model": "",',
+    '      "agnet": "claude",',
+    '      "sandbox": "full"',
+    '    }',
+    '  }',
+    '}',
+  ].join('\n');
+
+  test("a role entry's problems are at their own lines, not at the executor block's keys of the same name; an unknown key gets the entry's keys as hint", () => {
+    const parsed = sessionConfigSchema.safeParse(JSON.parse(text));
+    expect(parsed.success).toBe(false);
+    expect(sessionViolations(parsed.error!.issues, text, JSON.parse(text))).toEqual([
+      { line: 5, message: 'roles.writer.model: Too small: expected string to have >=1 characters' },
+      { line: 6, message: 'Unknown key: roles.writer.agnet (did you mean agent?)' },
+      { line: 7, message: expect.stringMatching(/^roles\.writer\.sandbox: Invalid option/) },
+    ]);
+  });
+
+  test('lineOfPath finds a key by its path, through arrays, and falls back to the first key of the name', () => {
+    expect(lineOfPath(text, ['roles', 'writer', 'sandbox'])).toBe(7);
+    expect(lineOfPath(text, ['executor', 'sandbox'])).toBe(2);
+    expect(lineOfPath('{\n"a": [\n{"b": 1},\n{\n"b": 2}\n]\n}', ['a', '1', 'b'])).toBe(5);
+    expect(lineOfPath(text, ['roles', 'nobody', 'model'])).toBe(2);
+    expect(lineOfPath(text, [])).toBe(1);
   });
 });

@@ -117,6 +117,29 @@ describe("executorFromConfig: session.json's executor", () => {
     });
   });
 
+  test('claude, with its agent settings; one without a model is INVALID_SESSION', () => {
+    expect(executorFromConfig({ type: 'claude', model: 'm', base_url: 'http://127.0.0.1:9', max_turns: 4, allowed_tools: ['Read'], effort: 'low', args: ['--x'] }, kDir)).toEqual({
+      type: 'claude',
+      model: 'm',
+      baseUrl: 'http://127.0.0.1:9',
+      maxTurns: 4,
+      allowedTools: ['Read'],
+      effort: 'low',
+      args: ['--x'],
+    });
+    expectWaveError(() => executorFromConfig({ type: 'claude' }, kDir), { code: 'INVALID_SESSION', message: 'session.json: executor claude needs "model"' });
+  });
+
+  test('claude takes --max-cost without a price (it reports its cost), and refuses the answer and context limits of openai', () => {
+    const session = { config: config({}), dir: kDir };
+    const claude = { type: 'claude', model: 'm' } as const;
+    expect(normalizeRunOptions({ executor: claude, maxCostUsd: 0.5, maxTokensTotal: 1000 }, session)).toMatchObject({ executor: claude, maxCostUsd: 0.5, maxTokensTotal: 1000 });
+    expectWaveError(() => normalizeRunOptions({ executor: claude, contextWindow: 1000 }, session), {
+      code: 'USAGE',
+      message: '--context-window: for --executor openai only; drop them for --executor claude',
+    });
+  });
+
   test('a relative module path stays inside the session folder, through symlinks too', () => {
     const dir = mkdtempSync(join(tmpdir(), 'csv-wave-defaults-'));
     mkdirSync(join(dir, 'lib'));

@@ -176,6 +176,42 @@ describe('report.html of a session with artifacts (real browser)', () => {
   });
 });
 
+describe('report.html of a session with model and agent usage (real browser)', () => {
+  test('the summary and each task show the tokens and cost usage.ndjson recorded; requests without a price are said, not counted as free', async () => {
+    const session = buildSession([
+      { id: 'A', description: 'd', role: 'r', status: 'completed' },
+      { id: 'B', description: 'd', role: 'r', status: 'completed' },
+      { id: 'C', description: 'd', role: 'r', status: 'completed' },
+    ]);
+    const line = (task: string, extra: Record<string, unknown>) =>
+      JSON.stringify({ ts: '2026-01-01T00:00:00.000Z', task, attempt: 1, request: 1, kind: 'agent', model: 'm', prompt_tokens: 1000, completion_tokens: 200, cached_tokens: 100, reported: true, ...extra });
+    writeFileSync(
+      join(session, 'usage.ndjson'),
+      [line('A', { cost_usd: 0.5, agent_session: 's-a' }), line('A', { request: 2, cost_usd: 1.25 }), line('B', { cost_usd: 0.004 }), line('C', {})].join('\n') + '\n',
+    );
+    expect((await runCli('report', session)).code).toBe(0);
+    const { page } = browser;
+    await page.goto(pathToFileURL(join(session, 'report.html')).href);
+    await page.waitForSelector('body[data-ready="true"]');
+    const fact = (scope: string, name: string) => page.locator(`${scope} dt:text-is("${name}") + dd`).textContent();
+    expect(await fact('#view-summary', 'tokens')).toBe('4000 prompt (400 cached), 800 completion, in 4 requests');
+    expect(await fact('#view-summary', 'cost')).toBe('$1.75 and 1 request without a price');
+    await page.click('#tab-tasks');
+    const open = async (id: string) => {
+      await page.click(`.trow[data-id="${id}"]`);
+      await page.waitForSelector(`#detail[data-task="${id}"]`);
+    };
+    await open('A');
+    expect(await fact('#detail', 'tokens')).toBe('2000 prompt (200 cached), 400 completion, in 2 requests');
+    expect(await fact('#detail', 'cost')).toBe('$1.75');
+    await open('B');
+    expect(await fact('#detail', 'cost')).toBe('$0.0040');
+    await open('C');
+    expect(await fact('#detail', 'cost')).toBe('unknown: no price for the model (session.json pricing)');
+    expect(browser.consoleErrors).toEqual([]);
+  });
+});
+
 describe('report.html of a session past 2,000 tasks (real browser)', () => {
   test('the DAG shows one box per wave, and a click draws that wave\'s tasks', async () => {
     const rows = [];

@@ -13,7 +13,7 @@ interface InitFlags {
   maxGcRounds?: string;
   cmd?: string;
   module?: string;
-  executor?: 'openai' | 'codex';
+  executor?: 'openai' | 'codex' | 'claude';
   model?: string;
   baseUrl?: string;
   bom?: boolean;
@@ -34,9 +34,9 @@ export function registerInit(program: Command, io: CliIo, done: (code: number) =
     .option('--max-gc-rounds <n>', 'brainstorm: generator-critic rounds before convergence is forced (default 2)')
     .option('--cmd <template>', 'executor to record in session.json: a shell command per task')
     .option('--module <path>', 'executor to record in session.json: a JS module per task')
-    .addOption(new Option('--executor <type>', 'executor to record in session.json').choices(['openai', 'codex']))
-    .option('--model <name>', 'with --executor openai or codex: the model')
-    .option('--base-url <url>', 'with --executor openai: an OpenAI-compatible endpoint; with codex: a Responses-API endpoint')
+    .addOption(new Option('--executor <type>', 'executor to record in session.json').choices(['openai', 'codex', 'claude']))
+    .option('--model <name>', 'with --executor openai, codex or claude: the model')
+    .option('--base-url <url>', 'with --executor openai: an OpenAI-compatible endpoint; with codex: a Responses-API endpoint; with claude: a Messages-API endpoint')
     .option('--bom', 'write tasks.csv with a UTF-8 byte order mark')
     .option('--force', "replace an existing session, with everything its runs wrote (journal, wave files, discoveries, artifacts, wisdom, …); other files stay")
     .option('--json', 'print {dir, config, tasks, waveCount}')
@@ -69,9 +69,9 @@ export function registerInit(program: Command, io: CliIo, done: (code: number) =
 
 function executorFlag(dir: string, flags: InitFlags): { executor?: NonNullable<Parameters<typeof initSession>[1]['executor']> } {
   const named = [flags.cmd, flags.module, flags.executor].filter((value) => value !== undefined).length;
-  if (named > 1) throw new WaveError('USAGE', 'Pass one of --cmd, --module or --executor openai|codex');
+  if (named > 1) throw new WaveError('USAGE', 'Pass one of --cmd, --module or --executor openai|codex|claude');
   if ((flags.model !== undefined || flags.baseUrl !== undefined) && flags.executor === undefined) {
-    throw new WaveError('USAGE', '--model and --base-url go with --executor openai or codex');
+    throw new WaveError('USAGE', '--model and --base-url go with --executor openai, codex or claude');
   }
   if (flags.cmd !== undefined) return { executor: { type: 'command', cmd: flags.cmd } };
   // Relative to the session folder, as `run --module` and session.json take it; recorded absolute.

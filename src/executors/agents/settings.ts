@@ -1,7 +1,12 @@
-import type { AgentKind, CodexSandbox } from '../../schema/session.js';
+import { kAgentKinds, type AgentKind, type CodexSandbox } from '../../schema/session.js';
 import type { AttemptOutcome, ExecutorRunOptions, TaskInput } from '../types.js';
 
 export { kAgentKinds, type AgentKind } from '../../schema/session.js';
+
+/** Whether a text (a row's `agent` cell, an executor's type) names an agent CLI csv-wave runs. */
+export function isAgentKind(value: string): value is AgentKind {
+  return (kAgentKinds as readonly string[]).includes(value);
+}
 
 /**
  * How one agent attempt is set up. The run's settings (flags, session.json's executor block)
@@ -21,7 +26,10 @@ export interface AgentSettings {
   allowedTools?: string[];
   /** Reasoning effort: codex `-c model_reasoning_effort=…`, claude `--effort`. */
   effort?: string;
-  /** More arguments for the CLI, after csv-wave's own. */
+  /**
+   * More arguments for the CLI, after csv-wave's own and before the prompt. One that repeats
+   * a flag csv-wave passes is refused before any task: the CLI would refuse it on every task.
+   */
   args?: string[];
 }
 
@@ -46,6 +54,19 @@ export interface AgentRowCells {
   agent?: string;
   model?: string;
   effort?: string;
+}
+
+/** The columns of tasks.csv that choose a row's agent settings (optional, extra columns). */
+export const kAgentColumns = ['agent', 'model', 'effort'] as const;
+
+/** A row's cells that choose its agent settings, from the row as a task gets it (`task.row`: every column by name). */
+export function agentRowCells(row: Readonly<Record<string, string | undefined>>): AgentRowCells {
+  const cells: AgentRowCells = {};
+  for (const name of ['role', ...kAgentColumns] as const) {
+    const value = row[name];
+    if (value !== undefined) cells[name] = value;
+  }
+  return cells;
 }
 
 /**

@@ -50,11 +50,13 @@ export function judgeCompletion(completion: ChatCompletion, task: { id: string; 
 export function repairMessages(taskId: string, content: string, problem: string): Message[] {
   return [
     { role: 'assistant', content },
-    {
-      role: 'user',
-      content: `Your answer could not be used: ${problem}. Answer again with only the corrected JSON object for task ${taskId}, following the result schema and your role instructions.`,
-    },
+    { role: 'user', content: repairInstruction(taskId, problem) },
   ];
+}
+
+/** What a repair asks for, naming what was wrong: the openai repair request's and an agent's repair turn's words. */
+export function repairInstruction(taskId: string, problem: string): string {
+  return `Your answer could not be used: ${problem}. Answer again with only the corrected JSON object for task ${taskId}, following the result schema and your role instructions.`;
 }
 
 /** The failure of an answer that stayed invalid after its repair. */

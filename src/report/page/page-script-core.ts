@@ -143,9 +143,22 @@ RENDER.summary = function (root) {
   fact('attempts', D.attempts.length);
   fact('retries', D.retries);
   fact('runs', D.runs.length);
-  fact('tokens', D.tokens ? D.tokens.prompt + ' prompt, ' + D.tokens.completion + ' completion' : 'none recorded');
+  fact('tokens', D.tokens ? fmtTokens(D.tokens) : 'none recorded');
+  if (D.tokens) fact('cost', fmtCost(D.tokens));
   root.appendChild(facts);
 };
+
+function fmtTokens(u) {
+  return u.prompt + ' prompt (' + u.cached + ' cached), ' + u.completion + ' completion, in ' + u.requests + ' request' + (u.requests === 1 ? '' : 's');
+}
+
+// As knowledge/pricing.ts formatUsd; requests without a price are said, never counted as free.
+function fmtCost(u) {
+  var usd = u.cost_usd >= 1 ? '$' + u.cost_usd.toFixed(2) : u.cost_usd === 0 ? '$0' : '$' + u.cost_usd.toPrecision(2);
+  if (u.unpriced === 0) return usd;
+  if (u.cost_usd === 0) return 'unknown: no price for the model (session.json pricing)';
+  return usd + ' and ' + u.unpriced + ' request' + (u.unpriced === 1 ? '' : 's') + ' without a price';
+}
 
 function showDetail(id) {
   var i = indexById.get(id);
@@ -161,7 +174,8 @@ function showDetail(id) {
   aside.appendChild(close);
   aside.appendChild(el('h2', null, t[T.id] + (t[T.title] ? ' — ' + t[T.title] : '')));
   var facts = el('dl', 'facts');
-  [['status', t[T.status]], ['role', t[T.role]], ['wave', t[T.wave]], ['deps', t[T.deps] || '—'], ['exec_mode', t[T.mode] || 'csv-wave']].forEach(function (f) {
+  var spent = d.usage ? [['tokens', fmtTokens(d.usage)], ['cost', fmtCost(d.usage)]] : [];
+  [['status', t[T.status]], ['role', t[T.role]], ['wave', t[T.wave]], ['deps', t[T.deps] || '—'], ['exec_mode', t[T.mode] || 'csv-wave']].concat(spent).forEach(function (f) {
     facts.appendChild(el('dt', null, f[0]));
     facts.appendChild(el('dd', null, f[1]));
   });

@@ -163,3 +163,16 @@ function streamReply(response: ServerResponse, reply: ContentReply, index: numbe
   writeEvent(response, 'message_stop', { type: 'message_stop' });
   response.end();
 }
+
+/** The text of a Messages request's user turns, tool results included: where a test finds the task a prompt is for. */
+export function userText(body: MessagesRequest | undefined): string {
+  return JSON.stringify((body?.messages ?? []).filter((message) => message.role === 'user'));
+}
+
+/** An overloaded answer (HTTP 529, overloaded_error), as the Messages API gives it. */
+export const kOverloaded: MessagesReply = { kind: 'http-error', status: 529, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } };
+
+/** A rate limit (HTTP 429, rate_limit_error) with a retry-after of `seconds`. */
+export function rateLimited(seconds = 1): MessagesReply {
+  return { kind: 'http-error', status: 429, body: { type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } }, headers: { 'retry-after': String(seconds) } };
+}

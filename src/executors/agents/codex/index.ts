@@ -1,1 +1,2 @@
 export { CodexExecutor, type CodexExecutorOptions } from './executor.js';
+export { codexArgsProblem } from './args.js';

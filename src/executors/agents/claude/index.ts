@@ -1,0 +1,1 @@
+export { ClaudeExecutor, type ClaudeExecutorOptions } from './executor.js';
