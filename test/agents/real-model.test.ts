@@ -297,6 +297,16 @@ describe.skipIf(model === undefined)('the real agent CLIs on the real model', ()
     expect(types).toContain('gc_decision');
   }, kBrainstormTimeoutMs);
 
+  test('a brainstorm session runs end to end through the real claude, the model held to the brainstorm’s rules: every task completes, the GC loop revises once, usage.ndjson holds the model’s token counts', async () => {
+    const { dir, turns } = await agentBrainstorm('claude', { narrow: brainstormRules });
+    const rows = readRows(dir);
+    expect([...rows.values()].filter((row) => row.status !== 'completed').map((row) => `${row.id} ${row.status}: ${row.error}`)).toEqual(['IDEA-004 skipped: Skipped: GC converged (GC-CHECK-002)']);
+    expect([...new Set(turns.map((turn) => turn.task))].sort()).toEqual(['CHALLENGE-001', 'CHALLENGE-002', 'EVAL-001', 'IDEA-001', 'IDEA-002', 'IDEA-003', 'SYNTH-001']);
+    const types = ndjson(join(dir, 'discoveries.ndjson')).map((line) => line['type']);
+    expect(types).toContain('evaluation');
+    expect(types).toContain('gc_decision');
+  }, kBrainstormTimeoutMs);
+
   test('claude -p --json-schema answers with structured_output the model wrote under the schema, and the usage the server reported', async () => {
     replies = await modelReplies(model!);
     messages = await startMessagesServer(replies.messages);
