@@ -42,11 +42,14 @@ export interface LoopbackServer {
   close(): Promise<void>;
 }
 
-/** A reply source: the next scripted reply for a request, or a function of the request. */
-export type Script<R> = R[] | ((request: RecordedRequest, index: number) => R);
+/**
+ * A reply source: the next scripted reply for a request, or a function of the request; the
+ * function may answer later (a promise: model-replies.ts generates the answer with a real model).
+ */
+export type Script<R> = R[] | ((request: RecordedRequest, index: number) => R | Promise<R>);
 
 /** The next reply of a script; a script run out answers with `whenDone`. */
-export function nextReply<R>(script: Script<R>, request: RecordedRequest, index: number, whenDone: R): R {
+export function nextReply<R>(script: Script<R>, request: RecordedRequest, index: number, whenDone: R): R | Promise<R> {
   if (typeof script === 'function') return script(request, index);
   return index < script.length ? script[index]! : whenDone;
 }

@@ -64,7 +64,7 @@ export async function startMessagesServer(script: Script<MessagesReply>): Promis
   let index = 0;
   const hanging: ServerResponse[] = [];
   const server = await startLoopbackServer(
-    (request, response) => {
+    async (request, response) => {
       if (request.method === 'HEAD') {
         response.writeHead(200);
         response.end();
@@ -72,7 +72,7 @@ export async function startMessagesServer(script: Script<MessagesReply>): Promis
       }
       if (request.method === 'POST' && request.url.startsWith('/v1/messages/count_tokens')) return writeJson(response, 200, { input_tokens: 100 });
       if (!isMessages(request)) return writeJson(response, 404, { type: 'error', error: { type: 'not_found_error', message: `no route ${request.method} ${request.url}` } });
-      const reply = nextReply(script, request, index++, {
+      const reply = await nextReply(script, request, index++, {
         kind: 'http-error',
         status: 500,
         body: { type: 'error', error: { type: 'api_error', message: 'the script ran out' } },

@@ -59,12 +59,12 @@ export async function startResponsesServer(script: Script<ResponsesReply>): Prom
   let index = 0;
   const hanging: ServerResponse[] = [];
   const server = await startLoopbackServer(
-    (request, response) => {
+    async (request, response) => {
       if (!isResponses(request)) {
         if (request.method === 'GET' && request.url.startsWith('/v1/models')) return writeJson(response, 200, { object: 'list', data: [] });
         return writeJson(response, 404, { error: { message: `no route ${request.method} ${request.url}` } });
       }
-      const reply = nextReply(script, request, index++, { kind: 'http-error', status: 500, body: { error: { message: 'the script ran out' } } });
+      const reply = await nextReply(script, request, index++, { kind: 'http-error', status: 500, body: { error: { message: 'the script ran out' } } });
       if (reply.kind === 'hang') {
         hanging.push(response);
         return;
