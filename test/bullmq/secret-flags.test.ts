@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { kWorkerExecutorTypes } from '../../src/option-table.js';
 import { kNoSecret, readyWorker, readyWorkerWith, redisForFile } from '../helpers/bullmq-session.js';
 import { runCli } from '../helpers/cli.js';
 import { buildSession, readRows } from '../helpers/session-builder.js';
@@ -115,7 +116,7 @@ describe.runIf(kRunRedisTests)('the secret of a bullmq run and of its workers', 
   });
 
   it.each([
-    [['--executors', 'command,shell'], 'Expected `--executors` to be a comma-separated list of command, module, openai, got `command,shell`'],
+    [['--executors', 'command,shell'], `Expected \`--executors\` to be a comma-separated list of ${kWorkerExecutorTypes.join(', ')}, got \`command,shell\``],
     [['--allow-base-url', 'file:///etc/passwd'], 'Expected `--allow-base-url` to be an http(s) URL without a user or password'],
     [['--allow-base-url', 'http://user:pw@127.0.0.1:1/v1'], 'Expected `--allow-base-url` to be an http(s) URL without a user or password'],
     [['--max-sessions', '0'], 'Expected `--max-sessions` to be a positive integer, got `0`'],

@@ -88,8 +88,9 @@ describe('a hand-edited or torn usage.ndjson', () => {
     // report.html is written and shows the counted tokens.
     const report = await runCli('report', dir);
     expect(report.code, report.stderr).toBe(0);
-    const data = JSON.parse((await runCli('report', dir, '--json')).stdout) as { tokens: { prompt: number; completion: number } };
-    expect(data.tokens).toEqual({ prompt: 360, completion: 90 });
+    const data = JSON.parse((await runCli('report', dir, '--json')).stdout) as { tokens: { prompt: number; completion: number; requests: number; cost_usd: number } };
+    expect(data.tokens).toMatchObject({ prompt: 360, completion: 90, requests: 3, cached: 0, unpriced: 0 });
+    expect(data.tokens.cost_usd).toBeCloseTo(0.45, 10);
 
     // A run with room left runs C: its line is whole, on a line of its own after the cut one.
     const more = await runCli('resume', dir, ...model(), '--max-tokens-total', '10000');
