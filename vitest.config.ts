@@ -28,6 +28,7 @@ const kUnit = [
   'test/reliability/journal-errors.test.ts',
   'test/report/{report-data,wave-contexts}.test.ts',
   'test/schema/**/*.test.ts',
+  'test/text/**/*.test.ts',
 ];
 
 /**

@@ -3,7 +3,11 @@ import { errorLine } from '../text/error-line.js';
 import { formatDuration } from '../knowledge/context-report.js';
 import type { CliIo } from './io.js';
 import { attachBar, type TerminalStream } from './progress-bar.js';
-import { batchProgressLine, endOfRunText, oneLine, type FailedTask } from './summary-text.js';
+import { oneLine } from '../text/one-line.js';
+import { batchProgressLine, endOfRunText, type FailedTask } from './summary-text.js';
+
+/** Characters of a task's findings on its `[DONE]` line. */
+const kFindingsChars = 60;
 
 export type ReporterMode = 'tty' | 'lines' | 'json';
 
@@ -34,7 +38,20 @@ export function attachReporter(
 }
 
 function attachLines(events: RunEmitter, io: CliIo): void {
-  events.on('wave:start', ({ wave, tasks }) => io.stdout(`Wave ${wave}: ${tasks} task(s)\n`));
+  // A task of a later wave can end before its wave's header (a skip: its dependency failed
+  // while its own wave waits). Its line waits for that header, so every task line comes
+  // under the header of its wave. With --schedule eager there are no headers: nothing waits.
+  let lastStarted = 0;
+  const held = new Map<number, string[]>();
+  const release = (wave: number) => {
+    for (const line of held.get(wave) ?? []) io.stdout(line);
+    held.delete(wave);
+  };
+  events.on('wave:start', ({ wave, tasks }) => {
+    io.stdout(`Wave ${wave}: ${tasks} task(s)\n`);
+    lastStarted = Math.max(lastStarted, wave);
+    release(wave);
+  });
   events.on('workers:connected', (count) => io.stdout(`[WORKERS] ${count} worker(s) take the session's jobs\n`));
   events.on('task:retry', (event) =>
     io.stdout(
@@ -43,12 +60,19 @@ function attachLines(events: RunEmitter, io: CliIo): void {
   );
   events.on('task:done', (event) => {
     const tag = event.status === 'completed' ? '[DONE]' : event.status === 'failed' ? '[FAIL]' : '[SKIP]';
-    // Findings show their beginning; an error its whole first line (errorLine).
-    const detail = event.status === 'completed' ? oneLine(event.findings) : errorLine(event.error);
-    io.stdout(`${tag} ${event.id} (wave ${event.wave}, ${formatDuration(event.durationMs)}) -> ${detail}\n`);
+    // Findings show their beginning, cut between words; an error its whole first line (errorLine).
+    const detail = event.status === 'completed' ? oneLine(event.findings, kFindingsChars) : errorLine(event.error);
+    const line = `${tag} ${event.id} (wave ${event.wave}, ${formatDuration(event.durationMs)}) -> ${detail}\n`;
+    if (lastStarted > 0 && event.wave > lastStarted) held.set(event.wave, [...(held.get(event.wave) ?? []), line]);
+    else io.stdout(line);
   });
   events.on('batch:progress', (event) => io.stdout(batchProgressLine(event)));
-  events.on('wave:done', (event) =>
-    io.stdout(`Wave ${event.wave} done: ${event.completed} completed, ${event.failed} failed, ${event.skipped} skipped\n`),
-  );
+  events.on('wave:done', (event) => {
+    release(event.wave);
+    io.stdout(`Wave ${event.wave} done: ${event.completed} completed, ${event.failed} failed, ${event.skipped} skipped\n`);
+  });
+  // A run that stops before a wave starts still shows what ended in it.
+  events.on('run:done', () => {
+    for (const wave of [...held.keys()].sort((a, b) => a - b)) release(wave);
+  });
 }

@@ -11,10 +11,6 @@ export interface FailedTask {
 /** Failures listed at the end; the rest are counted (`csv-wave status` shows them all). */
 const kMaxListedFailures = 20;
 
-export function oneLine(text: string, length = 60): string {
-  return text.replace(/\s+/g, ' ').trim().slice(0, length);
-}
-
 /**
  * What a run prints when it ends, on a terminal or not: the tasks that failed in it, each
  * with its error (a long log or a live bar must not be the only place they show), then the

@@ -4,6 +4,7 @@ import type { TaskRow } from '../core/task.js';
 import { kTaskStatuses, type TaskStatus } from '../schema/row.js';
 import { satisfiesDependents, statusOf } from '../core/skip-cause.js';
 import { errorLine } from '../text/error-line.js';
+import { oneLine } from '../text/one-line.js';
 
 export interface TaskLine {
   /** `[????]` marks a status cell outside the enum: status shows files that would not validate. */
@@ -28,7 +29,7 @@ export function taskLines(table: TasksTable, running: boolean): TaskLine[] {
       tag,
       id: row.id,
       role: row.role,
-      detail: oneLine(detail).slice(0, kDetailLength),
+      detail: oneLine(detail, kDetailLength),
     });
     // An error is shown by its whole first line, never cut inside a word.
     const errorOf = (tag: TaskLine['tag']): TaskLine => ({ tag, id: row.id, role: row.role, detail: errorLine(row.error) });
@@ -55,10 +56,6 @@ function blockersOf(row: TaskRow, byId: Map<string, TaskRow>): string[] {
     const upstream = byId.get(dep);
     return upstream !== undefined && !satisfiesDependents(upstream);
   });
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
 }
 
 /** Tasks per status; a row whose status cell is outside the enum counts in none of them. */

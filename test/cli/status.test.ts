@@ -27,8 +27,8 @@ describe('csv-wave status', () => {
     expect(result.code).toBe(0);
     const taskLines = result.stdout.split('\n').filter((line) => line.startsWith('['));
     expect(taskLines.map(parseLine)).toEqual([
-      // [DONE] shows the first 60 characters of the findings, on one line.
-      { tag: '[DONE]', id: 'IDEA-1', role: 'ideator', detail: 'Twelve ideas were generated across four angles, the stronges' },
+      // [DONE] shows the findings on one line, at most 60 characters, cut between two words.
+      { tag: '[DONE]', id: 'IDEA-1', role: 'ideator', detail: 'Twelve ideas were generated across four angles, the…' },
       // No run holds the lock: the task was left in_progress by a run that is gone.
       { tag: '[INTR]', id: 'IDEA-2', role: 'ideator', detail: 'interrupted: no run holds the lock; resume runs it again' },
       { tag: '[FAIL]', id: 'IDEA-3', role: 'ideator', detail: 'exit code 3: model refused' },
