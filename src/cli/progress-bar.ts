@@ -2,7 +2,7 @@ import cliProgress from 'cli-progress';
 import type { RunEmitter } from '../events/events.js';
 import { errorLine } from '../text/error-line.js';
 import { formatDuration } from '../knowledge/context-report.js';
-import { batchProgressLine, endOfRunText, type FailedTask } from './summary-text.js';
+import { batchProgressLine, endOfRunText, gateLine, type FailedTask } from './summary-text.js';
 
 /** Where the live bar draws: stderr on a terminal, or a fake terminal in tests. */
 export type TerminalStream = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
@@ -59,6 +59,7 @@ export function attachBar(events: RunEmitter, terminal: TerminalStream, failures
   events.on('warning', (message) => printAbove(`warning: ${message}\n`));
   // A batch may take hours: its progress is the only sign of life, and changes seldom.
   events.on('batch:progress', (event) => printAbove(batchProgressLine(event)));
+  events.on('gate:decided', (event) => printAbove(gateLine(event)));
   events.on('run:start', (event) => {
     total = event.total;
     waves = event.waveCount;

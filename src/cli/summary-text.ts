@@ -1,4 +1,5 @@
 import type { BatchProgressEvent, RunSummary } from '../events/events.js';
+import type { GateDecidedEvent } from '../interactive/types.js';
 import { errorLine } from '../text/error-line.js';
 import { formatDuration } from '../knowledge/context-report.js';
 
@@ -43,4 +44,9 @@ export function summaryLine(summary: RunSummary): string {
 /** A batch's progress as the run shows it (`--batch`). */
 export function batchProgressLine(event: BatchProgressEvent): string {
   return `[BATCH] ${event.batch} ${event.status}: ${event.completed} of ${event.total} answered, ${event.failed} failed\n`;
+}
+
+/** A gate's decision as a line of the run's output: `[GATE] DISCUSS-001: Continue deeper (from answers.json)`. */
+export function gateLine(event: GateDecidedEvent): string {
+  return `[GATE] ${event.id}: ${event.label}${event.focus === undefined ? '' : `: ${event.focus.replace(/\s+/g, ' ').trim()}`} (from ${event.source})\n`;
 }

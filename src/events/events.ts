@@ -3,6 +3,7 @@ import type { TaskOutcome, TaskRow } from '../core/task.js';
 import type { TaskStatus } from '../schema/row.js';
 import type { ErrorClass, TokenUsage } from '../executors/types.js';
 import type { StopReason } from '../core/stop-reason.js';
+import type { GateDecidedEvent } from '../interactive/types.js';
 import { emitToEach, listenerFailureText, type ListenerFailure } from './safe-emit.js';
 
 /** What the attempts log needs of an attempt beyond its outcome. */
@@ -98,6 +99,8 @@ export interface RunEvents {
   'workers:connected': [number];
   /** A poll of a batch (`--batch`) found it changed: its status and request counts. */
   'batch:progress': [BatchProgressEvent];
+  /** A discussion gate decided what follows its round (analyze): told when it is taken, before its task's finish is recorded. */
+  'gate:decided': [GateDecidedEvent];
 }
 
 /**

@@ -252,6 +252,7 @@ export class SessionRun {
       files,
       runExecutor: runTask,
       answers: this.#options.answers ?? new NoAnswers(),
+      decided: (event) => events.emit('gate:decided', event),
     });
     const { inFlight } = stop;
     const scheduler = new Scheduler(
