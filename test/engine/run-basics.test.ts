@@ -357,9 +357,9 @@ describe('results and knowledge files', () => {
       artifacts_produced: [],
     });
     expect(read('BROKEN')).toMatchObject({ status: 'failed', findings: '', error: 'Command exited with code 4: it broke' });
-    expect(read('REPORTED')).toMatchObject({ status: 'failed', findings: 'half done', error: 'The task reported failure' });
+    expect(read('REPORTED')).toMatchObject({ status: 'failed', findings: 'half done', error: 'The task reported failure: half done' });
     expect(read('BLOCKED')).toMatchObject({ type: 'synth', status: 'skipped', error: 'Dependency failed or skipped: BROKEN (failed)' });
-    expect(readRows(dir).get('REPORTED')).toMatchObject({ status: 'failed', findings: 'half done', error: 'The task reported failure' });
+    expect(readRows(dir).get('REPORTED')).toMatchObject({ status: 'failed', findings: 'half done', error: 'The task reported failure: half done' });
   });
 
 
