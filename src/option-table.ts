@@ -127,8 +127,8 @@ export const kRunOptionTable = {
     flag: '--threads <n>',
     type: positiveInteger,
     what: 'a positive integer',
-    defaultText: '1 for commands and model calls, min(concurrency, cores) for modules',
-    doc: 'worker threads; tasks that wait (commands, model calls) share threads',
+    defaultText: '1 for model and agent calls, min(concurrency, cores) for modules',
+    doc: 'worker threads of modules, model and agent calls (tasks that wait share them); commands use none, they start from a launcher process',
     commands: kRunCommands,
   }),
   schedule: option({

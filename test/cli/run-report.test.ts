@@ -45,10 +45,13 @@ describe('the run summary counts what ran', () => {
     expect(result.stdout).toMatch(/^Halted: 1 task\(s\) failed/m);
   });
 
-  it('--json gives total, ran and attempts', async () => {
+  it('--json gives total, ran and attempts, and each failed task with its error class and line', async () => {
     const dir = failFirst();
     const result = await runCli('run', dir, '--cmd', failF, '--concurrency', '1', '--retries', '0', '--halt', 'fail=1', '--json');
-    expect(JSON.parse(result.stdout)).toMatchObject({ total: 4, ran: 1, attempts: 1, stopped: 'halt' });
+    const summary = JSON.parse(result.stdout) as { failed: { id: string; error_class: string; error: string }[] };
+    expect(summary).toMatchObject({ total: 4, ran: 1, attempts: 1, stopped: 'halt' });
+    expect(summary.failed).toEqual([{ id: 'f', error_class: 'task-failure', error: readRows(dir).get('f')!.error }]);
+    expect(summary.failed[0]!.error).toMatch(/exit/i);
   });
 
   it('a retried task counts each attempt: "Ran 2 task(s) (3 attempts)"', async () => {
