@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { kLayout } from '../layout.js';
 import type { TaskRow } from '../core/task.js';
 import { NoAnswers } from '../interactive/answers.js';
 import { InteractiveLane } from '../interactive/lane.js';
@@ -341,14 +344,20 @@ export class SessionRun {
     });
 
     const durationMs = performance.now() - this.#startedAt;
-    const finalWaves = new Map(table.rows.map((row) => [row.id, Number(row.wave)]));
-    try {
-      writeContextReport(files, { table, waves: finalWaves, durationMs, stopReason: outcome.reason, pricing: settings.pricing });
-    } catch (error) {
-      this.#warn(`context.md was not written: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    reporter?.final();
     const summary = tally.summary(table.rows, durationMs, outcome);
+    // A run with nothing to run (a finished session run again) leaves the reports of the
+    // run that did the work: context.md keeps its duration, report.html is not rewritten.
+    // A report a killed run never wrote is written.
+    const idle = summary.total === 0 && outcome.exitCode === 0;
+    const finalWaves = new Map(table.rows.map((row) => [row.id, Number(row.wave)]));
+    if (!idle || !existsSync(join(session.dir, kLayout.context))) {
+      try {
+        writeContextReport(files, { table, waves: finalWaves, durationMs, stopReason: outcome.reason, pricing: settings.pricing });
+      } catch (error) {
+        this.#warn(`context.md was not written: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    if (!idle || !existsSync(join(session.dir, kLayout.report))) reporter?.final();
     this.#events.emit('run:done', summary);
     return summary;
   }

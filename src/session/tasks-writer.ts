@@ -80,7 +80,8 @@ export class TasksWriter {
 
   /**
    * Writes the table atomically (temporary file, fsync, rename). Returns false, writing
-   * nothing, if someone else edited the file. The check is repeated right before the
+   * nothing, if someone else edited the file. A table whose text is the file's own bytes
+   * leaves the file untouched, and returns true. The check is repeated right before the
    * rename, so that an edit saved while the new text was serialised and flushed to disk
    * (the slow part, for a big file) is not replaced.
    *
@@ -91,15 +92,25 @@ export class TasksWriter {
     if (this.editedByOthers()) return false;
     const started = performance.now();
     const hash = createHash('sha256');
+    let digest = '';
+    let unchanged = false;
     let replaced: boolean;
     try {
-      replaced = writeFileAtomic(this.#path, hashed(serializeTasksInChunks(this.#table), hash), () => !this.editedByOthers(), this.#write);
+      replaced = writeFileAtomic(this.#path, hashed(serializeTasksInChunks(this.#table), hash), () => {
+        if (this.editedByOthers()) return false;
+        // The same bytes as the file holds (a finished session run again): it is left as it
+        // is, its modification time too, so that a spreadsheet or a watcher sees no change.
+        digest = hash.digest('hex');
+        unchanged = digest === this.#writtenHash;
+        return !unchanged;
+      }, this.#write);
     } catch (error) {
       throw new WaveError('WRITE_FAILED', (error as Error).message, { path: this.#path, cause: error });
     }
+    if (unchanged) return true;
     if (!replaced) return false;
     this.#written = identity(this.#path);
-    this.#writtenHash = hash.digest('hex');
+    this.#writtenHash = digest;
     this.lastWriteAt = performance.now();
     this.lastWriteMs = this.lastWriteAt - started;
     return true;
