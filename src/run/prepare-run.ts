@@ -52,6 +52,8 @@ export async function prepareRun(path: string, request: RunRequest, warn: (messa
     const workdir = runWorkdir(settings.workdir, repository, () => sessionIdOf(session.dir, warn), settings.keepWorktrees);
     fillWaveColumn(held.table.rows, plan.waves);
     const reset = new Set(request.prepare?.(held.table.rows, plan.waves) ?? []);
+    // A person watching the spreadsheet sees `pending`, not an empty cell, once the run has started.
+    for (const row of held.table.rows) if (row.status === '') row.status = 'pending';
     writeFirst(held, {
       // Saved between our read and this write: nothing ran yet, and the journal (if any) stays.
       edited: `${session.displayPath} was changed by someone else while csv-wave was reading it; nothing was run. Run the command again.`,

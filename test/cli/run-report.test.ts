@@ -118,6 +118,22 @@ function skipAheadSession(withD = true): { dir: string; cmd: string } {
   return { dir, cmd };
 }
 
+describe('the status cell of a pending task', () => {
+  it('reads pending once the run has started, not empty', async () => {
+    const { dir, cmd } = skipAheadSession();
+    // buildSession leaves the status cells empty.
+    expect(readRows(dir).get('d')!.status).toBe('');
+    const run = spawnCli('run', dir, '--cmd', cmd, '--concurrency', '2', '--retries', '0');
+    running = { run, dir };
+    await waitFor(() => skipJournaled(dir, 'c'), 'c to be skipped');
+    // b waits for the file go; d, after b, has not started: its cell says so.
+    expect(readRows(dir).get('d')!.status).toBe('pending');
+    writeFileSync(join(dir, 'go'), '');
+    expect((await run.exited).code).toBe(1);
+    running = undefined;
+  });
+});
+
 describe('wave lines come in wave order', () => {
   it('brainstorm: a wave skipped by the GC round that converged is started and done after the wave before it', async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'csv-wave-report-')), 'bs');
