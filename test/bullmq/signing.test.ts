@@ -77,6 +77,9 @@ describe('a worker admits a job', () => {
     ['an unsigned job', jobData(command, 'q', 'j'), /not signed/],
     ['a job signed for another queue', jobData(command, 'other', 'j', kSecret), /does not verify/],
     ['a changed request', { ...jobData(command, 'q', 'j', kSecret), request: { ...command, timeoutMs: 1 } }, /does not verify/],
+    // Signed all the same: its id would name a folder outside the job's (`workdirs/<id>` is emptied first).
+    ['a task id that climbs out', jobData({ ...command, task: { ...command.task, id: '../../home' } }, 'q', 'j', kSecret), /^its task id "\.\.\/\.\.\/home" is not a task id/],
+    ['a task id that is no string', jobData({ ...command, task: { ...command.task, id: 7 as unknown as string } }, 'q', 'j', kSecret), /^its task id "7" is not a task id/],
   ])('%s: refused', (_what, data, why) => {
     const admission = admitJob('q', 'j', data, rules);
     expect(admission.kind).toBe('refuse');

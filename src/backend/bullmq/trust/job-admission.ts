@@ -2,6 +2,7 @@ import { kDefaultClaudeMaxTurns } from '../../../executors/agents/claude/args.js
 import { agentSettingsFor, baseAgentSettings, type AgentOverride, type AgentRowCells, type AgentSpec } from '../../../executors/agents/settings.js';
 import type { AttemptRequest, ExecutorSpec } from '../../../executors/messages.js';
 import { kAnthropicBaseUrl, kOfficialBaseUrl, kWorkerAgentTypes, kWorkerExecutorTypes, kWorkerSandboxes } from '../../../option-table.js';
+import { kTaskIdPattern } from '../../../schema/row.js';
 import type { CodexSandbox } from '../../../schema/session.js';
 import { jobSigned, replySigned, requestDigest, type Signing } from './signing.js';
 import type { JobReplyEnvelope } from '../jobs/job-data.js';
@@ -85,6 +86,11 @@ export function admitJob(queue: string, jobId: string, data: unknown, rules: Wor
   }
   const unsigned = rules.signing.refusal(jobSigned(queue, jobId, digest), job.sig);
   if (unsigned !== undefined) return { kind: 'refuse', why: unsigned };
+  // The id names folders on the worker (`workdirs/<id>`, emptied first): never one with a `/` or a `..` (as every row's id is).
+  const taskId: unknown = request.task?.id;
+  if (typeof taskId !== 'string' || !kTaskIdPattern.test(taskId)) {
+    return { kind: 'refuse', why: `its task id ${JSON.stringify(String(taskId).slice(0, 40))} is not a task id (letters, digits, . _ -)` };
+  }
   const type = request.executor.type;
   if (!rules.executors.has(type as ExecutorType)) {
     return { kind: 'refuse', why: `its executor ${String(type).slice(0, 40)} is not one this worker runs (--executors ${[...rules.executors].join(',')})` };
