@@ -118,11 +118,11 @@ export const kCommandHelp: Readonly<Record<string, CommandHelp>> = {
   worker: {
     examples: [
       ['csv-wave worker --concurrency 16 --secret-file ~/.csv-wave-secret', 'take the jobs of every session run with --backend bullmq on CSV_WAVE_REDIS_URL'],
-      ['csv-wave worker --executors command,codex --secret-file ~/.csv-wave-secret', 'also run codex agents (read-only unless --allow-sandbox)'],
+      ['csv-wave worker --executors command,codex,claude --secret-file ~/.csv-wave-secret', 'also run codex and claude agents (read-only unless --allow-sandbox)'],
     ],
     exitCodes: [
       ['0', 'stopped by a signal after its running jobs finished'],
-      ['2', 'a bad flag, no secret, Redis that cannot be reached, or an agent CLI that cannot run'],
+      ['2', 'a bad flag, no secret, Redis that cannot be reached, or an agent CLI that cannot run (or claude without a login)'],
     ],
   },
 };

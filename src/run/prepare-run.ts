@@ -1,3 +1,4 @@
+import type { BackendChoice } from '../backend/index.js';
 import type { TaskRow } from '../core/task.js';
 import type { PipelineName } from '../schema/session.js';
 import { pipelineFor, SettingsReader, type PipelineSettings } from '../pipelines/index.js';
@@ -14,6 +15,8 @@ import { checkWorktreeRun, runWorkdir, type RunWorkdir } from './workdir/workdir
 /** What a run is asked to do (the fields of RunSessionOptions that preparing it reads). */
 export interface RunRequest extends RunOptions {
   pipeline?: PipelineName;
+  /** Where attempts run: on workers (bullmq), the agents' logins are theirs. @default session.json's `backend`, else local */
+  backend?: BackendChoice | undefined;
   prepare?: (rows: TaskRow[], waves: ReadonlyMap<string, number>) => void | Iterable<string>;
 }
 
@@ -45,7 +48,9 @@ export async function prepareRun(path: string, request: RunRequest, warn: (messa
     const pipelineSettings = pipelineFor(config.pipeline).settings(SettingsReader.of(config.pipeline, config, configFile));
     // A bad executor fails here, once, rather than on every task; so do bad agent settings of roles and rows.
     const agents = checkAgentSettings(settings.executor, held.table.rows, { tasks: session.displayPath, ...(configFile === undefined ? {} : { session: configFile }) }, config.pipeline);
-    await checkExecutor(settings.executor, held.table.columns, session.dir, undefined, agents);
+    // On workers (--backend bullmq) the agents run with the workers' logins, which each worker checks when it starts.
+    const onWorkers = (request.backend ?? config.backend)?.type === 'bullmq';
+    await checkExecutor(settings.executor, held.table.columns, session.dir, undefined, agents, { runHere: !onWorkers });
     // A worktree run outside a repository, from a base that names no commit, or with a task id no branch can take, stops here (exit 2).
     const repository =
       settings.workdir === 'worktree' ? await checkWorktreeRun(session.dir, settings.base, held.table.rows.map((row) => row.id)) : undefined;
