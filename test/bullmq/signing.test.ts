@@ -86,6 +86,34 @@ describe('a worker admits a job', () => {
     if (admission.kind === 'refuse') expect(admission.why).toMatch(why);
   });
 
+  it('a workdir plan names only what a run makes: a task folder, or a worktree at <session>/worktrees/<id> inside its repository on the task\'s branches', () => {
+    const good = { mode: 'worktree', repo: '/srv/repo', base: 'a'.repeat(40), branch: 'csv-wave/s-1/A', replaced: 'csv-wave-replaced/s-1/A', path: '/srv/repo/work/ses/worktrees/A', keep: false };
+    const admitted = (workdir: unknown) => {
+      const request = { ...command, workdir } as typeof command;
+      const admission = admitJob('q', 'j', jobData(request, 'q', 'j', kSecret), rules);
+      return admission.kind === 'run' ? 'run' : admission.why;
+    };
+    expect(admitted(undefined)).toBe('run');
+    expect(admitted({ mode: 'task' })).toBe('run');
+    expect(admitted(good)).toBe('run');
+    const refused: [string, unknown, RegExp][] = [
+      ['a task plan with more', { mode: 'task', path: '/etc' }, /holds more than its mode/],
+      ['another mode', { mode: 'home' }, /is not task or worktree/],
+      ['a folder outside the repository', { ...good, path: '/home/u/worktrees/A' }, /is not <session>\/worktrees\/A inside its repository/],
+      ['a folder that climbs out', { ...good, path: '/srv/repo/../../home/worktrees/A' }, /is not <session>\/worktrees\/A/],
+      ['another task\'s folder', { ...good, path: '/srv/repo/ses/worktrees/B' }, /is not <session>\/worktrees\/A/],
+      ['a folder not under worktrees/', { ...good, path: '/srv/repo/src/A' }, /is not <session>\/worktrees\/A/],
+      ['the root as repository', { ...good, repo: '/', path: '/x/worktrees/A' }, /names no repository folder/],
+      ['a relative repository', { ...good, repo: 'repo' }, /names no repository folder/],
+      ['a base that is a ref', { ...good, base: 'main' }, /is not a commit hash/],
+      ['another branch', { ...good, branch: 'main' }, /branches are not the task's own/],
+      ['another task\'s branch', { ...good, branch: 'csv-wave/s-1/B' }, /branches are not the task's own/],
+      ['a replaced branch elsewhere', { ...good, replaced: 'refs/heads/main' }, /branches are not the task's own/],
+      ['an unknown field', { ...good, hook: 'x' }, /which this worker does not know/],
+    ];
+    for (const [what, plan, why] of refused) expect(admitted(plan), what).toMatch(why);
+  });
+
   it('a model server is compared by scheme, host, port and path; one with credentials is none', () => {
     expect(baseUrlKey('https://API.openai.com/v1/')).toBe('https://api.openai.com/v1');
     expect(baseUrlKey('http://127.0.0.1:8080/v1?x=1#y')).toBe('http://127.0.0.1:8080/v1');

@@ -1,7 +1,8 @@
+import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { kDefaultClaudeMaxTurns } from '../../../executors/agents/claude/args.js';
 import { agentSettingsFor, baseAgentSettings, type AgentOverride, type AgentRowCells, type AgentSpec } from '../../../executors/agents/settings.js';
 import type { AttemptRequest, ExecutorSpec } from '../../../executors/messages.js';
-import { kAnthropicBaseUrl, kOfficialBaseUrl, kWorkerAgentTypes, kWorkerExecutorTypes, kWorkerSandboxes } from '../../../option-table.js';
+import { kAnthropicBaseUrl, kOfficialBaseUrl, kSessionIdPattern, kWorkerAgentTypes, kWorkerExecutorTypes, kWorkerSandboxes } from '../../../option-table.js';
 import { kTaskIdPattern } from '../../../schema/row.js';
 import type { CodexSandbox } from '../../../schema/session.js';
 import { jobSigned, replySigned, requestDigest, type Signing } from './signing.js';
@@ -91,6 +92,8 @@ export function admitJob(queue: string, jobId: string, data: unknown, rules: Wor
   if (typeof taskId !== 'string' || !kTaskIdPattern.test(taskId)) {
     return { kind: 'refuse', why: `its task id ${JSON.stringify(String(taskId).slice(0, 40))} is not a task id (letters, digits, . _ -)` };
   }
+  const misplaced = workdirRefusal(request.workdir, taskId);
+  if (misplaced !== undefined) return { kind: 'refuse', why: misplaced };
   const type = request.executor.type;
   if (!rules.executors.has(type as ExecutorType)) {
     return { kind: 'refuse', why: `its executor ${String(type).slice(0, 40)} is not one this worker runs (--executors ${[...rules.executors].join(',')})` };
@@ -112,6 +115,36 @@ export function admitJob(queue: string, jobId: string, data: unknown, rules: Wor
     }
   }
   return { kind: 'run', request, digest };
+}
+
+/** The fields a worktree plan has (executors/workdir/workdir-plan.ts WorktreePlan). */
+const kWorktreePlanKeys = ['mode', 'repo', 'base', 'branch', 'replaced', 'path', 'keep'];
+
+/**
+ * Why a job's workdir plan is refused, or undefined. The worker empties the plan's folder
+ * and runs git there, so a plan may name only what the run itself makes: `task` (a folder
+ * of the job's own), or a worktree at `<…>/worktrees/<task id>` inside the repository it
+ * names, on the task's own branches, from a commit named by its hash.
+ */
+export function workdirRefusal(plan: unknown, taskId: string): string | undefined {
+  if (plan === undefined) return undefined;
+  if (plan === null || typeof plan !== 'object' || Array.isArray(plan)) return 'its workdir plan is not an object';
+  const fields = plan as Record<string, unknown>;
+  if (fields['mode'] === 'task') return Object.keys(fields).length === 1 ? undefined : 'its workdir plan holds more than its mode';
+  if (fields['mode'] !== 'worktree') return `its workdir mode ${JSON.stringify(String(fields['mode']).slice(0, 40))} is not task or worktree`;
+  const extra = Object.keys(fields).filter((key) => !kWorktreePlanKeys.includes(key));
+  if (extra.length > 0) return `its worktree plan holds ${shownKeys(extra)}, which this worker does not know (a newer coordinator?) and so does not run`;
+  const { repo, path, base, branch, replaced, keep } = fields;
+  const plain = (value: unknown): value is string => typeof value === 'string' && isAbsolute(value) && resolve(value) === value && !value.includes('\0');
+  if (!plain(repo) || repo === '/') return 'its worktree plan names no repository folder (an absolute path)';
+  if (!plain(path) || !path.startsWith(`${repo}/`) || basename(path) !== taskId || basename(dirname(path)) !== 'worktrees') {
+    return `its worktree folder ${JSON.stringify(String(path).slice(0, 200))} is not <session>/worktrees/${taskId} inside its repository`;
+  }
+  if (typeof base !== 'string' || !/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(base)) return 'its worktree base is not a commit hash';
+  const ours = (value: unknown, prefix: string) => typeof value === 'string' && value.startsWith(prefix) && value.endsWith(`/${taskId}`) && kSessionIdPattern.test(value.slice(prefix.length, -taskId.length - 1));
+  if (!ours(branch, 'csv-wave/') || !ours(replaced, 'csv-wave-replaced/')) return `its worktree branches are not the task's own (csv-wave/<session id>/${taskId})`;
+  if (typeof keep !== 'boolean') return 'its worktree plan says neither keep nor not';
+  return undefined;
 }
 
 function isAgentType(type: string): type is AgentType {
