@@ -3,7 +3,7 @@ import { WaveError, type Violation } from '../errors.js';
 import { kCr, kLf, lineCounter } from './byte-lines.js';
 import { CsvSyntaxError, readCsvRecords } from './csv-records.js';
 import { formatCount, isKnownColumn, kOutputColumns, kRequiredColumns, showCell } from './columns.js';
-import { kTaskColumns, emptyRow, type TaskRow } from '../core/task.js';
+import { emptyRow, type TaskRow } from '../core/task.js';
 import { unguardCell } from '../text/formula-guard.js';
 import type { FileFormat, TasksTable } from './tasks-table.js';
 import { decodeUtf8Text, nulByteProblem } from './utf8-text.js';
@@ -55,6 +55,7 @@ export function parseTasks(text: string, path = 'tasks.csv', options: ReadOption
   // before a bad header, and every ragged row at once, as when the whole file was parsed first.
   let header: string[] | undefined;
   let headerEnd = 0;
+  let headerLine = 1;
   let headerProblem: WaveError | undefined;
   let buildRow: ((fields: string[], line: number) => TaskRow) | undefined;
   let previousEnd = 0;
@@ -73,6 +74,7 @@ export function parseTasks(text: string, path = 'tasks.csv', options: ReadOption
       if (header === undefined) {
         header = record.map((name) => name.trim());
         headerEnd = end;
+        headerLine = line;
         headerProblem = headerError(header, line, path);
         if (headerProblem === undefined) buildRow = rowBuilder(header);
       } else if (record.length !== header.length) {
@@ -110,7 +112,7 @@ export function parseTasks(text: string, path = 'tasks.csv', options: ReadOption
   if (raggedRows.length > 0) {
     throw new WaveError('CSV_PARSE', raggedRows[0]!.message, { path, violations: raggedRows });
   }
-  return { columns: withSeedColumns(header), rows, format };
+  return { columns: [...header], rows, format, headerLine };
 }
 
 /**
@@ -205,12 +207,4 @@ function parseErrorDetail(error: CsvSyntaxError, header: readonly string[] | und
       return `unexpected ${what} after the closing quote of ${field}: double the quotes inside a quoted field`;
     }
   }
-}
-
-/** The file's own columns, followed by any seed column it lacks (in seed order). */
-function withSeedColumns(header: string[]): string[] {
-  const columns = [...header];
-  const present = new Set(header);
-  for (const column of kTaskColumns) if (!present.has(column)) columns.push(column);
-  return columns;
 }

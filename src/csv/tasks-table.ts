@@ -18,6 +18,8 @@ export interface TasksTable {
   columns: string[];
   rows: TaskRow[];
   format: FileFormat;
+  /** The file line of the header (blank lines may come before it). @default 1 */
+  headerLine?: number;
 }
 
 /** Every cell of a row by column name: the known columns and the person's own. */

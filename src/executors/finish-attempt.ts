@@ -102,7 +102,7 @@ export function finishAttempt(
  * model's contract asks to say what was tried and why it failed (a model answer has no
  * other place for its reason). The reply rules clean it as every error.
  */
-function failureText(error: string | undefined, findings: string): string {
+export function failureText(error: string | undefined, findings: string): string {
   if (error !== undefined && error.trim() !== '') return error;
   const reason = errorLine(findings);
   return reason === '' ? 'The task reported failure' : `The task reported failure: ${reason}`;

@@ -1,5 +1,8 @@
 import type { BackendChoice } from '../backend/index.js';
 import type { TaskRow } from '../core/task.js';
+import { showCell } from '../csv/columns.js';
+import { WaveError } from '../errors.js';
+import { isAgentKind } from '../executors/agents/settings.js';
 import type { PipelineName } from '../schema/session.js';
 import { pipelineFor, SettingsReader, type PipelineSettings } from '../pipelines/index.js';
 import { checkAgentSettings } from '../options/agent-settings-check.js';
@@ -44,6 +47,11 @@ export async function prepareRun(path: string, request: RunRequest, warn: (messa
   const held = prepareSession(session, { hold: { warn, run: true }, bom: settings.bom ?? session.config.bom });
   try {
     const plan = planTasks(held);
+    // A plain batch needs no description, but a prompt does: a model or agent task without one is refused at its row.
+    if (settings.executor.type === 'openai' || isAgentKind(settings.executor.type)) {
+      const violations = held.table.rows.filter((row) => row.description.trim() === '').map((row) => ({ line: row.line, message: `Empty description for task: ${showCell(row.id)} (a ${settings.executor.type} task's prompt is its description)` }));
+      if (violations.length > 0) throw new WaveError('INVALID_TASKS', `${violations.length} problem(s) in ${session.displayPath}`, { path: session.displayPath, violations });
+    }
     const { config, configFile } = held.session;
     const pipelineSettings = pipelineFor(config.pipeline).settings(SettingsReader.of(config.pipeline, config, configFile));
     // A bad executor fails here, once, rather than on every task; so do bad agent settings of roles and rows.

@@ -9,6 +9,7 @@ import { settlePipeline, type Session, type SettledSession } from './session.js'
 import { checkSessionOwner, claimSession } from './session-owner.js';
 import { removeStaleTemporaries } from './stale-temporaries.js';
 import { TasksWriter } from './tasks-writer.js';
+import { withPipelineColumns } from './pipeline-columns.js';
 import { validateTasks, type TaskPlan } from './validate.js';
 
 /** How a command that changes the session (run, revise) holds it. */
@@ -60,7 +61,8 @@ export function prepareSession(session: Session, steps: PrepareSteps = {}): Read
   const lock = hold ? SessionLock.acquire(session.dir, hold.warn) : undefined;
   try {
     const read = hold ? readHeld(session, hold) : { table: readSessionTasks(session) };
-    settlePipeline(session, read.table.rows.map((row) => row.role));
+    const pipeline = settlePipeline(session, read.table.rows.map((row) => row.role));
+    withPipelineColumns(read.table, pipeline, session.displayPath);
     if (steps.bom) read.table.format.bom = true;
     return { session: session as SettledSession, ...read, ...(lock ? { lock } : {}) };
   } catch (error) {

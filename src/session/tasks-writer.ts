@@ -7,6 +7,7 @@ import { serializeTasksInChunks } from '../csv/serialize-tasks.js';
 import type { TasksTable } from '../csv/tasks-table.js';
 import type { WriteFn } from '../files/write-all.js';
 import { WaveError } from '../errors.js';
+import { addFilledColumns } from './pipeline-columns.js';
 
 interface FileIdentity {
   ino: number;
@@ -91,6 +92,7 @@ export class TasksWriter {
   write(): boolean {
     if (this.editedByOthers()) return false;
     const started = performance.now();
+    addFilledColumns(this.#table);
     const hash = createHash('sha256');
     let digest = '';
     let unchanged = false;

@@ -1,0 +1,40 @@
+import { kPriorityColumn, kTaskColumns, type KnownColumn } from '../core/task.js';
+import { cellReader, type TasksTable } from '../csv/tasks-table.js';
+import { WaveError, type Violation } from '../errors.js';
+import { pipelineFor } from '../pipelines/pipeline-for.js';
+import type { PipelineName } from '../schema/session.js';
+
+/**
+ * tasks.csv's columns as its pipeline wants them: refused (CSV_MISSING_COLUMN, at the
+ * header's line) when it lacks one the pipeline requires; otherwise the columns a run
+ * writes are added after the file's own, in the seed's order. A plain batch keeps its own
+ * columns and gets only wave, status, findings and error. `require: false` (status, the
+ * report: they show any file) adds the columns without refusing.
+ */
+export function withPipelineColumns(table: TasksTable, pipeline: PipelineName, path: string, require = true): TasksTable {
+  const { required, written } = pipelineFor(pipeline).columns;
+  const present = new Set(table.columns);
+  const violations: Violation[] = required
+    .filter((name) => !present.has(name))
+    .map((name) => ({ line: table.headerLine ?? 1, message: `Missing required column: ${name} (the ${pipeline} pipeline needs it)` }));
+  if (require && violations.length > 0) throw new WaveError('CSV_MISSING_COLUMN', violations[0]!.message, { path, violations });
+  for (const column of written) if (!present.has(column)) table.columns.push(column);
+  return table;
+}
+
+/** Every column csv-wave knows, in the seed's order, then priority. */
+const kKnownColumns: readonly KnownColumn[] = [...kTaskColumns, kPriorityColumn];
+
+/**
+ * Adds the known columns the file lacks but some row now fills (a generic challenger's
+ * gc_signal, a revision's deps): without the column its cell would not reach the file.
+ * Called before each write; a column once added stays.
+ */
+export function addFilledColumns(table: TasksTable): void {
+  const present = new Set(table.columns);
+  for (const column of kKnownColumns) {
+    if (present.has(column)) continue;
+    const cell = cellReader(column);
+    if (table.rows.some((row) => cell(row) !== '')) table.columns.push(column);
+  }
+}
