@@ -10,7 +10,7 @@ import { buildSession, readRows } from '../helpers/session-builder.js';
 /**
  * report.html as a CI run page, in Chromium: the timeline of one run at a time, the task
  * table with the session's own columns and the run's measures, the cost and what failed
- * tasks spent.
+ * tasks spent, and the address's #view.
  */
 let browser: WatchedBrowser;
 
@@ -291,6 +291,36 @@ describe('the task table, the DAG and the cost (real browser)', () => {
       const shown = await fact('#detail', 'cost');
       expect(context).toMatch(new RegExp(`^\\| ${id} \\|.*\\| ${shown!.replace(/[$.]/g, '\\$&')} \\|$`, 'm'));
     }
+    expect(browser.consoleErrors).toEqual([]);
+  });
+});
+
+describe('the address\'s #view (real browser)', () => {
+  test('a tab click puts the view in the address; a new #view switches the view; back and forward go through them', async () => {
+    const dir = buildSession([{ id: 'A', description: 'a', role: 'r' }]);
+    expect((await runCli('run', dir, '--cmd', 'echo ok')).code).toBe(0);
+    const page = await open(dir);
+    const shows = (view: string) => page.waitForSelector(`#view-${view}:not([hidden])`);
+    await shows('summary');
+    // Set once: still there at the end, so no view switch below reloaded the page.
+    await page.evaluate('window.__kept = 1');
+    await page.click('#tab-tasks');
+    await shows('tasks');
+    await page.waitForFunction("location.hash === '#tasks'");
+    await page.evaluate("location.hash = 'timeline'");
+    await shows('timeline');
+    expect(await page.getAttribute('#tab-timeline', 'aria-selected')).toBe('true');
+    await page.goBack();
+    await shows('tasks');
+    await page.goBack();
+    await shows('summary');
+    await page.goForward();
+    await shows('tasks');
+    // A name that is no view (an object's own method) opens the summary.
+    await page.evaluate("location.hash = 'constructor'");
+    await shows('summary');
+    expect(await page.locator('main section:not([hidden])').count()).toBe(1);
+    expect(await page.evaluate('window.__kept')).toBe(1);
     expect(browser.consoleErrors).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The report page's script, part 1: data, helpers, tabs, summary, task details, failures. Every text from a task or a model is shown with
+ * The report page's script, part 1: data, helpers, tabs (and the address's `#view`), summary, task details, failures. Every text from a task or a model is shown with
  * textContent or an SVG text node, never parsed as HTML; links are relative paths only.
  * Plain ES5-style JavaScript in a string: it runs in the browser, not in Node.
  */
@@ -86,7 +86,11 @@ function buildShell() {
     var b = el('button', null, LABELS[view]);
     b.id = 'tab-' + view;
     b.setAttribute('role', 'tab');
-    b.addEventListener('click', function () { show(view); });
+    // The address says the view: the back button goes to the view before (hashchange below).
+    b.addEventListener('click', function () {
+      show(view);
+      if (location.hash !== '#' + view) location.hash = view;
+    });
     tabs[view] = b;
     nav.appendChild(b);
   });
@@ -115,7 +119,14 @@ function renderHeader() {
   document.getElementById('generated').textContent = 'written ' + D.generated + (D.live ? live : '');
 }
 
+/** The view the address names (report.html#timeline), or the summary. */
+function viewInAddress() {
+  var view = location.hash.slice(1);
+  return VIEWS.indexOf(view) >= 0 ? view : 'summary';
+}
+
 function show(view) {
+  if (view === current && rendered[view]) return;
   current = view;
   VIEWS.forEach(function (v) {
     sections[v].hidden = v !== view;

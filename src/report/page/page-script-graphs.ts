@@ -124,8 +124,10 @@ function drawAggregates(root, box) {
 reindex();
 buildShell();
 renderHeader();
-// A view can be linked to: report.html#timeline opens on the timeline.
-show(VIEWS.indexOf(location.hash.slice(1)) >= 0 ? location.hash.slice(1) : 'summary');
+// A view can be linked to: report.html#timeline opens on the timeline. A new #view in the
+// address (typed, or the back button after a tab) switches to it.
+show(viewInAddress());
+window.addEventListener('hashchange', function () { show(viewInAddress()); });
 var updates = 0;
 document.body.setAttribute('data-updates', '0');
 if (D.live && /^https?:$/.test(location.protocol) && typeof EventSource === 'function') {
