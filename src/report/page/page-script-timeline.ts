@@ -6,7 +6,8 @@
  * the buttons or Ctrl+wheel, pan by dragging or a sideways wheel.
  */
 export const kPageScriptTimeline = String.raw`
-var TL_NAME_W = 200, TL_ROW_H = 22, TL_TOP = 48;
+// TL_RIGHT: room right of the run's end, for the label of a wave that starts there.
+var TL_NAME_W = 200, TL_ROW_H = 22, TL_TOP = 48, TL_RIGHT = 56;
 // Ticks fall on these steps (ms): the first at least 90 px apart at the zoom.
 var TICK_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 15e3, 3e4, 6e4, 12e4, 3e5, 6e5, 9e5, 18e5, 36e5, 72e5, 108e5, 216e5, 432e5, 864e5];
 /** The run picked in the selector (its id), or null for the latest: a new run shows when it starts. */
@@ -136,7 +137,7 @@ function drawTimeline(root, run, buttons) {
     height = Math.max(TL_TOP + TL_ROW_H, Math.min(wrap.clientHeight, TL_TOP + tasks.length * TL_ROW_H));
     s.setAttribute('width', String(width));
     s.setAttribute('height', String(height));
-    k0 = (width - TL_NAME_W - 16) / end;
+    k0 = (width - TL_NAME_W - TL_RIGHT) / end;
   }
   size();
   k = k0;
@@ -210,8 +211,9 @@ function drawTimeline(root, run, buttons) {
       }
     }
 
-    // Wave starts: a line each, and a label where one fits in one of two lines without
-    // touching another (zoom in to see the others).
+    // Wave starts: a line each across the rows, and a label above it where one fits in one
+    // of two lines without touching another (zoom in to see the others). No line crosses the
+    // head, so that none runs through a label.
     var ends = [-Infinity, -Infinity];
     waves.forEach(function (wave) {
       var xw = x(wave.at);
@@ -225,7 +227,6 @@ function drawTimeline(root, run, buttons) {
       if (line < 0) { head.removeChild(label); return; }
       label.setAttribute('y', String(12 + line * 13));
       ends[line] = xw + 3 + length;
-      head.appendChild(svg('line', { x1: xw, x2: xw, y1: 2 + line * 13, y2: TL_TOP, stroke: '#5f6b76', 'stroke-dasharray': '3 3' }));
     });
   }
   var scheduled = false;
