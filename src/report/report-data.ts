@@ -45,9 +45,10 @@ export interface TaskDetail {
 }
 
 /**
- * Tokens and cost as usage.ndjson recorded them. A line has a cost when the CLI reported one
- * or the run that wrote it knew the model's price (session.json `pricing`); `unpriced`
- * counts the requests without one, so that a cost is never shown as complete when it is not.
+ * Tokens and cost from usage.ndjson, counted by readUsage as status and context.md count them.
+ * A line's cost is its own (the CLI reported one, or the run that wrote it knew the model's
+ * price), else its model's price in the pricing the report was built with; `unpriced`
+ * counts the requests without either, so that a cost is never shown as complete when it is not.
  */
 export interface ReportUsage {
   requests: number;
