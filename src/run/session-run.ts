@@ -6,6 +6,7 @@ import { NoAnswers } from '../interactive/answers.js';
 import { InteractiveLane } from '../interactive/lane.js';
 import type { AnswerSource, InteractiveHandler } from '../interactive/types.js';
 import { writeContextReport } from '../knowledge/context-report.js';
+import type { PriceTable } from '../knowledge/pricing.js';
 import { pipelineFor } from '../pipelines/pipeline-for.js';
 import type { PipelineName } from '../schema/session.js';
 import { chooseBackend, openBackend, type BackendChoice, type BackendPlan, type ExecutionBackend } from '../backend/index.js';
@@ -89,8 +90,8 @@ export interface RunReport {
   readonly waveContexts?: WaveFilesSeen;
 }
 
-/** Builds the run's report once the session is open and its tasks read. */
-export type RunReportFactory = (sessionDir: string, table: TasksTable, warn: (message: string) => void) => RunReport;
+/** Builds the run's report once the session is open and its tasks read; `pricing` prices usage lines as context.md does. */
+export type RunReportFactory = (sessionDir: string, table: TasksTable, warn: (message: string) => void, pricing?: PriceTable) => RunReport;
 
 
 /** How a run tells what happens: its events, and its warnings among them. */
@@ -205,7 +206,7 @@ export class SessionRun {
       throw error;
     }
     // report.html at each wave end shows the attempts of the wave: they are flushed first.
-    const reporter = this.#options.report?.(session.dir, table, warn);
+    const reporter = this.#options.report?.(session.dir, table, warn, settings.pricing);
     events.on('wave:done', () => {
       journal.flush();
       reporter?.waveEnd();
