@@ -14,7 +14,7 @@ import { genericStarterTasks } from '../pipelines/generic/starter.js';
 import type { PipelineName, SessionConfig } from '../schema/session.js';
 import { SessionLock } from '../session/lock.js';
 import { validateTasks } from '../session/validate.js';
-import { withPipelineColumns } from '../session/pipeline-columns.js';
+import { withPipelineColumns } from '../pipelines/pipeline-columns.js';
 import { fillWaveColumn } from '../core/wave-column.js';
 import { writeWholeFile } from '../files/write-all.js';
 import { isWaveFile, kLayout, kRunOutputs } from '../layout.js';

@@ -2,7 +2,7 @@ import { kPriorityColumn, kTaskColumns, type KnownColumn, type SeedColumn } from
 
 /**
  * The column without which no row is a task; the others default to empty. A pipeline asks
- * for more (the seeds' pipelines: a description and a role): session/pipeline-columns.ts.
+ * for more (the seeds' pipelines: a description and a role): pipelines/pipeline-columns.ts.
  */
 export const kRequiredColumns: readonly SeedColumn[] = ['id'];
 

@@ -2,7 +2,7 @@ import type { TasksTable } from '../csv/tasks-table.js';
 import { readJournal, replayJournal } from '../session/journal.js';
 import { readSessionTasks } from '../session/prepare-session.js';
 import { settlePipeline, type Session } from '../session/session.js';
-import { withPipelineColumns } from '../session/pipeline-columns.js';
+import { withPipelineColumns } from '../pipelines/pipeline-columns.js';
 import { checkSessionOwner } from '../session/session-owner.js';
 
 /**

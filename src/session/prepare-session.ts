@@ -9,7 +9,7 @@ import { settlePipeline, type Session, type SettledSession } from './session.js'
 import { checkSessionOwner, claimSession } from './session-owner.js';
 import { removeStaleTemporaries } from './stale-temporaries.js';
 import { TasksWriter } from './tasks-writer.js';
-import { withPipelineColumns } from './pipeline-columns.js';
+import { withPipelineColumns } from '../pipelines/pipeline-columns.js';
 import { validateTasks, type TaskPlan } from './validate.js';
 
 /** How a command that changes the session (run, revise) holds it. */

@@ -7,7 +7,7 @@ import { serializeTasksInChunks } from '../csv/serialize-tasks.js';
 import type { TasksTable } from '../csv/tasks-table.js';
 import type { WriteFn } from '../files/write-all.js';
 import { WaveError } from '../errors.js';
-import { addFilledColumns } from './pipeline-columns.js';
+import { addFilledColumns } from '../pipelines/pipeline-columns.js';
 
 interface FileIdentity {
   ino: number;

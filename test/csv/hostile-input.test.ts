@@ -9,7 +9,7 @@ import { showCell } from '../../src/csv/columns.js';
 import { splitList } from '../../src/core/id-list.js';
 import { decodeUtf8Text, textProblem } from '../../src/csv/utf8-text.js';
 import { kDefaultMaxRows, parseTasks, readTasksFile } from '../../src/csv/parse-tasks.js';
-import { withPipelineColumns } from '../../src/session/pipeline-columns.js';
+import { withPipelineColumns } from '../../src/pipelines/pipeline-columns.js';
 import { serializeTasks } from '../../src/csv/serialize-tasks.js';
 import { serializeWaveFile } from '../../src/csv/wave-file.js';
 import { readSessionConfig } from '../../src/session/session.js';

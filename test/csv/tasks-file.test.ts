@@ -6,7 +6,7 @@ import { describe, expect, test } from 'vitest';
 import { kTaskColumns, emptyRow } from '../../src/core/task.js';
 import type { TasksTable } from '../../src/csv/tasks-table.js';
 import { parseTasks } from '../../src/csv/parse-tasks.js';
-import { withPipelineColumns } from '../../src/session/pipeline-columns.js';
+import { withPipelineColumns } from '../../src/pipelines/pipeline-columns.js';
 import { serializeTasks, writeTasksFile } from '../../src/csv/serialize-tasks.js';
 import { expectWaveError } from '../helpers/wave-error.js';
 

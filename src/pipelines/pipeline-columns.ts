@@ -1,7 +1,7 @@
 import { kPriorityColumn, kTaskColumns, type KnownColumn } from '../core/task.js';
 import { cellReader, type TasksTable } from '../csv/tasks-table.js';
 import { WaveError, type Violation } from '../errors.js';
-import { pipelineFor } from '../pipelines/pipeline-for.js';
+import { pipelineFor } from './pipeline-for.js';
 import type { PipelineName } from '../schema/session.js';
 
 /**
