@@ -88,7 +88,8 @@ export function countByWave(table: TasksTable, waves: Map<string, number>): Map<
 
 /** A row as `status --json` shows it: every column by name, cells as the task produced them. */
 export function rowObject(table: TasksTable, row: TaskRow): Record<string, string> {
+  // Defined, not assigned: a column named `__proto__` is a key like any other.
   const object: Record<string, string> = {};
-  for (const column of table.columns) object[column] = cellOf(row, column);
+  for (const column of table.columns) Object.defineProperty(object, column, { value: cellOf(row, column), enumerable: true, writable: true, configurable: true });
   return object;
 }

@@ -59,4 +59,17 @@ describe('a plain batch needs only an id and something to run', () => {
     writeFileSync(join(dir, 'tasks.csv'), 'id,description,role\nA,,ideator\n');
     expect((await runCli('validate', dir)).stderr).toContain('tasks.csv:2: Empty description for task: A');
   });
+
+  test('columns named __proto__ and constructor are cells like any other: in the command, the file and status --json', async () => {
+    const dir = buildSession('id,__proto__,constructor\na,p1,c1\n');
+    const run = await runCli('run', dir, '--cmd', 'echo [{__proto__}] [{constructor}] [{toString}]');
+    expect(run.code, run.stderr).toBe(0);
+    const text = readFileSync(join(dir, 'tasks.csv'), 'utf8');
+    expect(text.split('\n')[0]).toBe('id,__proto__,constructor,wave,status,findings,error');
+    const status = JSON.parse((await runCli('status', dir, '--json')).stdout) as { tasks: Record<string, unknown>[] };
+    expect(Object.getOwnPropertyDescriptor(status.tasks[0], '__proto__')?.value).toBe('p1');
+    expect(status.tasks[0]!['constructor']).toBe('c1');
+    // A name no column has stays as written, whatever Object.prototype holds.
+    expect(status.tasks[0]!['findings']).toBe('[p1] [c1] [{toString}]');
+  });
 });
