@@ -1,7 +1,7 @@
 import type { ExecutionBackend } from '../backend/execution-backend.js';
 import { isAgentKind } from '../executors/agents/settings.js';
 import { finishAttempt } from '../executors/finish-attempt.js';
-import type { AttemptRequest, TaskLimits, WorkerReply, WorkerRequest } from '../executors/messages.js';
+import type { AttemptReply, AttemptRequest, TaskLimits, WorkerReply, WorkerRequest } from '../executors/messages.js';
 import { workerErrorReply } from '../executors/worker-error.js';
 import { buildPromptContext } from '../knowledge/prompt-context.js';
 import type { SessionFileWriter } from '../layout.js';
@@ -52,10 +52,15 @@ export function createTaskRunner(setup: TaskRunnerSetup): (request: WorkerReques
     }
     const { id, attempt: number } = request.task;
     // No signal: no single attempt is aborted, a run that stops takes its tasks back and
-    // cancels them all at once (ExecutionBackend.cancelAll).
-    return backend.submit(attempt).then((reply) => {
-      // Every attempt's tokens count, the retried and the refused ones too.
+    // cancels them all at once (ExecutionBackend.cancelAll). Every attempt's tokens count,
+    // the retried and the refused ones too: as early as the backend tells the reply.
+    let counted = false;
+    const count = (reply: AttemptReply) => {
+      counted = true;
       sink.attemptUsage?.(id, number, reply);
+    };
+    return backend.submit(attempt, undefined, count).then((reply) => {
+      if (!counted) count(reply);
       return sink.attemptFiles(id, reply);
     });
   };

@@ -44,11 +44,11 @@ export class LocalBackend implements ExecutionBackend {
     this.#endpoint = options.endpointConcurrency === undefined ? undefined : pLimit(options.endpointConcurrency);
   }
 
-  submit(request: AttemptRequest, signal?: AbortSignal): Promise<AttemptReply> {
+  submit(request: AttemptRequest, signal?: AbortSignal, replied?: (reply: AttemptReply) => void): Promise<AttemptReply> {
     if (signal?.aborted) return Promise.reject(abortError(signal.reason));
     // The pool would answer a worker crash, and the scheduler retry it: a closed backend is a bug of its caller.
     if (this.#closed) return Promise.reject(new Error('The local backend is closed: it runs no more attempts'));
-    const work = this.#run(request);
+    const work = this.#run(request, replied);
     return new Promise<AttemptReply>((resolve, reject) => {
       const onAbort = () => {
         cancel(abortError(signal?.reason));
@@ -107,10 +107,19 @@ export class LocalBackend implements ExecutionBackend {
     await Promise.all([this.#pool?.close(), this.#launchers.close()]);
   }
 
-  #run(request: AttemptRequest): Promise<AttemptReply> {
+  #run(request: AttemptRequest, replied: ((reply: AttemptReply) => void) | undefined): Promise<AttemptReply> {
     if (request.executor.type === 'command') return this.#launchers.run(request);
     const pool = (this.#pool ??= new WorkerPool(this.#options));
-    // Held back, a waiting attempt frees its slot at once: the next one is held back too.
-    return this.#endpoint ? this.#endpoint(() => (this.#held ? Promise.reject(new AttemptNotRun()) : pool.run(request))) : pool.run(request);
+    if (!this.#endpoint) return pool.run(request);
+    // Held back, a waiting attempt frees its slot at once: the next one is held back too. A
+    // reply is told before its slot is freed: its tokens reach the budget (which may hold
+    // the rest back) before the next waiting request begins, however late the main thread
+    // gets to the reply.
+    return this.#endpoint(async () => {
+      if (this.#held) throw new AttemptNotRun();
+      const reply = await pool.run(request);
+      replied?.(reply);
+      return reply;
+    });
   }
 }
