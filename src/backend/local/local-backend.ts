@@ -1,8 +1,10 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import { killChildProcessGroups, killLeftoverCommands } from './child-groups.js';
+import { isAgentKind } from '../../executors/agents/settings.js';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
 import { abortError, AttemptNotRun, type ExecutionBackend } from '../execution-backend.js';
 import { Launchers } from './launchers.js';
+import { readReply } from './pool-replies.js';
 import { WorkerPool, type WorkerPoolOptions } from './worker-pool.js';
 
 export interface LocalBackendOptions extends WorkerPoolOptions {
@@ -17,7 +19,8 @@ export interface LocalBackendOptions extends WorkerPoolOptions {
 /**
  * Runs attempts on this machine: commands from a small launcher process (launchers.ts),
  * in process groups of their own that cancelling kills; modules and model calls on the
- * piscina worker pool, model calls within the endpoint's limit.
+ * piscina worker pool, model calls within the endpoint's limit; agent attempts (codex,
+ * claude) on this thread, where they only start their CLI and read its output.
  *
  * Aborting one submit ends that task's command with its process group (Linux, where a
  * process's environment names its task). An attempt still queued, or running inside a
@@ -27,7 +30,7 @@ export interface LocalBackendOptions extends WorkerPoolOptions {
 export class LocalBackend implements ExecutionBackend {
   readonly #sessionDir: string;
   readonly #options: WorkerPoolOptions;
-  /** Started on the first attempt that needs it: a run of commands never needs the pool. */
+  /** Started on the first attempt that needs it: a run of commands or agents never needs the pool. */
   #pool: WorkerPool | undefined;
   readonly #launchers: Launchers;
   readonly #endpoint: LimitFunction | undefined;
@@ -109,8 +112,22 @@ export class LocalBackend implements ExecutionBackend {
 
   #run(request: AttemptRequest): Promise<AttemptReply> {
     if (request.executor.type === 'command') return this.#launchers.run(request);
+    if (isAgentKind(request.executor.type)) return runOnThisThread(request);
     const pool = (this.#pool ??= new WorkerPool(this.#options));
     // Held back, a waiting attempt frees its slot at once: the next one is held back too.
     return this.#endpoint ? this.#endpoint(() => (this.#held ? Promise.reject(new AttemptNotRun()) : pool.run(request))) : pool.run(request);
   }
+}
+
+/**
+ * Runs an agent attempt on this thread, through the worker entry's own code (worker.ts
+ * `replyText`: the executor, then the result checks) and its JSON text, read back as a
+ * pool's reply is. An agent attempt spends its time waiting on its CLI (spawned in a
+ * process group of its own, which cancelAll kills as a command's), so a worker thread
+ * would only add its start (about 0.1 s of CPU, with its own copy of the modules) and a
+ * message each way. Imported on the first agent attempt: other runs do not load it.
+ */
+async function runOnThisThread(request: AttemptRequest): Promise<AttemptReply> {
+  const { replyText } = await import('../../executors/worker.js');
+  return readReply(await replyText(request));
 }
