@@ -5,7 +5,7 @@ import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
 import { abortError, AttemptNotRun, type ExecutionBackend } from '../execution-backend.js';
 import { Launchers } from './launchers.js';
 import { readReply } from './pool-replies.js';
-import { WorkerPool, type WorkerPoolOptions } from './worker-pool.js';
+import type { WorkerPool, WorkerPoolOptions } from './worker-pool.js';
 
 export interface LocalBackendOptions extends WorkerPoolOptions {
   /** The session whose commands cancelAll ends. */
@@ -30,8 +30,11 @@ export interface LocalBackendOptions extends WorkerPoolOptions {
 export class LocalBackend implements ExecutionBackend {
   readonly #sessionDir: string;
   readonly #options: WorkerPoolOptions;
-  /** Started on the first attempt that needs it: a run of commands or agents never needs the pool. */
-  #pool: WorkerPool | undefined;
+  /**
+   * Started on the first attempt that needs it, and only then loaded (piscina with it): a
+   * run of commands or agents never needs the pool.
+   */
+  #pool: Promise<WorkerPool> | undefined;
   readonly #launchers: Launchers;
   readonly #endpoint: LimitFunction | undefined;
   /** Submits not answered yet, and how to reject each. */
@@ -88,7 +91,7 @@ export class LocalBackend implements ExecutionBackend {
    * wait for a thread to start.
    */
   warm(): void {
-    this.#pool ??= new WorkerPool(this.#options);
+    void this.#workerPool();
   }
 
   holdBack(): void {
@@ -107,15 +110,21 @@ export class LocalBackend implements ExecutionBackend {
 
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.all([this.#pool?.close(), this.#launchers.close()]);
+    await Promise.all([this.#pool?.then((pool) => pool.close()), this.#launchers.close()]);
+  }
+
+  #workerPool(): Promise<WorkerPool> {
+    this.#pool ??= import('./worker-pool.js').then(({ WorkerPool }) => new WorkerPool(this.#options));
+    return this.#pool;
   }
 
   #run(request: AttemptRequest): Promise<AttemptReply> {
     if (request.executor.type === 'command') return this.#launchers.run(request);
     if (isAgentKind(request.executor.type)) return runOnThisThread(request);
-    const pool = (this.#pool ??= new WorkerPool(this.#options));
+    const pool = this.#workerPool();
     // Held back, a waiting attempt frees its slot at once: the next one is held back too.
-    return this.#endpoint ? this.#endpoint(() => (this.#held ? Promise.reject(new AttemptNotRun()) : pool.run(request))) : pool.run(request);
+    const run = () => pool.then((started) => started.run(request));
+    return this.#endpoint ? this.#endpoint(() => (this.#held ? Promise.reject(new AttemptNotRun()) : run())) : run();
   }
 }
 
