@@ -1,8 +1,11 @@
-import cliProgress from 'cli-progress';
+import { createRequire } from 'node:module';
 import type { RunEmitter } from '../events/events.js';
 import { errorLine } from '../text/error-line.js';
 import { formatDuration } from '../knowledge/context-report.js';
 import { batchProgressLine, endOfRunText, gateLine, type FailedTask } from './summary-text.js';
+
+/** cli-progress, loaded when a bar is drawn: a run whose output is not a terminal never needs it. */
+const loadCliProgress = () => createRequire(import.meta.url)('cli-progress') as typeof import('cli-progress');
 
 /** Where the live bar draws: stderr on a terminal, or a fake terminal in tests. */
 export type TerminalStream = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
@@ -13,6 +16,7 @@ export type TerminalStream = NodeJS.WritableStream & { isTTY?: boolean; columns?
  * them), and the end-of-run text replaces it.
  */
 export function attachBar(events: RunEmitter, terminal: TerminalStream, failures: readonly FailedTask[]): () => void {
+  const cliProgress = loadCliProgress();
   const bar = new cliProgress.SingleBar(
     {
       format: 'wave {wave}/{waves} [{bar}] {value}/{total} done | {running} running | {failed} failed | {elapsed} | ETA {remaining}{workers}',
