@@ -215,7 +215,7 @@ describe('csv-wave run --executor claude', () => {
     const rows = readRows(dir);
     expect(rows.get('A')).toMatchObject({ status: 'completed' });
     expect(rows.get('B')).toMatchObject({ status: 'failed', error: expect.stringContaining('claude stopped at its budget (--max-budget-usd 0.00104') });
-    expect(rows.get('C')!.status).toBe('');
+    expect(rows.get('C')!.status).toBe('pending');
     expect(exited.stdout + exited.stderr).toContain('the budget of --max-cost');
     expect(usageLinesOf(dir).map((line) => line.task)).toEqual(['A', 'B']);
   });
