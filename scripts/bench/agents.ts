@@ -30,7 +30,7 @@
  * processes left in the pool's session shared one CPU share on a loaded machine while
  * csv-wave's had one each, which made csv-wave look 35% faster at concurrency 8.
  *
- *   npx tsx scripts/bench/agents.ts [--tasks 24] [--rounds 6] [--concurrency 1,8] [--quick] [--write | --no-write] [--no-build] [--keep]
+ *   npx tsx scripts/bench/agents.ts [--tasks 24] [--rounds 6] [--concurrency 1,8] [--answer-ms 0] [--quick] [--write | --no-write] [--no-build] [--keep]
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -286,8 +286,13 @@ async function main(): Promise<void> {
       'no-write': { type: 'boolean', default: false },
       'no-build': { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
+      'answer-ms': { type: 'string', default: '0' },
     },
   });
+  // How long the scripted server takes over each answer: 0 measures csv-wave against codex's
+  // own start-up alone; a model's seconds show the overhead as a user of a real model meets it.
+  const answerMs = Number(values['answer-ms']);
+  if (!Number.isInteger(answerMs) || answerMs < 0) fail('--answer-ms must be a whole number of milliseconds');
   const quick = values.quick ?? false;
   const tasks = Number(values.tasks ?? (quick ? 8 : 24));
   const rounds = Number(values.rounds ?? (quick ? 2 : 6));
@@ -302,7 +307,10 @@ async function main(): Promise<void> {
 
   const scratch = mkdtempSync(join(process.env['TMPDIR'] ?? '/tmp', 'csv-wave-bench-agents-'));
   const answer = JSON.stringify({ status: 'completed', findings: 'part written', key_findings: ['part written'] });
-  const server = await startResponsesServer(() => ({ kind: 'text', text: answer, usage: { input_tokens: 900, cached_input_tokens: 0, output_tokens: 40 } }));
+  const server = await startResponsesServer(async () => {
+    if (answerMs > 0) await new Promise((resolve) => setTimeout(resolve, answerMs));
+    return { kind: 'text', text: answer, usage: { input_tokens: 900, cached_input_tokens: 0, output_tokens: 40 } };
+  });
   const home = codexHome();
   const setup: Setup = {
     scratch,
@@ -362,10 +370,10 @@ async function main(): Promise<void> {
     removeTempDirs();
   }
   const uptimeAfter = spawnSync('uptime', { encoding: 'utf8' }).stdout.trim();
-  publish('agents', section(results, single, tasks, rounds, loadAtStart, uptimeBefore, uptimeAfter), { write });
+  publish(answerMs === 0 ? 'agents' : 'agents-answer-ms', section(results, single, tasks, rounds, loadAtStart, uptimeBefore, uptimeAfter, answerMs), { write });
 }
 
-function section(results: Map<number, Round[]>, single: readonly Round[], tasks: number, rounds: number, loadAtStart: string, uptimeBefore: string, uptimeAfter: string): string {
+function section(results: Map<number, Round[]>, single: readonly Round[], tasks: number, rounds: number, loadAtStart: string, uptimeBefore: string, uptimeAfter: string, answerMs: number): string {
   const version = spawnSync(codexBinary(), ['--version'], { encoding: 'utf8' }).stdout.trim();
   const ms = (seconds: number) => fixed(1000 * seconds, 1);
   const rows: string[] = [];
@@ -400,11 +408,11 @@ function section(results: Map<number, Round[]>, single: readonly Round[], tasks:
       ? [`**Taken at load average ${loadAtStart} (start) to ${loadAtEnd} (end), above ${kQuietLoad}: every figure is noisy, the wall figures most.**`, '']
       : [];
   return [
-    '## Agent tasks: csv-wave against the agent CLI alone (issue 24)',
+    answerMs === 0 ? '## Agent tasks: csv-wave against the agent CLI alone (issue 24)' : `## Agent tasks with a model's answer time (${answerMs} ms an answer): csv-wave against the agent CLI alone (issue 24)`,
     '',
-    ...machineLines('scripts/bench/agents.ts', 'bench:agents', loadAtStart, [
+    ...machineLines(`scripts/bench/agents.ts${answerMs === 0 ? '' : ` --answer-ms ${answerMs}`}`, 'bench:agents', loadAtStart, [
       `- \`uptime\` before: \`${uptimeBefore}\`; after: \`${uptimeAfter}\``,
-      `- ${version || 'codex'} (the devDependency's binary), against a scripted Responses-API server on loopback in the benchmark's process (one answer per request, no tool call)`,
+      `- ${version || 'codex'} (the devDependency's binary), against a scripted Responses-API server on loopback in the benchmark's process (one answer per request, no tool call${answerMs === 0 ? ', at once' : `, each after ${answerMs} ms, as a model takes its time: \`--answer-ms ${answerMs}\``})`,
       `- Autogroup scheduling ${readAutogroup()}; both sides start each codex in a session of its own (detached), so each gets the same CPU share`,
       `- ${tasks} tasks per run, ${rounds} rounds per concurrency, ABBA order (csv-wave first in odd rounds, direct first in even ones), after one warm-up run of each side; medians of the rounds`,
     ]),
@@ -438,5 +446,5 @@ function section(results: Map<number, Round[]>, single: readonly Round[], tasks:
 }
 
 if (isMain(import.meta.url)) {
-  runMain('bench:agents', 'npx tsx scripts/bench/agents.ts [--tasks N] [--rounds N] [--concurrency 1,8] [--quick] [--write | --no-write] [--no-build] [--keep]', main);
+  runMain('bench:agents', 'npx tsx scripts/bench/agents.ts [--tasks N] [--rounds N] [--concurrency 1,8] [--answer-ms N] [--quick] [--write | --no-write] [--no-build] [--keep]', main);
 }
