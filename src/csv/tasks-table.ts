@@ -1,5 +1,6 @@
 import type { TaskRow } from '../core/task.js';
 import { isKnownColumn } from './columns.js';
+import type { SavedText } from './saved-text.js';
 
 /** How the file was laid out, so that a rewrite keeps it as the reader found it. */
 export interface FileFormat {
@@ -18,6 +19,11 @@ export interface TasksTable {
   columns: string[];
   rows: TaskRow[];
   format: FileFormat;
+  /**
+   * The text of a save a run merged (session/edits/): what the run has not changed since is
+   * written back as the person saved it. Absent otherwise: every row is written from its cells.
+   */
+  saved?: SavedText;
 }
 
 /** Every cell of a row by column name: the known columns and the person's own. */
