@@ -16,7 +16,7 @@ const kUnit = [
   'test/core/**/*.test.ts',
   'test/csv/**/*.test.ts',
   'test/files/**/*.test.ts',
-  'test/engine/{attempt-line-text,attempt-planner,checkpointer,in-flight,interrupt,job-reattach,journal,outcome-sink,prepare-session,run-outcome,run-stop,session-defaults,session-diagnostics,usage-writer}.test.ts',
+  'test/engine/{attempt-line-text,attempt-planner,checkpointer,edit-merge,in-flight,interrupt,job-reattach,journal,outcome-sink,prepare-session,run-outcome,run-stop,session-defaults,session-diagnostics,usage-writer}.test.ts',
   'test/executors/{agent-settings,claude-args,claude-stream,codex-args,codex-stream,openai-answer,openai-contract,openai-errors,openai-prompt,openai-role-check,openai-usage,openai,reply-rules}.test.ts',
   'test/graph/**/*.test.ts',
   'test/helpers/**/*.test.ts',

@@ -30,7 +30,12 @@ test('a rewrite of tasks.csv cut short by a full disk keeps the old file and the
   journal.append(finish);
 
   const failures: unknown[] = [];
-  const handlers = { edited: () => failures.push('edited'), failed: (error: unknown) => failures.push(error) };
+  const handlers = {
+    merge: () => failures.push('merged'),
+    canMerge: () => true,
+    unmergeable: () => failures.push('unmergeable'),
+    failed: (error: unknown) => failures.push(error),
+  };
   const full = new Checkpointer(new TasksWriter(path, table, undefined, undefined, fillingDisk()), journal, handlers);
   expect(full.checkpoint()).toBe(false);
   expect(failures).toHaveLength(1);
