@@ -2,7 +2,7 @@ import cliProgress from 'cli-progress';
 import type { RunEmitter } from '../events/events.js';
 import { errorLine } from '../text/error-line.js';
 import { formatDuration } from '../knowledge/context-report.js';
-import { batchProgressLine, endOfRunText, gateLine, type FailedTask } from './summary-text.js';
+import { batchProgressLine, editLine, endOfRunText, gateLine, type FailedTask } from './summary-text.js';
 
 /** Where the live bar draws: stderr on a terminal, or a fake terminal in tests. */
 export type TerminalStream = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
@@ -66,9 +66,10 @@ export function attachBar(events: RunEmitter, terminal: TerminalStream, failures
     live = true;
     bar.start(total, done, payload());
   });
-  events.on('tasks:changed', ({ added, waveCount }) => {
+  events.on('tasks:edited', (event) => printAbove(editLine(event)));
+  events.on('tasks:changed', ({ added, removed, waveCount }) => {
     waves = waveCount;
-    total += added.length;
+    total += added.length - removed.length;
     bar.setTotal(total);
     show();
   });
