@@ -316,6 +316,7 @@ export class SessionRun {
         canMerge: () => scheduler.canEdit,
         unmergeable: (problem) => {
           this.#unmergeable = unmergeableStopReason(session.displayPath, this.#path, problem);
+          warn(`${session.displayPath} was saved in a form csv-wave cannot merge (${problem.message}): no new task starts, and nothing is written over it`);
           stop.stop('edited', this.#unmergeable);
         },
         failed: stop.writeFailed,

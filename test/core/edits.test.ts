@@ -10,16 +10,18 @@ function edit(changes: Partial<SessionEdit>): SessionEdit {
   return { add: [], update: [], remove: [], ...changes };
 }
 
-/** Feeds `change` to the core once, when `when` first holds for an effect (checked first, as the driver does). */
-function feedOnce(when: (effect: Effect, core: SchedulingCore) => boolean, change: SessionEdit): SimulateOptions['onEffect'] & { problem?: string } {
+/** Feeds `change` to the core once, when `when` first holds for an effect (checked first, as the driver does); `problem` is what the check said. */
+function feedOnce(when: (effect: Effect, core: SchedulingCore) => boolean, change: SessionEdit): NonNullable<SimulateOptions['onEffect']> & { problem: string | undefined } {
   let fed = false;
-  const onEffect = (effect: Effect, core: SchedulingCore) => {
-    if (fed || !when(effect, core)) return undefined;
-    fed = true;
-    const problem = core.checkEdit(change);
-    (onEffect as { problem?: string }).problem = problem;
-    return problem === undefined ? core.edit(change) : undefined;
-  };
+  const onEffect = Object.assign(
+    (effect: Effect, core: SchedulingCore) => {
+      if (fed || !when(effect, core)) return undefined;
+      fed = true;
+      onEffect.problem = core.checkEdit(change);
+      return onEffect.problem === undefined ? core.edit(change) : undefined;
+    },
+    { problem: undefined as string | undefined },
+  );
   return onEffect;
 }
 
@@ -124,7 +126,7 @@ describe('an edit of tasks.csv during a run, through the core', () => {
     const rows = [task('A'), task('C', 'A'), task('D', 'C')];
     const feed = feedOnce((effect) => effect.type === 'dispatch' && effect.row.id === 'A', edit(changes));
     const sim = simulate(rows, undefined, { onEffect: feed });
-    expect((feed as { problem?: string }).problem).toBe(problem);
+    expect(feed.problem).toBe(problem);
     expect(sim.starts).toEqual(['A#1', 'C#1', 'D#1']);
     expect(sim.log.some((line) => line.startsWith('changed'))).toBe(false);
   });
@@ -142,7 +144,7 @@ describe('an edit of tasks.csv during a run, through the core', () => {
     const rows = [task('A'), task('B', 'A')];
     const feed = feedOnce((effect, core) => effect.type === 'edit-point' && core.standing('A') === 'finished', edit({ update: [{ id: 'B', cells: { description: 'just in time' } }] }));
     const sim = simulate(rows, undefined, { onEffect: feed });
-    expect((feed as { problem?: string }).problem).toBeUndefined();
+    expect(feed.problem).toBeUndefined();
     expect(sim.rows[1]!.description).toBe('just in time');
     expect(sim.log.indexOf('changed + ~B waves=2')).toBeLessThan(sim.log.indexOf('wave-start 2 (1)'));
   });

@@ -111,8 +111,12 @@ export function planMerge(input: MergeInput): MergePlan {
     const said: string[] = [];
     let why = '';
     for (const column of columns) {
-      if (!inHeader.has(column)) continue;
       const ours = cellOf(mine, column);
+      if (!inHeader.has(column)) {
+        // A column the save lacks: the file a kill would leave has none of its cells.
+        if (ours !== '') restore(mine, column);
+        continue;
+      }
       const theirs = cellOf(row, column);
       if (ours === theirs || column === 'wave') continue;
       if (kOutputCells.has(column)) {
