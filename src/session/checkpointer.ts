@@ -143,13 +143,11 @@ export class Checkpointer {
   /**
    * A wave end shows at once, unless tasks.csv was just written: short waves of a big file
    * would otherwise rewrite it back to back (the timer shows them within the spacing). A
-   * save is looked for at every wave end all the same (and merged in the next turn: the
-   * scheduler is in the middle of the event).
+   * save found then is merged in the next turn (the scheduler is in the middle of the
+   * event); one saved before a wave opens was merged at the edit point before it.
    */
   readonly #onWaveDone = (): void => {
-    if (performance.now() - this.#writer.lastWriteAt >= this.#spacing() || this.#writer.editedByOthers()) {
-      this.checkpoint();
-    }
+    if (performance.now() - this.#writer.lastWriteAt >= this.#spacing()) this.checkpoint();
   };
 
   /**
