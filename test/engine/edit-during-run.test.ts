@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseTasks } from '../../src/csv/parse-tasks.js';
@@ -7,6 +8,7 @@ import { RunEmitter } from '../../src/events/events.js';
 import { readJournal } from '../../src/session/journal.js';
 import { runSession } from '../../src/run/run-session.js';
 import { TasksWriter } from '../../src/session/tasks-writer.js';
+import type { WriteFn } from '../../src/files/write-all.js';
 import { runCli } from '../helpers/cli.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
 import { spawnCli, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
@@ -346,7 +348,32 @@ describe('TasksWriter', () => {
     expect(writer.write()).toBe(true);
   });
 
-  it('a save that does not parse is not read as known: nothing is written over it', () => {
+  it('a save that lands while the run writes is not replaced: the rename is not made, and the save is read and written over only after', () => {
+    const dir = session();
+    const tasksPath = join(dir, 'tasks.csv');
+    const saved = readFileSync(tasksPath, 'utf8').replace('"first"', '"first, saved while csv-wave wrote"');
+    let landed = false;
+    // The person's save lands while the new text goes to the temporary file, before the rename.
+    const racing: WriteFn = (fd, bytes, offset, length) => {
+      if (!landed) {
+        landed = true;
+        writeFileSync(tasksPath, saved);
+      }
+      return writeSync(fd, bytes, offset, length);
+    };
+    const bytes = readFileSync(tasksPath);
+    const { ino, size, mtimeMs } = statSync(tasksPath);
+    const table = parseTasks(bytes.toString('utf8'));
+    const writer = new TasksWriter(tasksPath, table, { ino, size, mtimeMs }, createHash('sha256').update(bytes).digest('hex'), racing);
+    table.rows[0]!.status = 'completed';
+    expect(writer.write()).toBe(false);
+    expect(readFileSync(tasksPath, 'utf8')).toBe(saved);
+    expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    expect(writer.readSaved().kind).toBe('read');
+    expect(writer.write()).toBe(true);
+  });
+
+  it('a save that does not parse, or lost a required column, is not read as known: nothing is written over it', () => {
     const dir = session();
     const tasksPath = join(dir, 'tasks.csv');
     const { writer } = TasksWriter.read(tasksPath);
@@ -355,6 +382,12 @@ describe('TasksWriter', () => {
     expect(read).toMatchObject({ kind: 'unreadable', error: { code: 'CSV_PARSE' } });
     expect(writer.write()).toBe(false);
     expect(readFileSync(tasksPath, 'utf8')).toBe('id,title\n"a,"A"\n');
+    // A header that lost a required column cannot be merged either.
+    const noRole = 'id,title,description\n"a","A","first"\n';
+    writeFileSync(tasksPath, noRole);
+    expect(writer.readSaved()).toMatchObject({ kind: 'unreadable', error: { code: 'CSV_MISSING_COLUMN', message: 'Missing required column: role' } });
+    expect(writer.write()).toBe(false);
+    expect(readFileSync(tasksPath, 'utf8')).toBe(noRole);
   });
 
   it('a run stops with TASKS_EDITED (exit 3) before running anything when tasks.csv changes while it is read', async () => {
