@@ -182,8 +182,9 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
     }
     yield* this.#settle(entry, problem === undefined ? reply : { kind: 'error', errorClass: 'task-failure', error: problem });
     for (const skip of skips) {
-      const skipped = this.#entryById.get(skip.id)!;
-      if (skipped.state !== 'done') yield* this.#finish(skipped, 'skipped', undefined, skip.cause.error);
+      // An edit of tasks.csv fed at an edit point meanwhile may have removed it.
+      const skipped = this.#entryById.get(skip.id);
+      if (skipped !== undefined && skipped.state !== 'done') yield* this.#finish(skipped, 'skipped', undefined, skip.cause.error);
     }
     yield* this.#pump();
   }
