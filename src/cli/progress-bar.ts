@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import type { RunEmitter } from '../events/events.js';
 import { errorLine } from '../text/error-line.js';
 import { formatDuration } from '../knowledge/context-report.js';
-import { batchProgressLine, endOfRunText, gateLine, type FailedTask } from './summary-text.js';
+import { batchProgressLine, editLine, endOfRunText, gateLine, type FailedTask } from './summary-text.js';
 
 /** cli-progress, loaded when a bar is drawn: a run whose output is not a terminal never needs it. */
 const loadCliProgress = () => createRequire(import.meta.url)('cli-progress') as typeof import('cli-progress');
@@ -70,9 +70,10 @@ export function attachBar(events: RunEmitter, terminal: TerminalStream, failures
     live = true;
     bar.start(total, done, payload());
   });
-  events.on('tasks:changed', ({ added, waveCount }) => {
+  events.on('tasks:edited', (event) => printAbove(editLine(event)));
+  events.on('tasks:changed', ({ added, removed, waveCount }) => {
     waves = waveCount;
-    total += added.length;
+    total += added.length - removed.length;
     bar.setTotal(total);
     show();
   });

@@ -1,4 +1,4 @@
-import type { BatchProgressEvent, RunSummary } from '../events/events.js';
+import type { BatchProgressEvent, RunSummary, TasksEditedEvent } from '../events/events.js';
 import type { GateDecidedEvent } from '../interactive/types.js';
 import { errorLine } from '../text/error-line.js';
 import { formatDuration } from '../knowledge/context-report.js';
@@ -49,4 +49,24 @@ export function batchProgressLine(event: BatchProgressEvent): string {
 /** A gate's decision as a line of the run's output: `[GATE] DISCUSS-001: Continue deeper (from answers.json)`. */
 export function gateLine(event: GateDecidedEvent): string {
   return `[GATE] ${event.id}: ${event.label}${event.focus === undefined ? '' : `: ${event.focus.replace(/\s+/g, ' ').trim()}`} (from ${event.source})\n`;
+}
+
+/** Ids named on an `[EDIT]` line; the rest are counted. */
+const kEditIds = 10;
+
+/**
+ * A save of tasks.csv merged during the run, as a line of its output:
+ * `[EDIT] tasks.csv saved during the run: changed IDEA-003; added NEW-1; removed OLD-2`.
+ * What it kept or left out follows as warnings.
+ */
+export function editLine(event: TasksEditedEvent): string {
+  const ids = (list: readonly string[]) => `${list.slice(0, kEditIds).join(', ')}${list.length > kEditIds ? ` and ${list.length - kEditIds} more` : ''}`;
+  const parts = [
+    ...(event.changed.length > 0 ? [`changed ${ids(event.changed)}`] : []),
+    ...(event.added.length > 0 ? [`added ${ids(event.added)}`] : []),
+    ...(event.removed.length > 0 ? [`removed ${ids(event.removed)}`] : []),
+  ];
+  const taken = parts.length > 0 ? parts.join('; ') : 'nothing to take';
+  const kept = event.notices.length > 0 ? ` (${event.notices.length} warning(s) on what the run kept)` : '';
+  return `[EDIT] ${event.file} saved during the run: ${taken}${kept}\n`;
 }

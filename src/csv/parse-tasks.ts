@@ -7,6 +7,7 @@ import { emptyRow, type TaskRow } from '../core/task.js';
 import { unguardCell } from '../text/formula-guard.js';
 import type { FileFormat, TasksTable } from './tasks-table.js';
 import { decodeUtf8Text, nulByteProblem } from './utf8-text.js';
+import { SavedText } from './saved-text.js';
 
 /** Options of readTasksFile and parseTasks. */
 export interface ReadOptions {
@@ -16,6 +17,12 @@ export interface ReadOptions {
    * @default 1_000_000
    */
   maxRows?: number | undefined;
+  /**
+   * Keep the file's text with the table (`saved`): the header's and each row's own, so that
+   * a rewrite leaves what it does not change as it was (a save merged during a run).
+   * @default false
+   */
+  keepText?: boolean;
 }
 
 /** Enough for any batch a person or a decomposer writes; a file past it is a mistake more often than not. */
@@ -62,6 +69,10 @@ export function parseTasks(text: string, path = 'tasks.csv', options: ReadOption
   let filled = 0;
   const rows: TaskRow[] = [];
   const raggedRows: Violation[] = [];
+  const bomLength = text.startsWith('\uFEFF') ? 1 : 0;
+  /** Where the text of the next row starts: right after the record before it (blank lines go with the row after them). */
+  let textStart = bomLength;
+  const rowTexts: string[] | undefined = options.keepText ? [] : undefined;
   try {
     readCsvRecords(text, delimiter, (record, end) => {
       const start = previousEnd;
@@ -81,7 +92,9 @@ export function parseTasks(text: string, path = 'tasks.csv', options: ReadOption
         raggedRows.push({ line, message: `CSV parse error: row has ${record.length} fields but the header has ${header.length}` });
       } else if (buildRow !== undefined) {
         rows.push(buildRow(record, line));
+        rowTexts?.push(text.slice(textStart, end));
       }
+      textStart = end;
     });
   } catch (error) {
     // The broken row starts right after the last good record, not where the reader gave
@@ -112,7 +125,27 @@ export function parseTasks(text: string, path = 'tasks.csv', options: ReadOption
   if (raggedRows.length > 0) {
     throw new WaveError('CSV_PARSE', raggedRows[0]!.message, { path, violations: raggedRows });
   }
-  return { columns: [...header], rows, format, headerLine };
+  const table: TasksTable = { columns: [...header], rows, format, headerLine };
+  if (rowTexts !== undefined) table.saved = savedText(text, bomLength, headerEnd, header, rows, rowTexts, textStart, format.eol);
+  return table;
+}
+
+/** The file's text by row (each ending with a line end: a last line without one gets the file's). */
+function savedText(
+  text: string,
+  bomLength: number,
+  headerEnd: number,
+  header: readonly string[],
+  rows: readonly TaskRow[],
+  rowTexts: readonly string[],
+  end: number,
+  eol: string,
+): SavedText {
+  const withEol = (piece: string) => (piece.endsWith('\n') || piece.endsWith('\r') ? piece : `${piece}${eol}`);
+  const saved = new SavedText(withEol(text.slice(bomLength, headerEnd)), header);
+  rows.forEach((row, index) => saved.keep(row, withEol(rowTexts[index]!)));
+  saved.tail = text.slice(end);
+  return saved;
 }
 
 /**

@@ -15,9 +15,23 @@ interface FileIdentity {
   mtimeMs: number;
 }
 
+/** tasks.csv as someone else saved it during a run (TasksWriter.readSaved). */
+export type SavedRead =
+  /** Read and parsed, with its text; the writer now knows the file as this save. */
+  | { kind: 'read'; table: TasksTable }
+  /** It changed while it was read (a program still writing it): look again later. */
+  | { kind: 'settling' }
+  /**
+   * Gone, or no longer a tasks file csv-wave can read (not CSV, not UTF-8, a required
+   * column lost). `hash` names the bytes (empty when there are none), to tell whether a
+   * later look finds the same file.
+   */
+  | { kind: 'unreadable'; error: WaveError; hash: string };
+
 /**
  * Rewrites tasks.csv from memory while a run goes, and notices when someone else saved
- * it in between (a person in a spreadsheet): then it refuses to overwrite their edit.
+ * it in between (a person in a spreadsheet): then it refuses to overwrite their edit until
+ * it has read it (readSaved), for the run to merge.
  */
 export class TasksWriter {
   readonly #path: string;
@@ -77,6 +91,38 @@ export class TasksWriter {
     // The same bytes: remember the new identity, so that the file is not hashed again.
     this.#written = now;
     return false;
+  }
+
+  /**
+   * Reads tasks.csv as someone else saved it, with its text (`keepText`), to merge it into
+   * the run. Once it is read, this writer knows the file as that save: its next write
+   * replaces it only if nothing was saved since. A file that changed during the read, or
+   * that cannot be read or parsed, is not taken as known: no write goes over it.
+   */
+  readSaved(options: ReadOptions = {}): SavedRead {
+    const before = identity(this.#path);
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(this.#path);
+    } catch (error) {
+      const message = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'the file is gone' : (error as Error).message;
+      return { kind: 'unreadable', error: new WaveError('IO', `Cannot read ${this.#path}: ${message}`, { path: this.#path, cause: error }), hash: '' };
+    }
+    const after = identity(this.#path);
+    if (before === undefined || after === undefined || before.ino !== after.ino || before.size !== after.size || before.mtimeMs !== after.mtimeMs) {
+      return { kind: 'settling' };
+    }
+    const hash = createHash('sha256').update(bytes).digest('hex');
+    let table: TasksTable;
+    try {
+      table = parseTasks(decodeUtf8Text(bytes, this.#path), this.#path, { ...options, keepText: true });
+    } catch (error) {
+      if (!(error instanceof WaveError)) throw error;
+      return { kind: 'unreadable', error, hash };
+    }
+    this.#written = before;
+    this.#writtenHash = hash;
+    return { kind: 'read', table };
   }
 
   /**
