@@ -10,7 +10,15 @@ import { decodeUtf8Text, nulByteProblem } from './utf8-text.js';
 import { SavedText } from './saved-text.js';
 
 /** Options of readTasksFile and parseTasks. */
+/** Columns a file must have besides `id`, and who asks for them (a pipeline): `Missing required column: role (the brainstorm pipeline needs it)`. */
+export interface RequiredColumns {
+  columns: readonly string[];
+  by: string;
+}
+
 export interface ReadOptions {
+  /** Columns the file must have besides `id` (a pipeline's): a file without one is refused at its header. */
+  required?: RequiredColumns | undefined;
   /**
    * Most task rows a file may hold. A file with more is refused with a message at the
    * first row over the limit, never cut short. (`max_rows` in session.json.)
@@ -86,7 +94,7 @@ export function parseTasks(text: string, path = 'tasks.csv', options: ReadOption
         header = record.map((name) => name.trim());
         headerEnd = end;
         headerLine = line;
-        headerProblem = headerError(header, line, path);
+        headerProblem = headerError(header, line, path, options.required);
         if (headerProblem === undefined) buildRow = rowBuilder(header);
       } else if (record.length !== header.length) {
         raggedRows.push({ line, message: `CSV parse error: row has ${record.length} fields but the header has ${header.length}` });
@@ -171,7 +179,7 @@ function rowBuilder(header: readonly string[]): (fields: string[], line: number)
  * WaveError CSV_MISSING_COLUMN, every problem at the header's line, for a duplicate
  * column name (each named once) or a missing required column; undefined for a good header.
  */
-function headerError(header: readonly string[], line: number, path: string): WaveError | undefined {
+function headerError(header: readonly string[], line: number, path: string, required: RequiredColumns | undefined): WaveError | undefined {
   const violations: Violation[] = [];
   const seen = new Set<string>();
   for (const name of header) {
@@ -187,8 +195,16 @@ function headerError(header: readonly string[], line: number, path: string): Wav
   for (const name of kRequiredColumns) {
     if (!seen.has(name)) violations.push({ line, message: `Missing required column: ${name}` });
   }
+  violations.push(...missingColumns(seen, required, line));
   if (violations.length === 0) return undefined;
   return new WaveError('CSV_MISSING_COLUMN', violations[0]!.message, { path, violations });
+}
+
+/** The columns `required` names that `present` lacks, each a violation at the header's line. */
+export function missingColumns(present: ReadonlySet<string>, required: RequiredColumns | undefined, line: number): Violation[] {
+  return (required?.columns ?? [])
+    .filter((name) => !kRequiredColumns.includes(name as never) && !present.has(name))
+    .map((name) => ({ line, message: `Missing required column: ${name} (${required!.by} needs it)` }));
 }
 
 /** Thrown from the record callback to stop reading at the row limit; `start` is where the row over it begins. */

@@ -1,6 +1,7 @@
 import { kPriorityColumn, kTaskColumns, type KnownColumn } from '../core/task.js';
 import { cellReader, type TasksTable } from '../csv/tasks-table.js';
-import { WaveError, type Violation } from '../errors.js';
+import { WaveError } from '../errors.js';
+import { missingColumns, type RequiredColumns } from '../csv/parse-tasks.js';
 import { pipelineFor } from './pipeline-for.js';
 import type { PipelineName } from '../schema/session.js';
 
@@ -12,14 +13,17 @@ import type { PipelineName } from '../schema/session.js';
  * report: they show any file) adds the columns without refusing.
  */
 export function withPipelineColumns(table: TasksTable, pipeline: PipelineName, path: string, require = true): TasksTable {
-  const { required, written } = pipelineFor(pipeline).columns;
+  const { written } = pipelineFor(pipeline).columns;
   const present = new Set(table.columns);
-  const violations: Violation[] = required
-    .filter((name) => !present.has(name))
-    .map((name) => ({ line: table.headerLine ?? 1, message: `Missing required column: ${name} (the ${pipeline} pipeline needs it)` }));
+  const violations = missingColumns(present, requiredColumns(pipeline), table.headerLine ?? 1);
   if (require && violations.length > 0) throw new WaveError('CSV_MISSING_COLUMN', violations[0]!.message, { path, violations });
   for (const column of written) if (!present.has(column)) table.columns.push(column);
   return table;
+}
+
+/** The columns a pipeline's tasks.csv must have, as a reader checks them (ReadOptions.required): a save during a run too. */
+export function requiredColumns(pipeline: PipelineName): RequiredColumns {
+  return { columns: pipelineFor(pipeline).columns.required, by: `the ${pipeline} pipeline` };
 }
 
 /** Every column csv-wave knows, in the seed's order, then priority. */

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { kLayout } from '../layout.js';
+import { requiredColumns } from '../pipelines/pipeline-columns.js';
 import type { TaskRow } from '../core/task.js';
 import { NoAnswers } from '../interactive/answers.js';
 import { InteractiveLane } from '../interactive/lane.js';
@@ -322,7 +323,7 @@ export class SessionRun {
         },
         failed: stop.writeFailed,
       },
-      { maxRows: session.config.max_rows },
+      { maxRows: session.config.max_rows, required: requiredColumns(session.config.pipeline) },
     );
     scheduler.onEditPoint(checkpointer.atEditPoint);
     checkpointer.start(events);

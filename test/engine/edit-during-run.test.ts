@@ -1,3 +1,4 @@
+import { requiredColumns } from '../../src/pipelines/pipeline-columns.js';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -382,10 +383,13 @@ describe('TasksWriter', () => {
     expect(read).toMatchObject({ kind: 'unreadable', error: { code: 'CSV_PARSE' } });
     expect(writer.write()).toBe(false);
     expect(readFileSync(tasksPath, 'utf8')).toBe('id,title\n"a,"A"\n');
-    // A header that lost a required column cannot be merged either.
+    // A header that lost a column its pipeline requires cannot be merged either.
     const noRole = 'id,title,description\n"a","A","first"\n';
     writeFileSync(tasksPath, noRole);
-    expect(writer.readSaved()).toMatchObject({ kind: 'unreadable', error: { code: 'CSV_MISSING_COLUMN', message: 'Missing required column: role' } });
+    expect(writer.readSaved({ required: requiredColumns('brainstorm') })).toMatchObject({
+      kind: 'unreadable',
+      error: { code: 'CSV_MISSING_COLUMN', message: 'Missing required column: role (the brainstorm pipeline needs it)' },
+    });
     expect(writer.write()).toBe(false);
     expect(readFileSync(tasksPath, 'utf8')).toBe(noRole);
   });
