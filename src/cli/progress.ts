@@ -62,7 +62,9 @@ function attachLines(events: RunEmitter, io: CliIo): void {
     const tag = event.status === 'completed' ? '[DONE]' : event.status === 'failed' ? '[FAIL]' : '[SKIP]';
     // Findings show their beginning, cut between words; an error its whole first line (errorLine).
     const detail = event.status === 'completed' ? oneLine(event.findings, kFindingsChars) : errorLine(event.error);
-    const line = `${tag} ${event.id} (wave ${event.wave}, ${formatDuration(event.durationMs)}) -> ${detail}\n`;
+    // With --backend bullmq the duration is the workers' time; the wait for them is said apart.
+    const queued = event.queuedMs === undefined ? '' : `, queued ${formatDuration(event.queuedMs)}`;
+    const line = `${tag} ${event.id} (wave ${event.wave}, ${formatDuration(event.durationMs)}${queued}) -> ${detail}\n`;
     if (lastStarted > 0 && event.wave > lastStarted) held.set(event.wave, [...(held.get(event.wave) ?? []), line]);
     else io.stdout(line);
   });

@@ -11,6 +11,24 @@ export interface AttemptDetail {
   /** The worker thread that ran it, when a worker answered. */
   thread?: number;
   usage?: TokenUsage;
+  /** With --backend bullmq: the `csv-wave worker` that ran it, when its signed reply told it. */
+  worker?: AttemptWorker;
+}
+
+/** An attempt a `csv-wave worker` ran (--backend bullmq), as the attempts log records it. */
+export interface AttemptWorker {
+  /** The worker's host name and process id. */
+  host: string;
+  pid: number;
+  /** The attempt's execution time on the worker, by the worker's monotonic clock. */
+  ranMs: number;
+  /**
+   * How long its job waited besides (in the queue, for a worker to take it, and for the
+   * reply to come back): the coordinator's time from the attempt's start to its reply, on
+   * its own monotonic clock, less `ranMs`; 0 when the worker ran longer than this run
+   * waited (a job a resume awaited again).
+   */
+  queuedMs: number;
 }
 
 export interface TaskStartEvent {
@@ -34,7 +52,14 @@ export interface TaskDoneEvent extends AttemptDetail, TaskOutcome {
   errorClass?: ErrorClass;
   /** The attempt that finished it; 0 for a task skipped without running. */
   attempts: number;
+  /**
+   * From its first attempt's start to its end (retry waits included), less the time its
+   * attempts' jobs waited for a worker (--backend bullmq, `queuedMs`): for one attempt on a
+   * worker, its execution time there.
+   */
   durationMs: number;
+  /** With --backend bullmq: how long its attempts' jobs waited besides running, all together; absent when no worker told its time. */
+  queuedMs?: number;
 }
 
 /**

@@ -106,8 +106,30 @@ export interface FinishedAttempt extends Omit<FinishedReply, 'artifacts'> {
   attemptNotes?: string[];
 }
 
-/** The worker thread that ran the attempt (its threadId), when a worker answered. */
-export type AttemptReply = (FinishedAttempt | FailedAttemptReply) & { thread?: number };
+/**
+ * Where an attempt ran beyond the reply itself: the worker thread that ran it (its
+ * threadId), when a worker answered; and with --backend bullmq, the `csv-wave worker` of
+ * another machine, from its signed reply.
+ */
+export interface AttemptPlace {
+  thread?: number;
+  worker?: RanOnWorker;
+}
+
+/**
+ * The `csv-wave worker` that ran an attempt, as its signed reply tells it (--backend
+ * bullmq): its host and pid, and the attempt's execution time by the worker's own
+ * monotonic clock. No wall time of the worker's machine: the coordinator measures the
+ * queue wait on its own clock (run/scheduler.ts).
+ */
+export interface RanOnWorker {
+  host: string;
+  pid: number;
+  /** Milliseconds the attempt ran on the worker, from its start there to its reply. */
+  ms: number;
+}
+
+export type AttemptReply = (FinishedAttempt | FailedAttemptReply) & AttemptPlace;
 
 /** The result of a finished attempt, validated and with its files written (the scheduler's view). */
 export interface FinishedReply extends CoreFinishedReply {
@@ -139,5 +161,4 @@ export interface FailedAttemptReply {
   notes?: string[];
 }
 
-/** The worker thread that ran the attempt (its threadId), when a worker answered. */
-export type WorkerReply = (FinishedReply | FailedAttemptReply) & { thread?: number };
+export type WorkerReply = (FinishedReply | FailedAttemptReply) & AttemptPlace;

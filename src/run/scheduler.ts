@@ -10,6 +10,7 @@ import { kRetryableClasses } from '../executors/types.js';
 import type { HandlerResult } from '../interactive/types.js';
 import type {
   AttemptDetail,
+  AttemptWorker,
   RunEmitter,
   StopReason,
   TaskDoneEvent,
@@ -82,6 +83,10 @@ export class Scheduler {
   readonly #retryTimers = new Map<string, NodeJS.Timeout>();
   /** When each task's first attempt started, for task:done's durationMs. */
   readonly #startedAt = new Map<string, number>();
+  /** When each running task's current attempt started, when it is not its first (that one is #startedAt): a queue wait is measured from it. */
+  readonly #attemptAt = new Map<string, number>();
+  /** The earlier attempts of a running task that workers ran (--backend bullmq): see WorkerWaits. */
+  readonly #waits = new Map<string, WorkerWaits>();
   #resolve: ((outcome: { stopped: StopReason | undefined; reason: string }) => void) | undefined;
   /** Told at each edit point of the core: it may feed an edit of tasks.csv then (`edit`). */
   #editPoint: (() => void) | undefined;
@@ -221,7 +226,13 @@ export class Scheduler {
   }
 
   #dispatch({ row, wave, attempt, interactive, isolated }: Extract<Effect<Reply>, { type: 'dispatch' }>): void {
-    if (attempt === 1) this.#startedAt.set(row.id, performance.now());
+    if (attempt === 1) {
+      this.#startedAt.set(row.id, performance.now());
+      this.#attemptAt.delete(row.id);
+      this.#waits.delete(row.id);
+    } else {
+      this.#attemptAt.set(row.id, performance.now());
+    }
     const start: TaskStartEvent = { id: row.id, wave, attempt };
     this.#recorder.started(start);
     this.#events.emit('task:start', start);
@@ -237,7 +248,15 @@ export class Scheduler {
 
   #retry({ id, attempt, reply, delayMs }: Extract<Effect<Reply>, { type: 'retry' }>): void {
     if (reply.kind !== 'error') return;
-    const retry: TaskRetryEvent = { id, attempt, errorClass: reply.errorClass, error: reply.error, delayMs, ...attemptDetail(reply) };
+    const worker = this.#workerOf(id, reply, performance.now());
+    this.#attemptAt.delete(id);
+    if (worker !== undefined) {
+      const waits = this.#waits.get(id) ?? { queuedMs: 0, besidesMs: 0 };
+      waits.queuedMs += worker.attempt.queuedMs;
+      waits.besidesMs += worker.besidesMs;
+      this.#waits.set(id, waits);
+    }
+    const retry: TaskRetryEvent = { id, attempt, errorClass: reply.errorClass, error: reply.error, delayMs, ...attemptDetail(reply, worker?.attempt) };
     this.#recorder.retried(retry);
     this.#events.emit('task:retry', retry);
     const timer = setTimeout(() => {
@@ -247,9 +266,31 @@ export class Scheduler {
     this.#retryTimers.set(id, timer);
   }
 
+  /**
+   * The worker that ran task `id`'s attempt just ended, as its signed reply tells it
+   * (--backend bullmq), and how long its job waited besides, measured here: this machine's
+   * time from the attempt's start to `now`, less the worker's execution time (its own
+   * clock's). No wall time of another machine is subtracted from ours.
+   */
+  #workerOf(id: string, reply: Reply, now: number): { attempt: AttemptWorker; besidesMs: number } | undefined {
+    const ran = 'worker' in reply ? reply.worker : undefined;
+    if (ran === undefined) return undefined;
+    const began = this.#attemptAt.get(id) ?? this.#startedAt.get(id) ?? now;
+    const besidesMs = now - began - ran.ms;
+    return { attempt: { host: ran.host, pid: ran.pid, ranMs: ran.ms, queuedMs: Math.max(0, Math.round(besidesMs)) }, besidesMs };
+  }
+
   #finished({ row, wave, status, reply, attempts }: Extract<Effect<Reply>, { type: 'finished' }>): void {
+    const now = performance.now();
+    const worker = reply === undefined ? undefined : this.#workerOf(row.id, reply, now);
     const startedAt = this.#startedAt.get(row.id);
+    const earlier = this.#waits.get(row.id);
     this.#startedAt.delete(row.id);
+    this.#attemptAt.delete(row.id);
+    this.#waits.delete(row.id);
+    // The time its jobs waited is left out, each on this machine's clock: the workers' execution times, with the retry waits between them.
+    const besidesMs = (earlier?.besidesMs ?? 0) + (worker?.besidesMs ?? 0);
+    const queued = worker === undefined && earlier === undefined ? {} : { queuedMs: (earlier?.queuedMs ?? 0) + (worker?.attempt.queuedMs ?? 0) };
     const done: TaskDoneEvent = {
       id: row.id,
       wave,
@@ -259,9 +300,10 @@ export class Scheduler {
       severity_summary: row.severity_summary,
       error: row.error,
       attempts,
-      durationMs: attempts > 0 && startedAt !== undefined ? performance.now() - startedAt : 0,
+      durationMs: attempts > 0 && startedAt !== undefined ? Math.max(0, now - startedAt - besidesMs) : 0,
+      ...queued,
       ...(reply?.kind === 'error' ? { errorClass: reply.errorClass } : status === 'failed' && reply ? { errorClass: 'task-failure' as const } : {}),
-      ...(reply ? attemptDetail(reply) : {}),
+      ...(reply ? attemptDetail(reply, worker?.attempt) : {}),
     };
     this.#planner.contexts.finished(row.id);
     this.#recorder.finished(row, reply, done);
@@ -269,10 +311,22 @@ export class Scheduler {
   }
 }
 
-/** The thread and tokens of an attempt, for the attempts log (absent fields left out). */
-function attemptDetail(reply: Reply): AttemptDetail {
+/**
+ * The attempts of a task that workers ran before its current one (--backend bullmq), summed:
+ * the time their jobs waited for a worker (`queuedMs`, as shown), and the coordinator's time
+ * for them less the workers' execution times (`besidesMs`, negative when a worker ran longer
+ * than this run waited for it), which task:done's durationMs leaves out.
+ */
+interface WorkerWaits {
+  queuedMs: number;
+  besidesMs: number;
+}
+
+/** The thread, tokens and worker of an attempt, for the attempts log (absent fields left out). */
+function attemptDetail(reply: Reply, worker: AttemptWorker | undefined): AttemptDetail {
   return {
     ...(!('thread' in reply) || reply.thread === undefined ? {} : { thread: reply.thread }),
     ...(!('usage' in reply) || reply.usage === undefined ? {} : { usage: reply.usage }),
+    ...(worker === undefined ? {} : { worker }),
   };
 }

@@ -22,7 +22,15 @@ export const attemptLineSchema = z
     /** ISO 8601 with milliseconds. */
     start: z.string(),
     end: z.string(),
+    /** `end` − `start`: for an attempt a `csv-wave worker` ran (--backend bullmq), its execution time there. */
     duration_ms: z.number().min(0),
+    /**
+     * With --backend bullmq, an attempt a worker ran: how long its job waited besides (for a
+     * worker to take it, and for its reply to come back), measured by the coordinator. Absent
+     * for an attempt that ran on the engine's machine, from a worker that did not tell its
+     * time (an older csv-wave), and on lines written before it existed.
+     */
+    queued_ms: z.number().int().min(0).optional(),
     outcome: z.enum(kAttemptOutcomes),
     /** rate-limited, transient, timeout, invalid-output, task-failure or worker-crash; empty when it completed. */
     error_class: z.string(),
@@ -30,7 +38,7 @@ export const attemptLineSchema = z
     error: z.string(),
     /** Worker thread id that ran it; null when no worker thread answered (an interactive task, a reused exploration, a thread that died). */
     thread: z.number().int().nullable(),
-    /** Host and pid of the process that ran it (the engine: csv-wave has no remote workers yet). */
+    /** Host and pid of the process that ran it: the engine's, or the `csv-wave worker`'s that told them (--backend bullmq). */
     host: z.string(),
     pid: z.number().int(),
     prompt_tokens: z.number().int().min(0),

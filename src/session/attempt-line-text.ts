@@ -9,6 +9,7 @@ export function attemptLineText(line: AttemptLine): string {
   return (
     `{"run":${JSON.stringify(line.run)},"task":${JSON.stringify(line.task)},"attempt":${num(line.attempt)},"wave":${num(line.wave)}` +
     `,"start":${JSON.stringify(line.start)},"end":${JSON.stringify(line.end)},"duration_ms":${num(line.duration_ms)}` +
+    (line.queued_ms === undefined ? '' : `,"queued_ms":${num(line.queued_ms)}`) +
     `,"outcome":"${line.outcome}","error_class":${JSON.stringify(line.error_class)},"error":${JSON.stringify(line.error)}` +
     `,"thread":${line.thread === null ? 'null' : num(line.thread)},"host":${JSON.stringify(line.host)},"pid":${num(line.pid)}` +
     `,"prompt_tokens":${num(line.prompt_tokens)},"completion_tokens":${num(line.completion_tokens)}}`

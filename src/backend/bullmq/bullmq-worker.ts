@@ -10,7 +10,7 @@ import { LocalBackend } from '../local/local-backend.js';
 import { CancelListener } from './jobs/cancel-channel.js';
 import { checkRedisReachable } from './redis/connection.js';
 import { admitJob, kAgentTypes, sealReply, type WorkerRules } from './trust/job-admission.js';
-import type { AttemptJobData } from './jobs/job-data.js';
+import { kReplyEnvelope, type AttemptJobData } from './jobs/job-data.js';
 import { JobFolders } from './jobs/job-folders.js';
 import { refusalReason } from './jobs/job-refusal.js';
 import { queueNameOf } from './jobs/names.js';
@@ -92,8 +92,9 @@ export class BullmqWorker {
   #cancels: CancelListener | undefined;
   readonly #directory: SessionDirectory | undefined;
   readonly #discover: NodeJS.Timeout | undefined;
+  readonly #host = hostname();
   /** What `status` shows for the jobs this worker runs: BullMQ keeps it in each job (processedBy). */
-  readonly name = `${hostname()}:${process.pid}`;
+  readonly name = `${this.#host}:${process.pid}`;
   #stopping = false;
   /** A look at the registry is under way (#serveRunning). */
   #discovering = false;
@@ -269,8 +270,12 @@ export class BullmqWorker {
     const running: RunningJob = { sessionId, dir, taskId: request.task.id, attempt: request.task.attempt, controller: this.#abortOf(sessionId) };
     this.#running.set(id, running);
     let reply: AttemptReply;
+    // The attempt's execution time, on this machine's monotonic clock: the coordinator subtracts no wall time of ours from its own.
+    const began = performance.now();
+    let ranMs = 0;
     try {
       reply = await this.#backend.submit({ ...request, task: { ...request.task, session: dir } }, running.controller.signal);
+      ranMs = Math.round(performance.now() - began);
     } catch (error) {
       if (!running.controller.signal.aborted) throw error;
       // Neither completed nor failed: BullMQ's stalled-job check gives it to another worker.
@@ -290,7 +295,9 @@ export class BullmqWorker {
     }
     const outcome = reply.kind === 'finished' ? reply.status : `${reply.errorClass}: ${reply.error.split('\n', 1)[0]}`;
     this.#options.log(`[JOB] ${id} ${outcome} (${Math.round(performance.now() - started)} ms)`);
-    return sealReply(this.#options.rules.signing, queue, id, digest, replyText(reply));
+    // Told only to a coordinator that reads it: an older one refuses an envelope it does not know.
+    const ran = readsRan(job.data) ? { host: this.#host, pid: process.pid, ms: ranMs } : undefined;
+    return sealReply(this.#options.rules.signing, queue, id, digest, replyText(reply), ran);
   }
 
   /** The controller that aborts the session's running jobs; a fresh one once it was used. */
@@ -367,6 +374,12 @@ export class BullmqWorker {
     clearInterval(this.#discover);
     this.#directory?.stop();
   }
+}
+
+/** Whether the job's coordinator reads a reply envelope of version 2, with where and how long the attempt ran (job-data.ts `envelope`). */
+function readsRan(data: AttemptJobData): boolean {
+  const envelope: unknown = (data as { envelope?: unknown }).envelope;
+  return typeof envelope === 'number' && envelope >= kReplyEnvelope;
 }
 
 /** The reply as JSON text; one that cannot be written fails its task as invalid output (as worker.ts `replyText`). */

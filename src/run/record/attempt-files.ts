@@ -2,7 +2,7 @@ import { isFolderWriteFailure } from '../../files/write-all.js';
 import type { SessionFileWriter } from '../../layout.js';
 import { cleanText } from '../../text/clean-text.js';
 import { cutError } from '../../executors/reply-rules.js';
-import type { AttemptReply, ArtifactFile, TaskLimits, WorkerReply } from '../../executors/messages.js';
+import type { AttemptPlace, AttemptReply, ArtifactFile, TaskLimits, WorkerReply } from '../../executors/messages.js';
 import { describe } from '../../executors/module.js';
 import { scrubSecrets } from '../../text/secret-scrubber.js';
 import { kArtifactNamePattern } from '../../schema/result.js';
@@ -39,7 +39,7 @@ export function writeAttemptFiles(
   const problem = replyProblem(taskId, planned, discovery.taskId, limits);
   if (problem !== undefined) {
     const error = scrubSecrets(cleanText(`Invalid output: the reply holds ${problem}`));
-    return { kind: 'error', errorClass: 'invalid-output', error, ...(rest.thread === undefined ? {} : { thread: rest.thread }) };
+    return { kind: 'error', errorClass: 'invalid-output', error, ...placeOf(rest) };
   }
   try {
     const artifacts = writeArtifactFiles(files, taskId, planned);
@@ -57,9 +57,14 @@ export function writeAttemptFiles(
       error: cutError(scrubSecrets(cleanText(describe(error)))),
       ...(rest.usage ? { usage: rest.usage } : {}),
       ...(attemptNotes ? { notes: attemptNotes } : {}),
-      ...(rest.thread === undefined ? {} : { thread: rest.thread }),
+      ...placeOf(rest),
     };
   }
+}
+
+/** Where the attempt ran (its thread, its worker), kept by a reply its files turned into an error. */
+function placeOf({ thread, worker }: AttemptPlace): AttemptPlace {
+  return { ...(thread === undefined ? {} : { thread }), ...(worker === undefined ? {} : { worker }) };
 }
 
 /**

@@ -44,9 +44,17 @@ export class AttemptLog {
     this.#line(event.id, event.attempts, event.wave, outcome, event.errorClass ?? '', event.status === 'completed' ? '' : event.error, event);
   }
 
+  /**
+   * An attempt a `csv-wave worker` ran (detail.worker, from its signed reply) is recorded as
+   * the worker tells it: its host and pid, its execution time there as duration_ms, ending
+   * when its reply came (start is end less that, on this machine's clock), and the time its
+   * job waited besides as queued_ms. Any other attempt (this machine's, or a worker's that
+   * told nothing: an older csv-wave, a refused job) is this process's, timed here.
+   */
   #line(id: string, attempt: number, wave: number, outcome: AttemptEnd, errorClass: string, error: string, detail: AttemptDetail): void {
     const end = Date.now();
-    const start = this.#started.get(id) ?? end;
+    const { worker } = detail;
+    const start = worker === undefined ? (this.#started.get(id) ?? end) : end - worker.ranMs;
     this.#started.delete(id);
     this.#journal.appendAttempt({
       run: this.#run,
@@ -56,12 +64,13 @@ export class AttemptLog {
       start: this.#startText(start),
       end: this.#endText(end),
       duration_ms: end - start,
+      ...(worker === undefined ? {} : { queued_ms: worker.queuedMs }),
       outcome,
       error_class: errorClass,
       error: error.slice(0, kMaxErrorChars),
       thread: detail.thread ?? null,
-      host: this.#host,
-      pid: process.pid,
+      host: worker?.host ?? this.#host,
+      pid: worker?.pid ?? process.pid,
       prompt_tokens: detail.usage?.prompt_tokens ?? 0,
       completion_tokens: detail.usage?.completion_tokens ?? 0,
     });

@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { AttemptRequest } from '../../../executors/messages.js';
-import { kJobName, type AttemptJobData } from './job-data.js';
+import { kJobName, kReplyEnvelope, type AttemptJobData } from './job-data.js';
 import { writeRefusal, type WriteRefusal } from '../redis/write-refusal.js';
 
 /**
@@ -107,6 +107,6 @@ export class JobAdds {
 
   #data({ id, request, digest }: ToAdd): AttemptJobData {
     const sig = this.#handlers.sign(id, digest);
-    return sig === undefined ? { request, digest } : { request, digest, sig };
+    return sig === undefined ? { request, digest, envelope: kReplyEnvelope } : { request, digest, sig, envelope: kReplyEnvelope };
   }
 }

@@ -1,7 +1,7 @@
 import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { kDefaultClaudeMaxTurns } from '../../../executors/agents/claude/args.js';
 import { agentSettingsFor, baseAgentSettings, type AgentOverride, type AgentRowCells, type AgentSpec } from '../../../executors/agents/settings.js';
-import type { AttemptRequest, ExecutorSpec } from '../../../executors/messages.js';
+import type { AttemptRequest, ExecutorSpec, RanOnWorker } from '../../../executors/messages.js';
 import { kAnthropicBaseUrl, kOfficialBaseUrl, kSessionIdPattern, kWorkerAgentTypes, kWorkerExecutorTypes, kWorkerSandboxes } from '../../../option-table.js';
 import { kTaskIdPattern } from '../../../schema/row.js';
 import type { CodexSandbox } from '../../../schema/session.js';
@@ -271,9 +271,13 @@ export function baseUrlKey(url: string): string | undefined {
   return `${parsed.origin}${parsed.pathname.replace(/\/+$/, '')}`;
 }
 
-/** The worker's return value for a job: the reply text with the digest of the request it ran, signed (job-data.ts JobReplyEnvelope). */
-export function sealReply(signing: Signing, queue: string, jobId: string, digest: string, reply: string): string {
-  const sig = signing.sign(replySigned(queue, jobId, digest, reply));
-  const envelope: JobReplyEnvelope = sig === undefined ? { v: 1, digest, reply } : { v: 1, digest, reply, sig };
-  return JSON.stringify(envelope);
+/**
+ * The worker's return value for a job: the reply text with the digest of the request it
+ * ran, signed (job-data.ts JobReplyEnvelope); with `ran` (where and how long it ran), an
+ * envelope of version 2, which only a coordinator that says it reads it is sent.
+ */
+export function sealReply(signing: Signing, queue: string, jobId: string, digest: string, reply: string, ran?: RanOnWorker): string {
+  const sig = signing.sign(replySigned(queue, jobId, digest, reply, ran));
+  const envelope: JobReplyEnvelope = ran === undefined ? { v: 1, digest, reply } : { v: 2, digest, reply, ran };
+  return JSON.stringify(sig === undefined ? envelope : { ...envelope, sig });
 }

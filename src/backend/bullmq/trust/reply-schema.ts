@@ -101,11 +101,14 @@ export const attemptReplySchema = z.discriminatedUnion('kind', [finishedSchema, 
  * The reply of an awaited job, from its return value, in two steps: the envelope's
  * signature and digest first (reply-envelope.ts: a forged reply, or one of another
  * request, is never merged), then the reply text's schema and the rules of its task's
- * role (readJobReply).
+ * role (readJobReply). The worker's own account of where and how long it ran, signed in
+ * the envelope, goes with it (`worker`); the reply text cannot carry one (its schema is strict).
  */
 export function readSignedJobReply(value: unknown, expected: ExpectedReply, task: AwaitedTask): AttemptReply {
   const opened = openJobReply(value, expected);
-  return opened.kind === 'opened' ? readJobReply(opened.reply, task.taskId, task.rules) : opened.reply;
+  if (opened.kind === 'refused') return opened.reply;
+  const reply = readJobReply(opened.reply, task.taskId, task.rules);
+  return opened.ran === undefined ? reply : { ...reply, worker: opened.ran };
 }
 
 /**

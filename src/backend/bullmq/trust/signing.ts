@@ -58,9 +58,14 @@ export function jobSigned(queue: string, jobId: string, digest: string): object 
   return { v: kSignatureVersion, kind: 'job', queue, jobId, digest };
 }
 
-/** A reply's signature covers its job, the digest of the request the worker ran and the reply text's SHA-256. */
-export function replySigned(queue: string, jobId: string, digest: string, reply: string): object {
-  return { v: kSignatureVersion, kind: 'reply', queue, jobId, digest, reply: sha256Hex(reply) };
+/**
+ * A reply's signature covers its job, the digest of the request the worker ran, the reply
+ * text's SHA-256 and, from a worker that tells it (a reply envelope of version 2), where and
+ * how long it ran (`ran`). Without `ran` the fields are those an older worker signs, so its
+ * replies still verify; and neither kind of signature verifies for the other (one holds `ran`).
+ */
+export function replySigned(queue: string, jobId: string, digest: string, reply: string, ran?: object): object {
+  return { v: kSignatureVersion, kind: 'reply', queue, jobId, digest, reply: sha256Hex(reply), ...(ran === undefined ? {} : { ran }) };
 }
 
 /** A coordinator's beat in the session registry covers the session and the beat's time (Redis's clock, ms). */
