@@ -37,6 +37,11 @@ export interface BackendContext {
   warn(message: string): void;
   /** How many workers serve the session now (--backend bullmq). */
   workersConnected(count: number): void;
+  /**
+   * An attempt waited in a queue for a worker, and one took it now (--backend bullmq): the
+   * task runs from here. Told at most once per attempt; what it changes is only shown.
+   */
+  attemptRunning(taskId: string, attempt: number): void;
   /** Where the open batches are (--batch). */
   batchProgress(progress: BatchProgress): void;
 }

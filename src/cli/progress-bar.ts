@@ -11,15 +11,15 @@ const loadCliProgress = () => createRequire(import.meta.url)('cli-progress') as 
 export type TerminalStream = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
 
 /**
- * The live bar of a run on a terminal: wave k/W, done/total, running, failed, elapsed, ETA.
- * Failures and warnings are printed above it as they happen (the bar alone only counts
- * them), and the end-of-run text replaces it.
+ * The live bar of a run on a terminal: wave k/W, done/total, queued (--backend bullmq),
+ * running, failed, elapsed, ETA. Failures and warnings are printed above it as they happen
+ * (the bar alone only counts them), and the end-of-run text replaces it.
  */
 export function attachBar(events: RunEmitter, terminal: TerminalStream, failures: readonly FailedTask[]): () => void {
   const cliProgress = loadCliProgress();
   const bar = new cliProgress.SingleBar(
     {
-      format: 'wave {wave}/{waves} [{bar}] {value}/{total} done | {running} running | {failed} failed | {elapsed} | ETA {remaining}{workers}',
+      format: 'wave {wave}/{waves} [{bar}] {value}/{total} done | {queued}{running} running | {failed} failed | {elapsed} | ETA {remaining}{workers}',
       hideCursor: true,
       // Erased when stopped, so that a line printed above it does not leave a stale copy behind.
       clearOnComplete: true,
@@ -36,9 +36,22 @@ export function attachBar(events: RunEmitter, terminal: TerminalStream, failures
   let waves = 0;
   /** With --backend bullmq, the workers listening to the queue. */
   let workers = '';
+  /** With --backend bullmq (run:start's `queue`): a started task waits in the queue until a worker takes it (task:running). */
+  let queues = false;
+  /** The tasks out whose current attempt waits in the queue: counted apart from `running`. */
+  const queued = new Set<string>();
   const payload = () => {
     const elapsedMs = Date.now() - started;
-    return { wave, waves, running, failed: failures.length, elapsed: formatDuration(elapsedMs), remaining: eta(done, total, elapsedMs), workers };
+    return {
+      wave,
+      waves,
+      queued: queues ? `${queued.size} queued | ` : '',
+      running: running - queued.size,
+      failed: failures.length,
+      elapsed: formatDuration(elapsedMs),
+      remaining: eta(done, total, elapsedMs),
+      workers,
+    };
   };
   // Redrawn once per turn of the event loop, not per event: a turn may finish hundreds of
   // short tasks, and each redraw formats the whole payload. Failures and warnings still
@@ -67,6 +80,7 @@ export function attachBar(events: RunEmitter, terminal: TerminalStream, failures
   events.on('run:start', (event) => {
     total = event.total;
     waves = event.waveCount;
+    queues = event.queue === true;
     live = true;
     bar.start(total, done, payload());
   });
@@ -87,11 +101,16 @@ export function attachBar(events: RunEmitter, terminal: TerminalStream, failures
   });
   events.on('task:start', (event) => {
     if (event.attempt === 1) running++;
+    if (queues) queued.add(event.id);
     if (event.wave > wave) wave = event.wave;
     show();
   });
+  events.on('task:running', (event) => {
+    if (queued.delete(event.id)) show();
+  });
   events.on('task:done', (event) => {
     if (event.attempts > 0) running--;
+    queued.delete(event.id);
     done++;
     // The reporter records the failure before this listener runs (it attached first).
     if (event.status === 'failed') printAbove(`[FAIL] ${event.id} (wave ${event.wave}): ${errorLine(event.error)}\n`);

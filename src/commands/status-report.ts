@@ -7,8 +7,12 @@ import { errorLine } from '../text/error-line.js';
 import { oneLine } from '../text/one-line.js';
 
 export interface TaskLine {
-  /** `[????]` marks a status cell outside the enum: status shows files that would not validate. */
-  tag: '[DONE]' | '[RUN]' | '[INTR]' | '[WAIT]' | '[FAIL]' | '[SKIP]' | '[----]' | '[????]';
+  /**
+   * `[????]` marks a status cell outside the enum: status shows files that would not
+   * validate. `[QUEUED]`: a task out whose job waits in the queue for a worker (--backend
+   * bullmq), which only Redis knows: the status command sets it on a `[RUN]` line.
+   */
+  tag: '[DONE]' | '[RUN]' | '[QUEUED]' | '[INTR]' | '[WAIT]' | '[FAIL]' | '[SKIP]' | '[----]' | '[????]';
   id: string;
   role: string;
   /** What follows the arrow: findings, error, what blocks the task, or `ready`. */

@@ -37,6 +37,12 @@ export interface TaskStartEvent {
   attempt: number;
 }
 
+/** An attempt that waited in a queue for a worker (--backend bullmq) was taken by one: it runs from now. */
+export interface TaskRunningEvent {
+  id: string;
+  attempt: number;
+}
+
 export interface TaskRetryEvent extends AttemptDetail {
   id: string;
   attempt: number;
@@ -129,8 +135,14 @@ export interface RunSummary {
  * the knowledge files: outcome-sink.ts), so no listener can lose or delay a result.
  */
 export interface RunEvents {
-  'run:start': [{ session: string; total: number; waveCount: number }];
+  /**
+   * `queue`: attempts wait in a queue for workers (--backend bullmq): a task:start is then
+   * queued, until its task:running says a worker took it. Otherwise a started task runs.
+   */
+  'run:start': [{ session: string; total: number; waveCount: number; queue?: boolean }];
   'task:start': [TaskStartEvent];
+  /** With --backend bullmq: a worker took a started attempt's job (it waited in the queue until now); at most once per attempt. */
+  'task:running': [TaskRunningEvent];
   'task:retry': [TaskRetryEvent];
   'task:done': [TaskDoneEvent];
   'wave:start': [{ wave: number; tasks: number }];

@@ -205,6 +205,7 @@ export class SessionRun {
         lost: stop.backendLost,
         warn,
         workersConnected: (count) => events.emit('workers:connected', count),
+        attemptRunning: (id, attempt) => events.emit('task:running', { id, attempt }),
         batchProgress: (progress) => events.emit('batch:progress', progress),
       });
     } catch (error) {
@@ -218,7 +219,7 @@ export class SessionRun {
       reporter?.waveEnd();
     });
     const tally = new RunTally(events, runIds.size);
-    events.emit('run:start', { session: session.dir, total: runIds.size, waveCount: plan.waveCount });
+    events.emit('run:start', { session: session.dir, total: runIds.size, waveCount: plan.waveCount, queue: this.#plan.type === 'bullmq' });
 
     const limits = {
       maxStdoutBytes: settings.maxStdoutBytes,

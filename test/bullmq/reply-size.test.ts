@@ -48,15 +48,17 @@ describe.runIf(kRunRedisTests)("a look-up of jobs in Redis", () => {
     const big = JSON.stringify('x'.repeat(5 * kMiB));
     await redis.hset('job:small', { timestamp: '1', finishedOn: '2', returnvalue: JSON.stringify('{"kind":"finished"}') });
     await redis.hset('job:big', { timestamp: '1', finishedOn: '2', returnvalue: big });
-    // An unfinished job whose hash someone filled: nothing of it is read.
-    await redis.hset('job:running', { timestamp: '1', returnvalue: big });
+    // Unfinished jobs whose hashes someone filled: nothing of them is read.
+    await redis.hset('job:waiting', { timestamp: '1', returnvalue: big });
+    await redis.hset('job:running', { timestamp: '1', processedOn: '2', returnvalue: big });
     await redis.hset('job:failed', { timestamp: '1', finishedOn: '2', failedReason: 'r'.repeat(200_000) });
     const before = Number(/total_net_output_bytes:(\d+)/.exec(await redis.info('stats'))?.[1]);
-    const states = await lookUpJobs(redis, (id) => `job:${id}`, ['small', 'big', 'running', 'failed', 'none'], () => kMiB);
+    const states = await lookUpJobs(redis, (id) => `job:${id}`, ['small', 'big', 'waiting', 'running', 'failed', 'none'], () => kMiB);
     const sent = Number(/total_net_output_bytes:(\d+)/.exec(await redis.info('stats'))?.[1]) - before;
     expect(states.get('small')).toEqual({ kind: 'completed', returnvalue: '{"kind":"finished"}' });
     expect(states.get('big')).toEqual({ kind: 'oversized', bytes: Buffer.byteLength(big) });
-    expect(states.get('running')).toEqual({ kind: 'unfinished' });
+    expect(states.get('waiting')).toEqual({ kind: 'waiting' });
+    expect(states.get('running')).toEqual({ kind: 'taken' });
     expect(states.get('failed')).toEqual({ kind: 'failed', reason: 'r'.repeat(64 * 1024) });
     expect(states.get('none')).toEqual({ kind: 'missing' });
     // Redis sent the small value, the reason's start and the INFO replies: not the 5 MiB values.

@@ -3,16 +3,15 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { Queue, QueueEvents } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import type { AttemptJobData } from '../../src/backend/bullmq/jobs/job-data.js';
 import { replySigned, Signing } from '../../src/backend/bullmq/trust/signing.js';
 import type { AttemptLine } from '../../src/schema/attempt.js';
 import { finishedAttempt } from '../helpers/attempt-reply.js';
-import { addByHand, handMadeRequest, jobData } from '../helpers/bullmq-jobs.js';
+import { addByHand, handMadeRequest, jobData, jobWaits } from '../helpers/bullmq-jobs.js';
 import { jobIdSource, readyWorker, redisForEachTest } from '../helpers/bullmq-session.js';
 import { forgeReplies } from '../helpers/forged-reply.js';
 import { kRunRedisTests } from '../helpers/redis-server.js';
 import { buildSession, readRows } from '../helpers/session-builder.js';
-import { sleep, spawnCli, waitFor } from '../helpers/spawn-cli.js';
+import { spawnCli, waitFor } from '../helpers/spawn-cli.js';
 import { kTestSecret } from '../helpers/test-secret.js';
 
 /** The lines of a session's attempts.ndjson. */
@@ -20,21 +19,6 @@ function attemptLines(dir: string): AttemptLine[] {
   const path = join(dir, 'attempts.ndjson');
   if (!existsSync(path)) return [];
   return readFileSync(path, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as AttemptLine);
-}
-
-/** Resolves once the queue holds a waiting job of task `taskId` (the coordinator added it, no worker took it). */
-async function jobWaits(url: string, queueName: string, taskId: string): Promise<void> {
-  const queue = new Queue<AttemptJobData>(queueName, { connection: { url } });
-  try {
-    // A safety net of a minute, looking every 50 ms: not a measure.
-    for (let look = 0; look < 1200; look++) {
-      if ((await queue.getWaiting()).some((job) => job.data.request.task.id === taskId)) return;
-      await sleep(50);
-    }
-    throw new Error(`Gave up waiting for the job of ${taskId} to wait in ${queueName}`);
-  } finally {
-    await queue.close();
-  }
 }
 
 /** The return value of a job once it completed, as the worker returned it (JSON text). */

@@ -48,6 +48,21 @@ export async function addByHand(url: string, queue: string, jobId: string, data:
   }
 }
 
+/** Resolves once the queue holds a waiting job of task `taskId`: its coordinator added it, and no worker took it. */
+export async function jobWaits(url: string, queueName: string, taskId: string): Promise<void> {
+  const queue = new Queue<AttemptJobData>(queueName, { connection: { url } });
+  try {
+    // A safety net of a minute, looking every 50 ms: not a measure.
+    for (let look = 0; look < 1200; look++) {
+      if ((await queue.getWaiting()).some((job) => job.data?.request?.task?.id === taskId)) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`Gave up waiting for the job of ${taskId} to wait in ${queueName}`);
+  } finally {
+    await queue.close();
+  }
+}
+
 /** A job's state in Redis and BullMQ's reason for failing it. */
 export async function jobOutcome(url: string, queue: string, jobId: string): Promise<{ state: string; failedReason: string | undefined }> {
   const handle = new Queue(queue, { connection: { url } });

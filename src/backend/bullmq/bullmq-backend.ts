@@ -11,7 +11,7 @@ import type { AttemptJobData } from './jobs/job-data.js';
 import { KeysInTurn, lookUpJobs, type JobState } from './jobs/job-lookup.js';
 import { failedJobReply } from './jobs/job-refusal.js';
 import { unaddedJobReply, vanishedJobReply } from './jobs/job-replies.js';
-import { isJobOfRun, jobIdOf, queueNameOf } from './jobs/names.js';
+import { attemptOfJob, isJobOfRun, jobIdOf, queueNameOf } from './jobs/names.js';
 import { RedisPresence } from './redis/redis-presence.js';
 import { readSignedJobReply } from './trust/reply-schema.js';
 import { maxReplyBytes, oversizedReply, bytesPast } from './trust/reply-size.js';
@@ -41,6 +41,12 @@ export interface BullmqBackendOptions {
   beforeAdd?: () => void;
   /** Dropped replies and lost jobs are told here. */
   warn: (message: string) => void;
+  /**
+   * Told once per awaited attempt when a worker takes its job (its wait in the queue ended):
+   * by BullMQ's `active` event, or by the look-up when the event was missed. Only what a run
+   * shows depends on it (queued or running): whoever writes to Redis can tell it falsely.
+   */
+  running?: (taskId: string, attempt: number) => void;
   /**
    * Milliseconds Redis may stay away (no answer) before `lost` is told. @default the table's `--redis-timeout` (60 s)
    */
@@ -112,6 +118,8 @@ export class BullmqBackend implements ExecutionBackend {
   readonly #taken = new Set<string>();
   /** Awaited jobs whose add went through: one of these missing from Redis has vanished. */
   readonly #added = new Set<string>();
+  /** Awaited jobs a worker took (told `running`): no more than the workers run at once. */
+  readonly #begun = new Set<string>();
   /** Finished jobs whose replies were read, to remove from Redis (#removeRead). */
   #toRemove: string[] = [];
   readonly #adds: JobAdds;
@@ -146,6 +154,7 @@ export class BullmqBackend implements ExecutionBackend {
     });
     events.on('completed', ({ jobId, returnvalue }) => this.#settle(jobId, (task) => this.#readReply(jobId, returnvalue, task)));
     events.on('failed', ({ jobId, failedReason }) => this.#settle(jobId, () => failedJobReply(failedReason)));
+    events.on('active', ({ jobId }) => this.#begin(jobId));
     // ioredis reconnects by itself; BullMQ emits the errors of the attempts in between.
     queue.on('error', () => undefined);
     events.on('error', () => undefined);
@@ -217,6 +226,7 @@ export class BullmqBackend implements ExecutionBackend {
       const onAbort = () => {
         this.#waiting.delete(id);
         this.#added.delete(id);
+        this.#begun.delete(id);
         reject(abortError(signal.reason));
         this.#removeWaiting(id);
       };
@@ -261,7 +271,9 @@ export class BullmqBackend implements ExecutionBackend {
 
   #found(id: string, state: JobState): void {
     if (!this.#waiting.has(id)) return;
-    if (state.kind === 'missing' && this.#added.has(id)) {
+    if (state.kind === 'taken') {
+      this.#begin(id);
+    } else if (state.kind === 'missing' && this.#added.has(id)) {
       this.#settle(id, () => vanishedJobReply(id));
     } else if (state.kind === 'failed') {
       this.#settle(id, () => failedJobReply(state.reason));
@@ -291,6 +303,14 @@ export class BullmqBackend implements ExecutionBackend {
     return waiting === undefined ? 0 : maxReplyBytes(waiting.rules.limits);
   }
 
+  /** A worker took job `id`: its attempt, if awaited, is told running, once. */
+  #begin(id: string): void {
+    const waiting = this.#waiting.get(id);
+    if (waiting === undefined || this.#begun.has(id)) return;
+    this.#begun.add(id);
+    this.#options.running?.(waiting.taskId, attemptOfJob(id));
+  }
+
   /** Hands the job's reply to the submit waiting for it, once; then the finished job leaves Redis. */
   #settle(id: string, reply: (task: AwaitedReply) => AttemptReply): void {
     const waiting = this.#waiting.get(id);
@@ -301,6 +321,7 @@ export class BullmqBackend implements ExecutionBackend {
     }
     this.#waiting.delete(id);
     this.#added.delete(id);
+    this.#begun.delete(id);
     this.#taken.add(id);
     waiting.resolve(reply(waiting));
     this.#toRemove.push(id);
@@ -340,6 +361,7 @@ export class BullmqBackend implements ExecutionBackend {
     for (const [id, waiting] of [...this.#waiting]) {
       this.#waiting.delete(id);
       this.#added.delete(id);
+      this.#begun.delete(id);
       waiting.reject(abortError());
     }
     if (this.#closed) return;

@@ -52,7 +52,18 @@ export async function openCoordinator(plan: BullmqPlan, run: BackendContext): Pr
   const queueRate = new QueueRate(url, sessionId, plan.rate);
   let backend: BullmqBackend;
   try {
-    backend = await BullmqBackend.open({ url, sessionId, signing, runId, reattach, beforeAdd: () => run.flush(), warn: tell, lost, ...timeout });
+    backend = await BullmqBackend.open({
+      url,
+      sessionId,
+      signing,
+      runId,
+      reattach,
+      beforeAdd: () => run.flush(),
+      warn: tell,
+      lost,
+      running: (taskId, attempt) => run.attemptRunning(taskId, attempt),
+      ...timeout,
+    });
   } catch (error) {
     queueRate.stop();
     await lease.release(true);

@@ -17,6 +17,9 @@ import { ExitCode, printJson, type CliIo } from '../io.js';
 import { addPipelineFlag, sessionOverrides } from '../pipeline-flag.js';
 import type { PipelineName, SessionConfig } from '../../schema/session.js';
 import { redisUrlFrom } from '../../backend/bullmq/redis/redis-url.js';
+import type { JobPlace } from '../../backend/bullmq/session/worker-presence.js';
+import { readJournalWithCarried } from '../../session/journal.js';
+import { jobsOut } from '../../run/job-reattach.js';
 import { flagOptionEntries, kFlagOptionTable } from '../../option-table.js';
 import { addTableFlags, tableFlag } from '../table-flags.js';
 
@@ -31,9 +34,9 @@ interface StatusFlags {
 export function registerStatus(program: Command, io: CliIo, done: (code: number) => void): void {
   addPipelineFlag(addTableFlags(program
     .command('status')
-    .description('one line per task ([DONE] [RUN] [INTR] [WAIT] [FAIL] [SKIP] [----]), then counts per status and wave')
+    .description('one line per task ([DONE] [RUN] [QUEUED] [INTR] [WAIT] [FAIL] [SKIP] [----]), then counts per status and wave')
     .argument('<session>', 'session folder, or the path of its tasks.csv')
-    .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}, "usage"?: {prompt, completion, cached, requests, cost_usd, unpriced_requests, tasks: {id: the same}, problems?: [{line, problem}]}, "interrupted"?: [ids], "workers"?: {id: worker}}; exit 1 when tasks failed')
+    .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}, "usage"?: {prompt, completion, cached, requests, cost_usd, unpriced_requests, tasks: {id: the same}, problems?: [{line, problem}]}, "interrupted"?: [ids], "queued"?: [ids], "workers"?: {id: worker}}; exit 1 when tasks failed')
     .option('--only <statuses>', `list only the tasks of these statuses, comma-separated (${kTaskStatuses.join(', ')}); counts stay the whole session's`)
     .option('--wave <n>', 'list only the tasks of wave N (counts stay the whole session\'s)'), flagOptionEntries(), 'status'))
     .action(async (sessionPath: string, options: StatusFlags & { pipeline?: PipelineName }) => {
@@ -59,7 +62,14 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       // The README's rule for every command: failed tasks, or tasks skipped for a failure or a
       // blocking checkpoint, are exit 1, so that `csv-wave status s && deploy` is a gate.
       const exitCode = table.rows.some((row) => statusOf(row) === 'failed' || skippedForFailure(row)) ? ExitCode.TasksFailed : ExitCode.Ok;
-      const workers = running && counts.in_progress > 0 ? await workersOfRunningTasks(session.dir, options, session.config.backend, io) : new Map<string, string>();
+      // With --backend bullmq, Redis says which tasks out wait in the queue and which worker runs the others.
+      const places = running && counts.in_progress > 0 ? await placesOfTasksOut(session.dir, options, session.config.backend, io) : new Map<string, JobPlace>();
+      const workers = new Map<string, string>();
+      const queued = new Set<string>();
+      for (const [id, place] of places) {
+        if (place.kind === 'running') workers.set(id, place.worker);
+        else queued.add(id);
+      }
       if (options.json) {
         const tokens = usage
           ? {
@@ -73,29 +83,43 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
             }
           : {};
         const stale = interrupted.length > 0 ? { interrupted } : {};
+        const waiting = queued.size > 0 ? { queued: [...queued] } : {};
         const where = workers.size > 0 ? { workers: Object.fromEntries(workers) } : {};
-        printJson(io, { tasks: table.rows.filter(wanted).map((row) => rowObject(table, row)), counts, ...tokens, ...stale, ...where });
+        printJson(io, { tasks: table.rows.filter(wanted).map((row) => rowObject(table, row)), counts, ...tokens, ...stale, ...waiting, ...where });
         done(exitCode);
         return;
       }
       const lines = taskLines(table, running).filter((_, index) => wanted(table.rows[index]!));
+      for (const line of lines) {
+        if (line.tag !== '[RUN]') continue;
+        if (queued.has(line.id)) {
+          line.tag = '[QUEUED]';
+          line.detail = 'queued: waiting for a worker';
+        }
+        const worker = workers.get(line.id);
+        if (worker !== undefined) line.detail = `running on ${worker}`;
+      }
       const idWidth = Math.min(24, Math.max(0, ...lines.map((line) => line.id.length)));
       const roleWidth = Math.min(16, Math.max(0, ...lines.map((line) => line.role.length + 2)));
+      // The tags line up: [QUEUED] is the one longer than the others.
+      const tagWidth = Math.max(7, ...lines.map((line) => line.tag.length + 1));
       for (const line of lines) {
-        const worker = line.tag === '[RUN]' ? workers.get(line.id) : undefined;
-        if (worker !== undefined) line.detail = `running on ${worker}`;
         const spent = usage?.byTask.get(line.id);
         io.stdout(
           // The spending goes before the detail: the detail (an error's whole first line) ends the line.
-          `${line.tag.padEnd(7)}${line.id.padEnd(idWidth)}  ${`(${line.role})`.padEnd(roleWidth)}${spent ? ` [${spendText(spent)}]` : ''} -> ${line.detail}\n`,
+          `${line.tag.padEnd(tagWidth)}${line.id.padEnd(idWidth)}  ${`(${line.role})`.padEnd(roleWidth)}${spent ? ` [${spendText(spent)}]` : ''} -> ${line.detail}\n`,
         );
       }
       const total = table.rows.length;
       const invalid = table.rows.length - Object.values(counts).reduce((a, b) => a + b, 0);
       const inProgress = running ? 'in_progress' : 'interrupted';
-      const summary = [...Object.entries(counts), ['invalid status', invalid] as const]
+      // The tasks out that wait in the queue are counted apart from those that run.
+      const byStatus = Object.entries(counts).flatMap(([status, n]): [string, number][] =>
+        status === 'in_progress' ? [[inProgress, n - queued.size], ['queued', queued.size]] : [[status, n]],
+      );
+      const summary = [...byStatus, ['invalid status', invalid] as const]
         .filter(([, n]) => n > 0)
-        .map(([status, n]) => `${status === 'in_progress' ? inProgress : status} ${n}`)
+        .map(([status, n]) => `${status} ${n}`)
         .join(', ');
       io.stdout(`\n${total} tasks: ${summary || 'none'}\n`);
       if (usage) {
@@ -108,7 +132,9 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
         const inWave = Object.values(byStatus).reduce((a, b) => a + b, 0);
         const done = byStatus.completed + byStatus.skipped + byStatus.failed;
         const label = wave === 0 ? 'No wave (on a cycle)' : `Wave ${wave}`;
-        io.stdout(`${label}: ${done}/${inWave} finished (completed ${byStatus.completed}, failed ${byStatus.failed}, skipped ${byStatus.skipped}, ${running ? 'running' : 'interrupted'} ${byStatus.in_progress}, pending ${byStatus.pending})\n`);
+        const waiting = [...queued].filter((id) => (waves.get(id) ?? 0) === wave).length;
+        const out = `${running ? 'running' : 'interrupted'} ${byStatus.in_progress - waiting}${waiting > 0 ? `, queued ${waiting}` : ''}`;
+        io.stdout(`${label}: ${done}/${inWave} finished (completed ${byStatus.completed}, failed ${byStatus.failed}, skipped ${byStatus.skipped}, ${out}, pending ${byStatus.pending})\n`);
       }
       done(exitCode);
     });
@@ -145,29 +171,33 @@ function selectRows(options: StatusFlags, waves: ReadonlyMap<string, number>): (
 }
 
 /**
- * For a session running on bullmq: the worker (host, pid) running each of its tasks, asked
- * of Redis (`--redis`, else session.json's backend url, else CSV_WAVE_REDIS_URL). A Redis
- * that cannot be reached is said on stderr; status shows the rest.
+ * For a session running on bullmq: where the job of each task out is, asked of Redis
+ * (`--redis`, else session.json's backend url, else CSV_WAVE_REDIS_URL): waiting in the
+ * queue, or run by a worker (host, pid). The journal names each task's job: the jobs
+ * anyone else put in the queue are not looked at. A Redis that cannot be reached is said
+ * on stderr; status shows the rest, those tasks as running.
  */
-async function workersOfRunningTasks(
+async function placesOfTasksOut(
   sessionDir: string,
   flags: StatusFlags,
   backend: SessionConfig['backend'],
   io: CliIo,
-): Promise<Map<string, string>> {
+): Promise<Map<string, JobPlace>> {
   try {
-    // Read here, inside the try: a bad --redis costs only the worker names, as a Redis away does.
+    // Read here, inside the try: a bad --redis costs only the places, as a Redis away does.
     const flag = tableFlag(kFlagOptionTable.statusRedis, flags);
     const url = redisUrlFrom(flag ?? (backend?.type === 'bullmq' ? backend.url : undefined));
     if (url === undefined) return new Map();
     // A session that never ran on bullmq has no id (.csv-wave/session-id): no worker runs its tasks.
     const sessionId = readSessionId(sessionDir);
     if (sessionId === undefined) return new Map();
+    const jobs = jobsOut(readJournalWithCarried(sessionDir));
+    if (jobs.size === 0) return new Map();
     // Loaded only here: BullMQ and ioredis are most of a start-up.
-    const { runningWorkers } = await import('../../backend/bullmq/session/worker-presence.js');
-    return await runningWorkers(url, sessionId);
+    const { jobPlaces } = await import('../../backend/bullmq/session/worker-presence.js');
+    return await jobPlaces(url, sessionId, jobs);
   } catch (error) {
-    io.stderr(`status: which worker runs each task is not shown: ${(error as Error).message}\n`);
+    io.stderr(`status: which tasks wait in the queue and which worker runs each is not shown: ${(error as Error).message}\n`);
     return new Map();
   }
 }

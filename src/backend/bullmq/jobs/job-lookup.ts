@@ -4,8 +4,10 @@ import type { ClientContext, Redis, Result } from 'ioredis';
 export type JobState =
   /** No such job: never added, removed, or lost with a Redis that restarted without its data. */
   | { kind: 'missing' }
-  /** Added, not finished yet (waiting, or a worker runs it). */
-  | { kind: 'unfinished' }
+  /** Added, and no worker has taken it yet. */
+  | { kind: 'waiting' }
+  /** Taken by a worker (`processedOn`), not finished yet: running, or back in the queue after its worker died. */
+  | { kind: 'taken' }
   /** Finished: the worker's return value (as BullMQ stored it, JSON text) or BullMQ's reason for failing it. */
   | { kind: 'completed'; returnvalue: unknown }
   | { kind: 'failed'; reason: string }
@@ -23,14 +25,17 @@ const kMaxReasonBytes = 64 * 1024;
 
 /**
  * One job's state, read in Redis: `timestamp` is set on every job (its absence means no
- * job), `finishedOn` on a finished one, `failedReason` on a failed one (its first bytes
- * only), and the return value only when it is at most ARGV[1] bytes (HSTRLEN): a larger
- * one never leaves Redis, only its size does.
+ * job), `processedOn` once a worker took it, `finishedOn` on a finished one, `failedReason`
+ * on a failed one (its first bytes only), and the return value only when it is at most
+ * ARGV[1] bytes (HSTRLEN): a larger one never leaves Redis, only its size does.
  */
 const kJobStateScript = `
-local fields = redis.call('HMGET', KEYS[1], 'timestamp', 'finishedOn')
+local fields = redis.call('HMGET', KEYS[1], 'timestamp', 'finishedOn', 'processedOn')
 if not fields[1] then return {} end
-if not fields[2] then return {fields[1]} end
+if not fields[2] then
+  if fields[3] then return {fields[1], '', 'taken'} end
+  return {fields[1]}
+end
 if redis.call('HSTRLEN', KEYS[1], 'failedReason') > 0 then
   return {fields[1], fields[2], 'failed', string.sub(redis.call('HGET', KEYS[1], 'failedReason'), 1, tonumber(ARGV[2]))}
 end
@@ -74,7 +79,8 @@ export async function lookUpJobs(
 
 function stateOf([timestamp, finishedOn, kind, value]: (string | number | null | undefined)[]): JobState {
   if (timestamp == null) return { kind: 'missing' };
-  if (finishedOn == null) return { kind: 'unfinished' };
+  if (kind === 'taken') return { kind: 'taken' };
+  if (finishedOn == null) return { kind: 'waiting' };
   if (kind === 'failed') return { kind: 'failed', reason: String(value) };
   if (kind === 'oversized') return { kind: 'oversized', bytes: Number(value) };
   return { kind: 'completed', returnvalue: storedValue(typeof value === 'string' ? value : null) };

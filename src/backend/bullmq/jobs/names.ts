@@ -42,6 +42,12 @@ export function jobIdOf(sessionId: string, runId: string, taskId: string, attemp
   return `${runPrefixOf(sessionId, runId)}${taskId}.a${attempt}`;
 }
 
+/** The attempt a job of jobIdOf's is of (the number after its last `.a`); 1 for an id of another form. */
+export function attemptOfJob(jobId: string): number {
+  const attempt = Number(/\.a(\d+)$/.exec(jobId)?.[1] ?? 1);
+  return Number.isSafeInteger(attempt) && attempt > 0 ? attempt : 1;
+}
+
 /** Whether a job of the session's queue is one of this run's. */
 export function isJobOfRun(jobId: string, sessionId: string, runId: string): boolean {
   return jobId.startsWith(runPrefixOf(sessionId, runId));

@@ -1,6 +1,7 @@
-import { Queue } from 'bullmq';
+import { Queue, QueueKeys } from 'bullmq';
+import { Redis } from 'ioredis';
+import { showCell } from '../../../csv/columns.js';
 import { checkRedisReachable } from '../redis/connection.js';
-import type { AttemptJobData } from '../jobs/job-data.js';
 import { queueNameOf } from '../jobs/names.js';
 
 /**
@@ -16,21 +17,44 @@ export function workerShown(name: string): string {
   return cut < 0 ? name : `host ${name.slice(0, cut)} pid ${name.slice(cut + 1)}`;
 }
 
-/** The worker running each of the session's active jobs, by task id (`host … pid …`). */
-export async function runningWorkers(url: string, sessionId: string): Promise<Map<string, string>> {
+/** Where a task's job is: waiting in the queue for a worker, or run by one (`host … pid …`, as shown). */
+export type JobPlace = { kind: 'queued' } | { kind: 'running'; worker: string };
+
+/**
+ * Where the jobs of the session's tasks out are, by task id, for the jobs given (the
+ * journal's: run/job-reattach.ts `jobsOut`). A job in the queue's active list runs on the
+ * worker that took it (BullMQ's processedBy); one that exists, unfinished and not active,
+ * waits (for a worker, or for another after its worker died). A job not in Redis (its add
+ * under way, or an attempt its coordinator runs itself) or finished (its reply on its way)
+ * is left out: the task shows as running, as it did before. Read from Redis, which anyone
+ * who can write to it can change: it decides only what status shows, never a result, and
+ * the names it gives are shown escaped.
+ */
+export async function jobPlaces(url: string, sessionId: string, jobs: ReadonlyMap<string, string>): Promise<Map<string, JobPlace>> {
   // Fails fast (a WaveError REDIS_UNREACHABLE) instead of waiting on reconnects.
   await checkRedisReachable(url);
-  const queue = new Queue<AttemptJobData, string>(queueNameOf(sessionId), { connection: { url } });
-  queue.on('error', () => undefined);
+  const name = queueNameOf(sessionId);
+  const keys = new QueueKeys();
+  const client = new Redis(url, { maxRetriesPerRequest: 1 });
+  client.on('error', () => undefined);
   try {
-    const places = new Map<string, string>();
-    for (const job of await queue.getActive()) {
-      const taskId = job?.data?.request?.task?.id;
-      if (taskId !== undefined && job.processedBy !== undefined) places.set(taskId, workerShown(job.processedBy));
-    }
+    // The active list is as long as the jobs the workers run at once; the other jobs are read one field set each, in one round trip.
+    const active = new Set(await client.lrange(keys.toKey(name, 'active'), 0, -1));
+    const entries = [...jobs];
+    const pipeline = client.pipeline();
+    for (const [, job] of entries) pipeline.hmget(keys.toKey(name, job), 'timestamp', 'finishedOn', 'pb');
+    const results = (await pipeline.exec()) ?? [];
+    const places = new Map<string, JobPlace>();
+    entries.forEach(([taskId, job], index) => {
+      const [error, fields] = results[index] ?? [new Error('no answer'), null];
+      if (error || !Array.isArray(fields)) return;
+      const [timestamp, finishedOn, processedBy] = fields as (string | null)[];
+      if (timestamp == null || finishedOn != null) return;
+      places.set(taskId, active.has(job) ? { kind: 'running', worker: processedBy == null ? 'a worker' : showCell(workerShown(processedBy)) } : { kind: 'queued' });
+    });
     return places;
   } finally {
-    await queue.close();
+    client.disconnect();
   }
 }
 
