@@ -127,7 +127,7 @@ describe.runIf(kRunRedisTests)('--backend bullmq faults', () => {
       await killed.exited;
       const resumed = spawnCli('resume', dir, ...args);
       // The job of attempt 1 is the one already running: resume waits for it instead of adding another.
-      await waitFor(() => resumed.stderrSoFar().includes('start workers with'), 'the resumed coordinator');
+      await waitFor(() => resumed.stderrSoFar().includes('tasks go to queue'), 'the resumed coordinator');
       writeFileSync(join(marks, 'release'), '');
       const ran = await resumed.exited;
       expect(ran.code, ran.stderr).toBe(0);

@@ -38,7 +38,7 @@ describe.runIf(kRunRedisTests)('--backend bullmq and secrets', () => {
     const coordinator = spawnCliWith({ env: { OPENAI_API_KEY: '' } }, 'run', dir, '--backend', 'bullmq', '--redis', redis.url);
     let worker: SpawnedCli | undefined;
     try {
-      await waitFor(() => coordinator.stderrSoFar().includes('start workers with'), 'the coordinator');
+      await waitFor(() => coordinator.stderrSoFar().includes('tasks go to queue'), 'the coordinator');
       let queued = await dumpAll(redis.url);
       // Jobs are added as the wave starts: look again until one is there (a safety net, not a measure).
       for (let look = 0; look < 600 && ![...queued.keys()].some((key) => key.endsWith('.IDEA-001.a1')); look++) {

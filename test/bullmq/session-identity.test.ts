@@ -84,7 +84,7 @@ describe.runIf(kRunRedisTests)('a session id belongs to one folder', () => {
     let secondEnded = false;
     void second.exited.then(() => (secondEnded = true));
     // Refused before it says where its tasks go; one that got that far was not refused.
-    await waitFor(() => secondEnded || second.stderrSoFar().includes('start workers with'), 'the second run to be refused or to go on');
+    await waitFor(() => secondEnded || second.stderrSoFar().includes('tasks go to queue'), 'the second run to be refused or to go on');
     expect(secondEnded, second.stderrSoFar()).toBe(true);
     const refused = await second.exited;
     expect(refused.code, refused.stderr).toBe(3);

@@ -24,8 +24,9 @@ export type BullmqPlan = Extract<BackendPlan, { type: 'bullmq' }>;
  * on its first such run and anew in a copy of the folder: `run.sessionId`), this run's hold on it (a second
  * coordinator on one id is refused: SESSION_LOCKED), the session's jobs that no attempt
  * awaits removed, the queue's rate limit, the connection to Redis, the session's place
- * among the running ones (for workers that serve every session), and a line telling how
- * to start workers. The secret was settled with the choice: a run without one never gets here.
+ * among the running ones (for workers that serve every session), the count of its workers,
+ * and a line telling how to start workers while none serves it. The secret was settled
+ * with the choice: a run without one never gets here.
  */
 export async function openCoordinator(plan: BullmqPlan, run: BackendContext): Promise<ExecutionBackend> {
   const { url, signing } = plan;
@@ -92,13 +93,15 @@ export async function openCoordinator(plan: BullmqPlan, run: BackendContext): Pr
     await lease.release(true);
     throw refusedAtStart(error, url);
   }
-  tell(
-    `bullmq: tasks go to queue ${queueNameOf(sessionId)} on ${maskRedisUrl(url)}; ` +
-      `start workers with: csv-wave worker --redis URL --session-id ${sessionId} (or without --session-id: every session), ${
-        signing.insecure ? 'with --insecure-no-secret' : `with the same secret (${kSecretEnv} or --secret-file)`
-      }`,
-  );
-  const watch = new WorkerWatch(url, sessionId, (count) => run.workersConnected(count));
+  tell(`bullmq: tasks go to queue ${queueNameOf(sessionId)} on ${maskRedisUrl(url)} (session id ${sessionId})`);
+  // How to start workers is said only while none serves the session: not to a user whose workers are there.
+  const start =
+    `start workers with: csv-wave worker --redis URL --session-id ${sessionId} (or without --session-id: every session), ` +
+    (signing.insecure ? 'with --insecure-no-secret' : `with the same secret (${kSecretEnv} or --secret-file)`);
+  const watch = new WorkerWatch(url, sessionId, {
+    changed: (count) => run.workersConnected(count),
+    unserved: (again) => tell(`bullmq: ${again ? 'every worker of this session left' : 'no worker serves this session yet'}; ${start}`),
+  });
   return new Coordinator(backend, { registration, lease, watch, queueRate }, url, sessionId, tell);
 }
 

@@ -62,18 +62,45 @@ export async function jobPlaces(url: string, sessionId: string, jobs: ReadonlyMa
 const kWatchMs = 2000;
 
 /**
+ * How long no worker may listen before the coordinator says how to start one. A worker
+ * serving every session connects to a new session's queue within a second or two of its
+ * first beat (bullmq-worker.ts looks each second): a run started beside such workers must
+ * not tell its user to start workers they have.
+ */
+export const kUnservedMs = 3000;
+
+/** What a coordinator's WorkerWatch tells. */
+export interface WorkerWatchEars {
+  /** The count of worker processes listening to the queue, at the first look and when it changes. */
+  changed(count: number): void;
+  /**
+   * No worker has listened for kUnservedMs: since the run started (`again` false), or since
+   * the last one left (`again` true). Told once, and again only after workers came and all left.
+   */
+  unserved(again: boolean): void;
+}
+
+/**
  * The coordinator's count of the worker processes listening to its queue (their Redis
- * connections carry their names; a process has several): told when it changes.
+ * connections carry their names; a process has several): told when it changes, and told
+ * when none has listened for a while (kUnservedMs).
  */
 export class WorkerWatch {
   readonly #queue: Queue;
   readonly #timer: NodeJS.Timeout;
   #count: number | undefined;
   #looking = false;
+  /** Since when no worker listens (performance.now), while none does. */
+  #noneSince: number | undefined;
+  /** Whether a worker listened at some look: a later silence is all of them leaving. */
+  #served = false;
+  /** Whether the silence under way was told. */
+  #told = false;
 
-  constructor(url: string, sessionId: string, onChange: (count: number) => void) {
+  constructor(url: string, sessionId: string, ears: WorkerWatchEars) {
     this.#queue = new Queue(queueNameOf(sessionId), { connection: { url, maxRetriesPerRequest: null } });
     this.#queue.on('error', () => undefined);
+    const start = performance.now();
     const look = async () => {
       if (this.#looking) return;
       this.#looking = true;
@@ -81,8 +108,9 @@ export class WorkerWatch {
         // BullMQ gives `name` as the queue's name and the connection's own as `rawname`.
         const names = (await this.#queue.getWorkers()).map((client) => client['rawname'] ?? '');
         const count = new Set(names.map((name) => name.slice(name.indexOf(':w:') + 3))).size;
-        if (count !== this.#count) onChange(count);
+        if (count !== this.#count) ears.changed(count);
         this.#count = count;
+        this.#silence(count, start, ears);
       } catch {
         // Redis is away: the next look tries again.
       } finally {
@@ -91,6 +119,22 @@ export class WorkerWatch {
     };
     void look();
     this.#timer = setInterval(() => void look(), kWatchMs).unref();
+  }
+
+  /** Tells `unserved` once no worker has listened for kUnservedMs, and readies the next telling once one listens again. */
+  #silence(count: number, start: number, ears: WorkerWatchEars): void {
+    if (count > 0) {
+      this.#served = true;
+      this.#noneSince = undefined;
+      this.#told = false;
+      return;
+    }
+    const now = performance.now();
+    // The first silence counts from the run's start: a worker may have been on its way since.
+    this.#noneSince ??= this.#served ? now : start;
+    if (this.#told || now - this.#noneSince < kUnservedMs) return;
+    this.#told = true;
+    ears.unserved(this.#served);
   }
 
   /** Stops counting; a Redis that is away is not waited for. */
