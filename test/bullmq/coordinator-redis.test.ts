@@ -50,7 +50,8 @@ describe('--batch with --backend bullmq', () => {
     expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toContain('--batch');
     expect(run.stderr).toContain('--backend bullmq');
-    expect(readRows(dir).get('A')?.status).toBe('');
+    // Never started: the first write of tasks.csv, before the backend is chosen, marks it pending (issue 26 item 2).
+    expect(readRows(dir).get('A')).toMatchObject({ status: 'pending', findings: '' });
   });
 });
 
@@ -86,8 +87,8 @@ describe.runIf(kRunRedisTests)('the coordinator when Redis goes away', () => {
     // Nothing more started: B never ran; A went back to pending; tasks.csv is whole.
     const rows = readRows(dir);
     expect(rows.get('A')?.status).toBe('pending');
-    // B never started: its status cell is as it was (empty: pending).
-    expect(rows.get('B')?.status).toBe('');
+    // B never started: its status cell reads pending, as the run's first write of tasks.csv made it.
+    expect(rows.get('B')?.status).toBe('pending');
     expect(lines(join(marks, 'B.pids'))).toEqual([]);
 
     // Redis back (without its data: the test server keeps none); resume runs both.
@@ -116,7 +117,7 @@ describe.runIf(kRunRedisTests)('the coordinator when Redis goes away', () => {
     expect(ended.stdout + ended.stderr).not.toContain('Redis did not answer for');
     const rows = readRows(dir);
     expect(rows.get('A')?.status).toBe('pending');
-    expect(rows.get('B')?.status).toBe('');
+    expect(rows.get('B')?.status).toBe('pending');
     // The journal is whole: a resume reads it without complaint once Redis is back.
     await redis.restart();
     writeFileSync(join(marks, 'release'), '');
