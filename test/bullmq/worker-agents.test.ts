@@ -111,7 +111,10 @@ describe.runIf(kRunRedisTests)('csv-wave worker --executors codex', () => {
     expect(rows.get('E')?.findings).toMatch(/^part \d written/);
 
     // Both workers ran codex tasks, with the key, towards the scripted server alone.
-    const ran = workers.map((worker) => worker.stdoutSoFar().match(new RegExp(`\\[JOB\\] ${jobIdSource('agents', /[A-E]/, 1)} completed`, 'g'))?.length ?? 0);
+    const jobLines = () => workers.map((worker) => worker.stdoutSoFar().match(new RegExp(`\\[JOB\\] ${jobIdSource('agents', /[A-E]/, 1)} completed`, 'g'))?.length ?? 0);
+    // A worker writes its [JOB] lines every 50 ms, after it returned the reply: the run may end before the last is written.
+    await waitFor(() => jobLines().reduce((sum, count) => sum + count, 0) >= 5, "the workers' [JOB] lines");
+    const ran = jobLines();
     expect(ran[0]! + ran[1]!).toBe(5);
     expect(ran.every((count) => count > 0), `jobs per worker: ${ran.join(', ')}`).toBe(true);
     const posts = server.requests.filter((request) => request.method === 'POST');
