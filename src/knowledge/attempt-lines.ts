@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { kAttemptsFile } from '../session/journal.js';
+import { kLayout } from '../layout.js';
 import { attemptLineSchema, kAttemptOutcomes, type AttemptLine } from '../schema/attempt.js';
 
 const kOutcomes = new Set<string>(kAttemptOutcomes);
@@ -34,7 +34,7 @@ function looksRight(value: unknown): value is AttemptLine {
  * mid-write) or a line that is not an attempt is skipped: the file is a log, not an input.
  */
 export function readAttempts(sessionDir: string): AttemptLine[] {
-  const path = join(sessionDir, kAttemptsFile);
+  const path = join(sessionDir, kLayout.attempts);
   if (!existsSync(path)) return [];
   const texts = readFileSync(path, 'utf8').split('\n').filter((text) => text !== '');
   const lines: AttemptLine[] = [];
@@ -65,4 +65,29 @@ function parseAll(texts: readonly string[]): unknown[] {
       return [];
     }
   });
+}
+
+/** The completed results of a session that came from the result cache, and what they had cost. */
+export interface CachedResults {
+  /** Tasks whose current result (their latest completed attempt) was taken from the cache. */
+  tasks: number;
+  /** What those results cost when they were made, in US dollars, as far as it was known. */
+  saved_usd: number;
+}
+
+/**
+ * Of the tasks `completed` names, those whose latest completed attempt came from the cache
+ * (`cached: true` in attempts.ndjson), and the sum of their `saved_usd`.
+ */
+export function cachedResults(lines: readonly AttemptLine[], completed: ReadonlySet<string>): CachedResults {
+  const latest = new Map<string, AttemptLine>();
+  for (const line of lines) if (line.outcome === 'completed') latest.set(line.task, line);
+  let tasks = 0;
+  let saved = 0;
+  for (const [task, line] of latest) {
+    if (line.cached !== true || !completed.has(task)) continue;
+    tasks++;
+    saved += line.saved_usd ?? 0;
+  }
+  return { tasks, saved_usd: saved };
 }

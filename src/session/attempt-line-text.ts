@@ -11,8 +11,22 @@ export function attemptLineText(line: AttemptLine): string {
     `,"start":${JSON.stringify(line.start)},"end":${JSON.stringify(line.end)},"duration_ms":${num(line.duration_ms)}` +
     `,"outcome":"${line.outcome}","error_class":${JSON.stringify(line.error_class)},"error":${JSON.stringify(line.error)}` +
     `,"thread":${line.thread === null ? 'null' : num(line.thread)},"host":${JSON.stringify(line.host)},"pid":${num(line.pid)}` +
-    `,"prompt_tokens":${num(line.prompt_tokens)},"completion_tokens":${num(line.completion_tokens)}}`
+    `,"prompt_tokens":${num(line.prompt_tokens)},"completion_tokens":${num(line.completion_tokens)}${cacheText(line)}}`
   );
+}
+
+/** The key, its parts and the cache's fields, when the line has them (a completed result's). */
+function cacheText(line: AttemptLine): string {
+  if (line.key === undefined) return '';
+  let text = `,"key":${JSON.stringify(line.key)}`;
+  if (line.parts !== undefined) {
+    const parts: string[] = [];
+    for (const name in line.parts) parts.push(`${JSON.stringify(name)}:${JSON.stringify(line.parts[name])}`);
+    text += `,"parts":{${parts.join(',')}}`;
+  }
+  if (line.cached === true) text += ',"cached":true';
+  if (line.saved_usd !== undefined) text += `,"saved_usd":${num(line.saved_usd)}`;
+  return text;
 }
 
 /** A number as JSON writes it: NaN and the infinities are null. */
