@@ -1,6 +1,7 @@
 import type { RunEmitter } from '../events/events.js';
 import { errorLine } from '../text/error-line.js';
 import { formatDuration } from '../knowledge/context-report.js';
+import { formatUsd } from '../knowledge/pricing.js';
 import type { CliIo } from './io.js';
 import { attachBar, type TerminalStream } from './progress-bar.js';
 import { batchProgressLine, endOfRunText, oneLine, type FailedTask } from './summary-text.js';
@@ -42,10 +43,12 @@ function attachLines(events: RunEmitter, io: CliIo): void {
     ),
   );
   events.on('task:done', (event) => {
-    const tag = event.status === 'completed' ? '[DONE]' : event.status === 'failed' ? '[FAIL]' : '[SKIP]';
+    const tag = event.status === 'completed' ? (event.cache?.cached ? '[CACHED]' : '[DONE]') : event.status === 'failed' ? '[FAIL]' : '[SKIP]';
     // Findings show their beginning; an error its whole first line (errorLine).
     const detail = event.status === 'completed' ? oneLine(event.findings) : errorLine(event.error);
-    io.stdout(`${tag} ${event.id} (wave ${event.wave}, ${formatDuration(event.durationMs)}) -> ${detail}\n`);
+    // A cached result took no time worth telling: its line says what was not spent.
+    const took = event.cache?.cached ? `from the cache${event.cache.savedUsd ? `, ${formatUsd(event.cache.savedUsd)} not spent` : ''}` : formatDuration(event.durationMs);
+    io.stdout(`${tag} ${event.id} (wave ${event.wave}, ${took}) -> ${detail}\n`);
   });
   events.on('batch:progress', (event) => io.stdout(batchProgressLine(event)));
   events.on('wave:done', (event) =>

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { TaskOutcome, TaskRow } from '../core/task.js';
 import type { TaskStatus } from '../schema/row.js';
 import type { ErrorClass, TokenUsage } from '../executors/types.js';
+import type { CacheNote } from '../executors/messages.js';
 import type { StopReason } from '../core/stop-reason.js';
 import { emitToEach, listenerFailureText, type ListenerFailure } from './safe-emit.js';
 
@@ -10,6 +11,8 @@ export interface AttemptDetail {
   /** The worker thread that ran it, when a worker answered. */
   thread?: number;
   usage?: TokenUsage;
+  /** A completed result's input key, and whether it came from the cache (docs/cache.md). */
+  cache?: CacheNote;
 }
 
 export interface TaskStartEvent {
@@ -68,6 +71,11 @@ export interface RunSummary {
   ran: number;
   /** Attempts started in this run: a retried task counts each of its attempts. */
   attempts: number;
+  /**
+   * Tasks this run completed from the result cache, without executing them, and what their
+   * results had cost (US dollars, as far as it was known): absent when none came from it.
+   */
+  cache?: { tasks: number; saved_usd: number };
   counts: Record<TaskStatus, number>;
   durationMs: number;
   /** Why the run stopped early, if it did. */

@@ -1,5 +1,6 @@
 import { basename, join } from 'node:path';
 import type { TasksTable } from '../csv/tasks-table.js';
+import type { TaskRow } from '../core/task.js';
 import { countByStatus } from '../commands/status-report.js';
 import { readDiscoveries } from '../knowledge/discoveries-board.js';
 import { readUsage, type UsageSum, type UsageTotals } from '../knowledge/usage.js';
@@ -8,7 +9,7 @@ import type { TaskStatus } from '../schema/row.js';
 import { listArtifacts } from './artifact-files.js';
 import { groupFailures, type FailureGroup } from './failures.js';
 import { assignLanes } from './lanes.js';
-import { readAttempts } from './read-attempts.js';
+import { cachedResults, readAttempts, type CachedResults } from '../knowledge/attempt-lines.js';
 import { WaveContexts } from './wave-contexts.js';
 import { kLayout } from '../layout.js';
 
@@ -64,6 +65,8 @@ export interface ReportData {
   retries: number;
   /** The session's model and agent requests, from usage.ndjson; null when none was made. */
   tokens: ReportUsage | null;
+  /** The completed tasks whose result came from the result cache, and what those results had cost; null when none did. */
+  cache: CachedResults | null;
   /** ISO time of the first attempt: attempt starts count from it. */
   t0: string;
   runs: string[];
@@ -85,7 +88,8 @@ export function buildReportData(
 ): ReportData {
   const rows = table.rows;
   const index = new Map(rows.map((row, i) => [row.id, i]));
-  const lines = readAttempts(sessionDir).filter((line) => index.has(line.task));
+  const readLines = readAttempts(sessionDir);
+  const lines = readLines.filter((line) => index.has(line.task));
   const runs = [...new Set(lines.map((line) => line.run))];
   const starts = lines.map((line) => Date.parse(line.start));
   const t0 = starts.reduce((first, start) => Math.min(first, start), starts[0] ?? 0);
@@ -105,6 +109,7 @@ export function buildReportData(
     wallMs: wallTime(latest),
     retries: lines.filter((line) => line.outcome === 'retried').length,
     tokens: usage ? reportUsage(usage) : null,
+    cache: cachedOrNull(readLines, rows),
     t0: new Date(t0).toISOString(),
     runs,
     tasks: rows.map((row) => [
@@ -173,4 +178,10 @@ function taskDetails(sessionDir: string, table: TasksTable, waveContexts: WaveCo
   for (const [id, path] of listArtifacts(sessionDir, ids)) (detail(id).artifacts ??= []).push(path);
   for (const [id, sum] of usage?.byTask ?? []) if (ids.has(id)) detail(id).usage = reportUsage(sum);
   return details;
+}
+
+/** The results taken from the cache, or null when none was. */
+function cachedOrNull(lines: readonly AttemptLine[], rows: readonly TaskRow[]): CachedResults | null {
+  const cached = cachedResults(lines, new Set(rows.filter((row) => row.status === 'completed').map((row) => row.id)));
+  return cached.tasks > 0 ? cached : null;
 }

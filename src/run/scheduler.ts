@@ -108,6 +108,11 @@ export class Scheduler {
     });
   }
 
+  /** Any row of the run by id, tasks added during the run included. */
+  rowById(id: string): TaskRow | undefined {
+    return this.#core.rowById(id);
+  }
+
   /** Stops starting tasks; running ones finish. */
   stop(reason: StopReason, explanation: string): void {
     this.#perform(this.#core.stop(reason, explanation));
@@ -212,5 +217,6 @@ function attemptDetail(reply: Reply): AttemptDetail {
   return {
     ...(!('thread' in reply) || reply.thread === undefined ? {} : { thread: reply.thread }),
     ...(!('usage' in reply) || reply.usage === undefined ? {} : { usage: reply.usage }),
+    ...(!('cache' in reply) || reply.cache === undefined ? {} : { cache: reply.cache }),
   };
 }

@@ -29,6 +29,9 @@ import type { SecretOptions } from '../backend/bullmq/trust/secret-source.js';
 import { sessionBudget } from '../knowledge/budget.js';
 import { LiveUsage } from './record/live-usage.js';
 import { sweepStaleWorktrees } from './workdir/workdir-setup.js';
+import { forgetForcedThatRan, openRunCache } from '../cache/run-cache.js';
+import type { ResultCache } from '../cache/result-cache.js';
+import type { RerunSelection } from '../commands/rerun.js';
 
 export interface RunSessionOptions extends RunOptions {
   /**
@@ -48,6 +51,13 @@ export interface RunSessionOptions extends RunOptions {
    * interrupted run left for them (--backend bullmq).
    */
   prepare?: (rows: TaskRow[], waves: ReadonlyMap<string, number>) => void | Iterable<string>;
+  /**
+   * Run as a rerun (`csv-wave rerun`): the tasks the selection chooses go back to pending with
+   * their dependents (unless `cascade: false`), then the run goes as any. The chosen tasks
+   * execute anew; their dependents take a cached result when their inputs are unchanged
+   * (docs/cache.md). @default none: a plain run
+   */
+  rerun?: RerunSelection;
   /**
    * Aborting it stops the run the gentle way (the CLI's first Ctrl-C): no new task starts,
    * running ones get `graceSeconds` to finish and be recorded, and the run ends with
@@ -107,6 +117,7 @@ interface OpenRun {
   scheduler: Scheduler;
   checkpointer: Checkpointer;
   interrupt: Interrupt;
+  cache: ResultCache;
 }
 
 /**
@@ -243,14 +254,30 @@ export class SessionRun {
     // Each model request's tokens are written as its answer arrives: a stop that ends its thread loses none.
     const liveUsage = new LiveUsage(session.dir, (task, attempt, usage) => stop.guarded(() => sink.liveUsage(task, attempt, usage)));
     const pipeline = pipelineFor(session.config.pipeline);
-    const runTask = createTaskRunner({ backend, sink, pipeline, files, topic: pipelineSettings.topic, limits, warn, budgetLeftUsd: () => budget.leftUsd(), ...(workdir === undefined ? {} : { workdir }) });
+    // The rows of the run by id, once the scheduler holds them: a key reads the context sources' findings.
+    let rowById: (id: string) => TaskRow | undefined = () => undefined;
+    const cache = openRunCache({ session, settings, files, limits, runIds, lookup: (id) => rowById(id), warn });
+    events.on('wave:done', () => cache.flush());
+    const runTask = createTaskRunner({
+      backend,
+      sink,
+      pipeline,
+      files,
+      topic: pipelineSettings.topic,
+      limits,
+      warn,
+      budgetLeftUsd: () => budget.leftUsd(),
+      cache,
+      ...(workdir === undefined ? {} : { workdir }),
+    });
     const lane = new InteractiveLane({
       handlers: this.#options.interactiveHandlers ?? pipeline.handlers,
       rows: () => table.rows,
       config: session.config,
       sessionDir: session.dir,
       files,
-      runExecutor: runTask,
+      // Interactive tasks decide anew each time: never from the cache.
+      runExecutor: runTask.uncached,
       answers: this.#options.answers ?? new NoAnswers(),
     });
     const { inFlight } = stop;
@@ -278,6 +305,7 @@ export class SessionRun {
       new OutcomeSink({ journal, knowledge: sink, guarded: stop.guarded, jobs: backend.jobs }),
     );
     stop.attach(scheduler);
+    rowById = (id) => scheduler.rowById(id);
 
     // tasks.csv follows the run: rewritten on a timer and at each wave end, never over a person's edit.
     const checkpointer = new Checkpointer(writer, journal, {
@@ -295,7 +323,7 @@ export class SessionRun {
       killCommands: () => void backend.cancelAll(),
       warn,
     });
-    this.#open = { files, journal, backend, reporter, tally, liveUsage, scheduler, checkpointer, interrupt };
+    this.#open = { files, journal, backend, reporter, tally, liveUsage, scheduler, checkpointer, interrupt, cache };
   }
 
   /**
@@ -303,12 +331,13 @@ export class SessionRun {
    * with how the run ended. The backend is closed, and nothing of the run left running.
    */
   async drain(): Promise<RunEnding> {
-    const { scheduler, interrupt, checkpointer, backend, liveUsage } = this.#opened();
+    const { scheduler, interrupt, checkpointer, backend, liveUsage, cache } = this.#opened();
     try {
       return this.#stop.ending(await scheduler.run());
     } finally {
       interrupt.dispose();
       checkpointer.stop();
+      cache.close();
       await backend.close();
       // Commands of tasks taken back, including any spawned while the pool was closing, and
       // what they started outside their process groups (setsid): no task of the run is left.
@@ -341,8 +370,9 @@ export class SessionRun {
 
     const durationMs = performance.now() - this.#startedAt;
     const finalWaves = new Map(table.rows.map((row) => [row.id, Number(row.wave)]));
+    forgetForcedThatRan(files, table.rows, this.#warn);
     try {
-      writeContextReport(files, { table, waves: finalWaves, durationMs, stopReason: outcome.reason, pricing: settings.pricing });
+      writeContextReport(files, { table, waves: finalWaves, durationMs, stopReason: outcome.reason, pricing: settings.pricing, cache: tally.cache });
     } catch (error) {
       this.#warn(`context.md was not written: ${error instanceof Error ? error.message : String(error)}`);
     }

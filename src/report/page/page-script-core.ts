@@ -145,6 +145,8 @@ RENDER.summary = function (root) {
   fact('runs', D.runs.length);
   fact('tokens', D.tokens ? fmtTokens(D.tokens) : 'none recorded');
   if (D.tokens) fact('cost', fmtCost(D.tokens));
+  // As knowledge/cost-text.ts cacheText: the results taken from the cache (docs/cache.md).
+  if (D.cache) fact('from the cache', D.cache.tasks + ' task' + (D.cache.tasks === 1 ? '' : 's') + (D.cache.saved_usd > 0 ? ', ' + fmtCost({ cost_usd: D.cache.saved_usd, unpriced: 0 }) + ' not spent' : ''));
   root.appendChild(facts);
 };
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { AttemptEnd } from '../../schema/attempt.js';
+import type { AttemptEnd, AttemptLine } from '../../schema/attempt.js';
 import type { AttemptDetail, TaskDoneEvent, TaskRetryEvent, TaskStartEvent } from '../../events/events.js';
 import type { Journal } from '../../session/journal.js';
 
@@ -64,8 +64,17 @@ export class AttemptLog {
       pid: process.pid,
       prompt_tokens: detail.usage?.prompt_tokens ?? 0,
       completion_tokens: detail.usage?.completion_tokens ?? 0,
+      ...cacheFields(outcome, detail),
     });
   }
+}
+
+/** The line's key and parts (a completed result's), and `cached`/`saved_usd` for one taken from the cache. */
+function cacheFields(outcome: AttemptEnd, detail: AttemptDetail): Pick<AttemptLine, 'key' | 'parts' | 'cached' | 'saved_usd'> {
+  const note = detail.cache;
+  if (note === undefined || outcome !== 'completed') return {};
+  if (note.cached !== true) return { key: note.key, parts: note.parts };
+  return { key: note.key, parts: note.parts, cached: true, ...(note.savedUsd === undefined ? {} : { saved_usd: note.savedUsd }) };
 }
 
 /** `new Date(ms).toISOString()`, remembering the last time it was asked for. */
