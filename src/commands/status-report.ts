@@ -4,10 +4,18 @@ import type { TaskRow } from '../core/task.js';
 import { kTaskStatuses, type TaskStatus } from '../schema/row.js';
 import { satisfiesDependents, statusOf } from '../core/skip-cause.js';
 import { errorLine } from '../text/error-line.js';
+import { settlePipeline, type Session } from '../session/session.js';
+import type { AttemptLine } from '../schema/attempt.js';
+import { recordedKeys, staleTasks } from '../cache/stale.js';
+import type { KeyRun } from '../cache/session-keys.js';
+import { readLastRun } from '../cache/last-run.js';
+import { runExecutor } from '../options/executor-option.js';
+import { kRunDefaults } from '../option-table.js';
+import { pipelineFor, SettingsReader } from '../pipelines/index.js';
 
 export interface TaskLine {
   /** `[????]` marks a status cell outside the enum: status shows files that would not validate. */
-  tag: '[DONE]' | '[RUN]' | '[INTR]' | '[WAIT]' | '[FAIL]' | '[SKIP]' | '[----]' | '[????]';
+  tag: '[DONE]' | '[STALE]' | '[RUN]' | '[INTR]' | '[WAIT]' | '[FAIL]' | '[SKIP]' | '[----]' | '[????]';
   id: string;
   role: string;
   /** What follows the arrow: findings, error, what blocks the task, or `ready`. */
@@ -21,7 +29,7 @@ const kDetailLength = 60;
  * `running` is false when no run holds the session's lock: its `in_progress` tasks were
  * left so by a run that was killed, and show as interrupted.
  */
-export function taskLines(table: TasksTable, running: boolean): TaskLine[] {
+export function taskLines(table: TasksTable, running: boolean, stale: ReadonlyMap<string, readonly string[]> = new Map()): TaskLine[] {
   const byId = new Map(table.rows.map((row) => [row.id, row]));
   return table.rows.map((row) => {
     const line = (tag: TaskLine['tag'], detail: string): TaskLine => ({
@@ -34,8 +42,11 @@ export function taskLines(table: TasksTable, running: boolean): TaskLine[] {
     const errorOf = (tag: TaskLine['tag']): TaskLine => ({ tag, id: row.id, role: row.role, detail: errorLine(row.error) });
     if (!hasKnownStatus(row)) return line('[????]', `invalid status: ${row.status}`);
     switch (statusOf(row)) {
-      case 'completed':
-        return line('[DONE]', row.findings);
+      case 'completed': {
+        // What changed is said whole: it is what a person acts on.
+        const changes = stale.get(row.id);
+        return changes === undefined ? line('[DONE]', row.findings) : { tag: '[STALE]', id: row.id, role: row.role, detail: changes.join('; ') };
+      }
       case 'in_progress':
         return running ? line('[RUN]', 'running') : line('[INTR]', 'interrupted: no run holds the lock; resume runs it again');
       case 'failed':
@@ -94,4 +105,39 @@ export function rowObject(table: TasksTable, row: TaskRow): Record<string, strin
   const object: Record<string, string> = {};
   for (const column of table.columns) object[column] = cellOf(row, column);
   return object;
+}
+
+/**
+ * The stale tasks of a session as `status` shows them (docs/cache.md): keys computed with
+ * what the last run ran with (`.csv-wave/last-run.json`), else session.json's executor;
+ * none when neither names one, or the session's settings do not read.
+ */
+export function staleInSession(session: Session, rows: readonly TaskRow[], lines: readonly AttemptLine[]): Map<string, string[]> {
+  const recorded = recordedKeys(lines);
+  if (recorded.size === 0) return new Map();
+  const pipeline = settlePipeline(session, rows.map((row) => row.role));
+  let run: KeyRun;
+  let topic: string;
+  try {
+    const last = readLastRun(session.dir);
+    // A run with session.json's executor has it with session.json's roles (runExecutor).
+    const executor = last?.executor ?? (session.config.executor === undefined ? undefined : runExecutor(undefined, session.config, session.dir));
+    if (executor === undefined) return new Map();
+    run = {
+      executor,
+      workdir: last?.workdir ?? session.config.workdir ?? 'session',
+      limits: last?.limits ?? {
+        maxStdoutBytes: session.config.max_stdout_bytes ?? kRunDefaults.maxStdoutBytes,
+        maxArtifactsPerTask: session.config.max_artifacts_per_task ?? kRunDefaults.maxArtifactsPerTask,
+        maxArtifactBytes: session.config.max_artifact_bytes ?? kRunDefaults.maxArtifactBytes,
+      },
+      prevContextCap: last?.prev_context_cap ?? session.config.prev_context_cap ?? kRunDefaults.prevContextCap,
+    };
+    const { config, configFile } = session;
+    topic = pipelineFor(pipeline).settings(SettingsReader.of(pipeline, config, configFile)).topic;
+  } catch {
+    return new Map();
+  }
+  const stale = staleTasks({ dir: session.dir, pipeline, topic, rows }, run, recorded);
+  return new Map(stale.map((task) => [task.id, task.changes]));
 }

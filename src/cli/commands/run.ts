@@ -29,7 +29,7 @@ export async function runWithReporter(
   sessionPath: string,
   flags: RunFlags,
   io: CliIo,
-  extra: Pick<RunSessionOptions, 'prepare'>,
+  extra: Pick<RunSessionOptions, 'prepare' | 'rerun'>,
 ): Promise<number> {
   const events = new RunEmitter();
   const tty = io === processIo && process.stderr.isTTY === true;

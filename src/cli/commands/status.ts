@@ -7,7 +7,9 @@ import { WaveError } from '../../errors.js';
 import { runHoldsLock } from '../../session/lock.js';
 import { openSession } from '../../session/session.js';
 import { readSessionId } from '../../session/files/session-id.js';
-import { countByStatus, countByWave, rowObject, taskLines } from '../../commands/status-report.js';
+import { countByStatus, countByWave, rowObject, staleInSession, taskLines } from '../../commands/status-report.js';
+import { cachedResults, readAttempts } from '../../knowledge/attempt-lines.js';
+import { cacheText } from '../../knowledge/cost-text.js';
 import { kTaskStatuses } from '../../schema/row.js';
 import { statusOf } from '../../core/skip-cause.js';
 import { readUsage } from '../../knowledge/usage.js';
@@ -31,9 +33,9 @@ interface StatusFlags {
 export function registerStatus(program: Command, io: CliIo, done: (code: number) => void): void {
   addPipelineFlag(addTableFlags(program
     .command('status')
-    .description('one line per task ([DONE] [RUN] [INTR] [WAIT] [FAIL] [SKIP] [----]), then counts per status and wave')
+    .description('one line per task ([DONE] [STALE] [RUN] [INTR] [WAIT] [FAIL] [SKIP] [----]), then counts per status and wave')
     .argument('<session>', 'session folder, or the path of its tasks.csv')
-    .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}, "usage"?: {tokens, cost_usd, tasks: {id: …}, problems?: [{line, problem}]}, "interrupted"?: [ids]}')
+    .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}, "usage"?: {tokens, cost_usd, tasks: {id: …}, problems?: [{line, problem}]}, "interrupted"?: [ids], "cache"?: {tasks, saved_usd}, "stale"?: {id: [what changed]}}')
     .option('--only <statuses>', `list only the tasks of these statuses, comma-separated (${kTaskStatuses.join(', ')}); counts stay the whole session's`)
     .option('--wave <n>', 'list only the tasks of wave N (counts stay the whole session\'s)'), flagOptionEntries(), 'status'))
     .action(async (sessionPath: string, options: StatusFlags & { pipeline?: PipelineName }) => {
@@ -57,6 +59,10 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       const running = runHoldsLock(session.dir);
       const interrupted = running ? [] : table.rows.filter((row) => statusOf(row) === 'in_progress').map((row) => row.id);
       const workers = running && counts.in_progress > 0 ? await workersOfRunningTasks(session.dir, options, session.config.backend, io) : new Map<string, string>();
+      // The result cache (docs/cache.md): the results taken from it, and the completed tasks whose inputs changed since.
+      const attempts = readAttempts(session.dir);
+      const cached = cachedResults(attempts, new Set(table.rows.filter((row) => statusOf(row) === 'completed').map((row) => row.id)));
+      const stale = staleInSession(session, table.rows, attempts);
       if (options.json) {
         const tokens = usage
           ? {
@@ -69,13 +75,15 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
               },
             }
           : {};
-        const stale = interrupted.length > 0 ? { interrupted } : {};
+        const interruptedJson = interrupted.length > 0 ? { interrupted } : {};
         const where = workers.size > 0 ? { workers: Object.fromEntries(workers) } : {};
-        printJson(io, { tasks: table.rows.filter(wanted).map((row) => rowObject(table, row)), counts, ...tokens, ...stale, ...where });
+        const fromCache = cached.tasks > 0 ? { cache: cached } : {};
+        const changed = stale.size > 0 ? { stale: Object.fromEntries(stale) } : {};
+        printJson(io, { tasks: table.rows.filter(wanted).map((row) => rowObject(table, row)), counts, ...tokens, ...interruptedJson, ...where, ...fromCache, ...changed });
         done(ExitCode.Ok);
         return;
       }
-      const lines = taskLines(table, running).filter((_, index) => wanted(table.rows[index]!));
+      const lines = taskLines(table, running, stale).filter((_, index) => wanted(table.rows[index]!));
       const idWidth = Math.min(24, Math.max(0, ...lines.map((line) => line.id.length)));
       const roleWidth = Math.min(16, Math.max(0, ...lines.map((line) => line.role.length + 2)));
       for (const line of lines) {
@@ -84,7 +92,7 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
         const spent = usage?.byTask.get(line.id);
         io.stdout(
           // The spending goes before the detail: the detail (an error's whole first line) ends the line.
-          `${line.tag.padEnd(7)}${line.id.padEnd(idWidth)}  ${`(${line.role})`.padEnd(roleWidth)}${spent ? ` [${spendText(spent)}]` : ''} -> ${line.detail}\n`,
+          `${`${line.tag} `.padEnd(7)}${line.id.padEnd(idWidth)}  ${`(${line.role})`.padEnd(roleWidth)}${spent ? ` [${spendText(spent)}]` : ''} -> ${line.detail}\n`,
         );
       }
       const total = table.rows.length;
@@ -92,9 +100,11 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       const inProgress = running ? 'in_progress' : 'interrupted';
       const summary = [...Object.entries(counts), ['invalid status', invalid] as const]
         .filter(([, n]) => n > 0)
-        .map(([status, n]) => `${status === 'in_progress' ? inProgress : status} ${n}`)
+        .map(([status, n]) => `${status === 'in_progress' ? inProgress : status} ${n}${status === 'completed' && stale.size > 0 ? ` (${stale.size} stale)` : ''}`)
         .join(', ');
       io.stdout(`\n${total} tasks: ${summary || 'none'}\n`);
+      if (cached.tasks > 0) io.stdout(`${cacheText(cached.tasks, cached.saved_usd)}\n`);
+      if (stale.size > 0) io.stdout(`${stale.size} stale task(s): their inputs changed since their result was made; \`csv-wave rerun ${sessionPath} --stale\` runs them again\n`);
       if (usage) {
         const cached = usage.cached_tokens > 0 ? ` (${usage.cached_tokens} of the prompt tokens cached)` : '';
         io.stdout(`Tokens: ${usage.prompt_tokens} prompt, ${usage.completion_tokens} completion${cached}\n${costLine(usage)}\n`);
