@@ -21,6 +21,11 @@ export interface CachePolicySetup {
   forced?: ReadonlySet<string>;
 }
 
+const kNone: CacheUse = Object.freeze({ read: false, write: false });
+const kReadOnly: CacheUse = Object.freeze({ read: true, write: false });
+const kWriteOnly: CacheUse = Object.freeze({ read: false, write: true });
+const kBoth: CacheUse = Object.freeze({ read: true, write: true });
+
 /**
  * When a run uses the cache (docs/cache.md, "When the cache is used"): the run's mode, then
  * a role's `"cache": false`, then the tasks a rerun forced. Interactive tasks and worktree
@@ -39,9 +44,10 @@ export class CachePolicy {
 
   /** What the cache may do for task `id` of role `role`. */
   use(id: string, role: string): CacheUse {
-    if (this.mode === 'off' || this.#offRoles.has(role)) return { read: false, write: false };
-    const write = this.mode === 'on';
-    return { read: !this.#forced.has(id), write };
+    if (this.mode === 'off' || this.#offRoles.has(role)) return kNone;
+    const read = !this.#forced.has(id);
+    if (this.mode === 'read') return read ? kReadOnly : kNone;
+    return read ? kBoth : kWriteOnly;
   }
 
   /** Whether the role's results are never taken from the cache (`"cache": false` in its entry of `roles`). */

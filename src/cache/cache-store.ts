@@ -20,8 +20,8 @@ export interface CacheEntry {
   task: string;
   /** ISO 8601: when the result was made. */
   created_at: string;
-  /** Each input part's SHA-256 by name (task-key.ts). */
-  parts: Record<string, string>;
+  /** The input parts the key was made from: `[name, value]` pairs in the canonical order (task-key.ts TaskKey.inputs). */
+  inputs: [string, string][];
   /** The reply, without the thread, tokens and requests of the attempt that made it. */
   reply: FinishedAttempt;
   /** The model requests that made it (usage.ndjson's lines), none for a command or module. */
@@ -64,10 +64,14 @@ export class CacheStore {
   readonly #warn: (message: string) => void;
   readonly #scrubber: SecretScrubber;
   #index: Map<string, Location> | undefined;
-  /** This run's pack: made at its first entry. */
-  #pack: { name: string; file: PackFile; index: string[] } | undefined;
-  #pending: string[] = [];
+  /** This run's pack: made at its first entry; `index` holds each entry's key, offset and length. */
+  #pack: { name: string; file: PackFile; index: (string | number)[] } | undefined;
+  /** Entries not appended yet, written straight into one buffer. */
+  #pending = Buffer.allocUnsafe(kFlushBytes * 2);
   #pendingBytes = 0;
+  /** Entries of a busy run are made many to a millisecond: the time is formatted once. */
+  #createdMs = Number.NaN;
+  #createdAt = '';
   /** Set once a write failed: the rest of the run writes no entry. */
   #writeFailed = false;
 
@@ -91,7 +95,6 @@ export class CacheStore {
   read(key: string): CacheEntry | undefined {
     const location = this.#entries().get(key);
     if (location === undefined) return undefined;
-    if (this.#pack !== undefined && location.pack === this.#pack.name && location.offset >= this.#pack.file.size) this.flush();
     const problem = (why: string) => {
       this.#warn(`cache: the entry ${key.slice(0, 12)} in ${location.pack} ${why}: not used, the task runs`);
       this.#index?.delete(key);
@@ -118,31 +121,53 @@ export class CacheStore {
     return entry as CacheEntry;
   }
 
-  /** Adds an entry (scrubbed of the environment's secrets); a write that fails is said once, and the run writes no more. */
-  write(entry: CacheEntry): void {
+  /**
+   * Adds the entry of a completed result (scrubbed of the environment's secrets); a write
+   * that fails is said once, and the run writes no more. `inputs` is the key's parts as
+   * JSON text (TaskKey.inputs), scrubbed already. The entry is not seen by this run's own
+   * look-ups: a task completes once per run, and its key names its id.
+   */
+  write(key: string, task: string, inputs: string, reply: FinishedAttempt, requests: readonly RequestUsage[], costUsd: number | null): void {
     if (this.#writeFailed) return;
-    const json = JSON.stringify(this.#scrubber.deep(entry));
-    const line = `${entry.key} ${sha256(json)} ${json}\n`;
-    const length = Buffer.byteLength(line);
     try {
       this.#pack ??= this.#newPack();
     } catch (error) {
       this.#failed(error);
       return;
     }
-    const offset = this.#pack.file.size + this.#pendingBytes;
-    this.#pending.push(line);
+    const now = Date.now();
+    if (now !== this.#createdMs) {
+      this.#createdMs = now;
+      this.#createdAt = new Date(now).toISOString();
+    }
+    // Spelled out (JSON.stringify's output of a CacheEntry): one entry per task of a run.
+    const json =
+      `{"format":"${kCacheFormat}","key":"${key}","task":${JSON.stringify(task)},"created_at":"${this.#createdAt}","inputs":${inputs}` +
+      `,"reply":${JSON.stringify(this.#scrubber.deep(reply))},"requests":${JSON.stringify(this.#scrubber.deep(requests))},"cost_usd":${costUsd === null ? 'null' : JSON.stringify(costUsd)}}`;
+    // `<key> <digest> <json>\n`, written into the pending buffer, the digest of the bytes written.
+    const length = kPrefixLength + Buffer.byteLength(json) + 1;
+    if (this.#pendingBytes + length > this.#pending.length) {
+      this.flush();
+      if (length > this.#pending.length) this.#pending = Buffer.allocUnsafe(length);
+    }
+    const at = this.#pendingBytes;
+    const pending = this.#pending;
+    pending.write(key, at, 'latin1');
+    pending[at + 64] = 0x20;
+    const jsonAt = at + kPrefixLength;
+    const written = pending.write(json, jsonAt, 'utf8');
+    pending.write(sha256(pending.subarray(jsonAt, jsonAt + written)), at + 65, 'latin1');
+    pending[at + 129] = 0x20;
+    pending[jsonAt + written] = 0x0a;
+    this.#pack.index.push(key, this.#pack.file.size + at, length);
     this.#pendingBytes += length;
-    this.#pack.index.push(`${entry.key} ${offset} ${length}\n`);
-    this.#entries().set(entry.key, { pack: this.#pack.name, offset, length });
     if (this.#pendingBytes >= kFlushBytes) this.flush();
   }
 
   /** Appends the pending entries to the pack. */
   flush(): void {
-    if (this.#pack === undefined || this.#pending.length === 0 || this.#writeFailed) return;
-    const bytes = Buffer.from(this.#pending.join(''), 'utf8');
-    this.#pending = [];
+    if (this.#pack === undefined || this.#pendingBytes === 0 || this.#writeFailed) return;
+    const bytes = this.#pending.subarray(0, this.#pendingBytes);
     this.#pendingBytes = 0;
     try {
       this.#pack.file.append(bytes);
@@ -159,13 +184,13 @@ export class CacheStore {
     this.#pack = undefined;
     try {
       pack.file.close();
-      if (!this.#writeFailed) this.#folder.replace(indexName(pack.name), `${kIndexHeader} ${pack.file.size}\n${pack.index.join('')}`);
+      if (!this.#writeFailed) this.#folder.replace(indexName(pack.name), indexText(pack.file.size, pack.index));
     } catch (error) {
       this.#warn(`cache: the index of ${pack.name} was not written (${(error as Error).message}): the next run reads the pack itself`);
     }
   }
 
-  #newPack(): { name: string; file: PackFile; index: string[] } {
+  #newPack(): { name: string; file: PackFile; index: (string | number)[] } {
     // Sorted by age, unique across processes and hosts sharing a folder.
     const stamp = new Date().toISOString().replace(/[-:.]/g, '');
     const name = `${stamp}-${process.pid}-${randomBytes(4).toString('hex')}.pack`;
@@ -174,7 +199,6 @@ export class CacheStore {
 
   #failed(error: unknown): void {
     this.#writeFailed = true;
-    this.#pending = [];
     this.#pendingBytes = 0;
     this.#warn(`cache: results are no longer written to ${this.#folder.dir} in this run: ${(error as Error).message}`);
   }
@@ -200,6 +224,13 @@ export class CacheStore {
     }
     return index;
   }
+}
+
+/** An index's text: its header with the pack's size, then `<key> <offset> <length>` per entry. */
+function indexText(size: number, index: readonly (string | number)[]): string {
+  const lines = [`${kIndexHeader} ${size}\n`];
+  for (let i = 0; i < index.length; i += 3) lines.push(`${index[i]} ${index[i + 1]} ${index[i + 2]}\n`);
+  return lines.join('');
 }
 
 /** The index file of a pack. */
@@ -265,7 +296,7 @@ function entryProblem(entry: unknown, key: string): string | undefined {
   const reply = fields['reply'] as Record<string, unknown> | null;
   if (reply === null || typeof reply !== 'object' || reply['kind'] !== 'finished' || reply['status'] !== 'completed') return 'holds no completed result';
   if (typeof fields['created_at'] !== 'string' || typeof fields['task'] !== 'string') return 'is not an entry';
-  if (!Array.isArray(fields['requests'])) return 'is not an entry';
+  if (!Array.isArray(fields['requests']) || !Array.isArray(fields['inputs'])) return 'is not an entry';
   const cost = fields['cost_usd'];
   if (cost !== null && (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0)) return 'is not an entry';
   return undefined;

@@ -20,3 +20,4 @@ export function canonicalJson(value: unknown): string {
 export function sha256(data: string | Buffer): string {
   return hash('sha256', data, 'hex');
 }
+

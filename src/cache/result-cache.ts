@@ -6,12 +6,10 @@ import type { RequestUsage } from '../knowledge/usage.js';
 import { SecretScrubber } from '../text/secret-scrubber.js';
 import type { CachePolicy, CacheUse } from './cache-policy.js';
 import type { CacheStore } from './cache-store.js';
-import { kCacheFormat, shortHash, type KeyMaker } from './task-key.js';
+import type { KeyMaker, TaskKey } from './task-key.js';
 
 /** An attempt's key, and what the cache may do with it. */
-export interface CachePlan {
-  key: string;
-  parts: Record<string, string>;
+export interface CachePlan extends TaskKey {
   use: CacheUse;
 }
 
@@ -40,6 +38,9 @@ export interface ResultCacheSetup {
 export class ResultCache {
   readonly #setup: ResultCacheSetup;
   readonly #secrets = SecretScrubber.fromEnv();
+  /** The note of each completed result that has not reached its attempts.ndjson line yet, by task. */
+  readonly #notes = new Map<string, CacheNote>();
+  readonly #served = { tasks: 0, saved_usd: 0 };
 
   constructor(setup: ResultCacheSetup) {
     this.#setup = setup;
@@ -53,7 +54,7 @@ export class ResultCache {
   plan(attempt: AttemptRequest): CachePlan | undefined {
     const keyed = this.#setup.keys.keyOf(attempt);
     if ('uncacheable' in keyed) return undefined;
-    return { key: keyed.key, parts: keyed.parts, use: this.#setup.policy.use(attempt.task.id, attempt.task.row['role'] ?? '') };
+    return { key: keyed.key, inputKey: keyed.inputKey, inputs: keyed.inputs, use: this.#setup.policy.use(attempt.task.id, attempt.task.row['role'] ?? '') };
   }
 
   /**
@@ -81,25 +82,35 @@ export class ResultCache {
   /** Writes a completed result of the attempt when the policy allows it; failed results are never cached. */
   store(plan: CachePlan, taskId: string, reply: AttemptReply): void {
     if (!plan.use.write || reply.kind !== 'finished' || reply.status !== 'completed') return;
-    const { thread: _thread, usage: _usage, requests, cache: _cache, ...kept } = reply;
-    this.#setup.store.write({
-      format: kCacheFormat,
-      key: plan.key,
-      task: taskId,
-      created_at: new Date().toISOString(),
-      parts: plan.parts,
-      reply: kept,
-      requests: requests ?? [],
-      cost_usd: costOf(requests ?? [], this.#setup.pricing),
-    });
+    const { thread: _thread, usage: _usage, requests, ...kept } = reply;
+    this.#setup.store.write(plan.key, taskId, plan.inputs, kept, requests ?? [], costOf(requests ?? [], this.#setup.pricing));
   }
 
-  /** The note a completed result carries to its attempts.ndjson line. */
-  note(plan: CachePlan, hit?: CacheHit): CacheNote {
-    const parts: Record<string, string> = {};
-    for (const name in plan.parts) parts[name] = shortHash(plan.parts[name]!);
-    if (hit === undefined) return { key: plan.key, parts };
-    return { key: plan.key, parts, cached: true, ...(hit.savedUsd === undefined ? {} : { savedUsd: hit.savedUsd }) };
+  /**
+   * Keeps the note of task `id`'s completed result (its key; whether it came from the cache)
+   * until its finish is recorded (takeNote). Beside the reply, not in it: a reply that
+   * changed shape on its way slowed every later step of a big run.
+   */
+  remember(id: string, plan: CachePlan, hit?: CacheHit): void {
+    const input = plan.inputKey === plan.key ? {} : { inputKey: plan.inputKey };
+    this.#notes.set(id, hit === undefined ? { key: plan.key, ...input } : { key: plan.key, ...input, cached: true, ...(hit.savedUsd === undefined ? {} : { savedUsd: hit.savedUsd }) });
+  }
+
+  /** The note of task `id`'s result, once, as its finish is recorded; a result from the cache is counted (served). */
+  takeNote(id: string): CacheNote | undefined {
+    const note = this.#notes.get(id);
+    if (note === undefined) return undefined;
+    this.#notes.delete(id);
+    if (note.cached === true) {
+      this.#served.tasks++;
+      this.#served.saved_usd += note.savedUsd ?? 0;
+    }
+    return note;
+  }
+
+  /** The tasks whose result this run took from the cache, and what those results had cost. */
+  get served(): { tasks: number; saved_usd: number } {
+    return { ...this.#served };
   }
 
   /** Appends what is pending (at each wave's end). */

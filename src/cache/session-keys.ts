@@ -8,7 +8,7 @@ import { buildUpstream } from '../knowledge/upstream.js';
 import type { WorkdirMode } from '../option-table.js';
 import type { PipelineName } from '../schema/session.js';
 import { attemptInput, type AttemptInputSetup } from './attempt-input.js';
-import { KeyMaker, type TaskKey, type Uncacheable } from './task-key.js';
+import { KeyMaker, kWorktreeUncacheable, type TaskKey, type Uncacheable } from './task-key.js';
 
 /** The session as the keys read it. */
 export interface KeySession {
@@ -58,7 +58,7 @@ export function keysNow(session: KeySession, run: KeyRun, ids: Iterable<string>)
       continue;
     }
     if (run.workdir === 'worktree') {
-      out.set(id, { uncacheable: 'it works in a git worktree (--workdir worktree): its result is a commit on its branch, which the cache does not hold' });
+      out.set(id, { uncacheable: kWorktreeUncacheable });
       continue;
     }
     const request: WorkerRequest = {

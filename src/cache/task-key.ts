@@ -28,22 +28,34 @@ export const kNotInputCells: ReadonlySet<string> = new Set(['status', 'findings'
  */
 export const kAmbientParts: ReadonlySet<string> = new Set(['discoveries', 'wisdom']);
 
+/** Why a worktree task has no key. */
+export const kWorktreeUncacheable = 'it works in a git worktree (--workdir worktree): its result is a commit on its branch, which the cache does not hold';
+
 /** A task's input key (docs/cache.md). */
 export interface TaskKey {
-  /** SHA-256 over the canonical JSON of `parts`: the cache entry's name. */
+  /** SHA-256 of `inputs`: the cache entry's name. */
   key: string;
-  /** Each named input part's SHA-256, by name: `format`, `executor`, `cell:description`, `dep:A`, … */
-  parts: Record<string, string>;
+  /**
+   * SHA-256 of `inputs` without the ambient parts (kAmbientParts); the key itself when the
+   * task has none. Status calls a task stale when this changed.
+   */
+  inputKey: string;
+  /** The named input parts as JSON text: `[["format","csv-wave-cache/1"],["executor","…"],…]`, in the canonical order. */
+  inputs: string;
+}
+
+/** The parts of a key's `inputs` text, by name. */
+export function inputsOf(inputs: string): Map<string, string> {
+  const parts = new Map<string, string>();
+  const parsed: unknown = JSON.parse(inputs);
+  if (!Array.isArray(parsed)) return parts;
+  for (const pair of parsed) if (Array.isArray(pair) && typeof pair[0] === 'string' && typeof pair[1] === 'string') parts.set(pair[0], pair[1]);
+  return parts;
 }
 
 /** A task whose result the cache never holds, and why (for `explain` and the docs). */
 export interface Uncacheable {
   uncacheable: string;
-}
-
-/** The short form of a part's hash that attempts.ndjson records. */
-export function shortHash(hash: string): string {
-  return hash.slice(0, 8);
 }
 
 export interface KeySetup {
@@ -57,18 +69,24 @@ export interface KeySetup {
   scrubber?: SecretScrubber;
 }
 
-/** What the executors of one run share: memoized parts and the template of each role. */
+/** One part as the key spells it: `["name","value"]`. */
+type Piece = string;
+
+/** What the tasks of one executor share: its part, the parts before the row's, and the template of each role. */
 interface SharedParts {
-  executor: string;
-  /** Model and agent executors: the role's template, read once per role. */
+  /** The run's executor part; undefined for an agent, whose settings are each task's. */
+  executor: Piece | undefined;
+  /** The pieces before the row's, by pipeline, role, workdir and topic (not an agent's). */
+  prefixes: Map<string, Piece>;
+  /** Model and agent executors: the roles' templates, each read once. */
   prompts?: RolePrompts;
 }
 
 /** A role's template as the key sees it. */
 interface TemplatePart {
   label: string;
-  hash: string;
-  /** The placeholders it fills: only those of the prompt context it shows are in the key. */
+  piece: Piece;
+  /** The placeholders it fills: only the parts of the prompt context it shows are in the key. */
   shows: ReadonlySet<string>;
 }
 
@@ -78,23 +96,26 @@ const kPlaceholder = /\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_.-]*)\}/g;
  * Computes the input key of a task's attempt from the AttemptRequest the run sends (so that
  * the key covers exactly what the executor gets): the run's, or the one status builds
  * offline from the session folder (session-keys.ts). Every part is a text, scrubbed of the
- * environment's secrets, then hashed; the key is the SHA-256 of the parts' names and hashes
- * in canonical JSON. What is shared by the run's tasks (the executor, each role's template
- * and contract, the limits) is hashed once. docs/cache.md gives the exact definition.
+ * environment's secrets; a file's content is given by its SHA-256. The key is the SHA-256
+ * of the parts' `[name, value]` pairs as JSON, in the canonical order; the cache entry keeps
+ * that text, so that status can say which part changed. What the run's tasks share (the
+ * executor, the limits, each role's template and contract) is spelled once.
+ * docs/cache.md gives the exact definition.
  */
 export class KeyMaker {
   readonly #setup: KeySetup;
   readonly #scrubber: SecretScrubber;
   readonly #shared = new WeakMap<ExecutorSpec, SharedParts>();
-  /** Hashes of texts that every task of a run shares (the format, a pipeline's name, limits, a topic). */
-  readonly #texts = new Map<string, string>();
   readonly #templates = new Map<string, TemplatePart>();
-  readonly #contracts = new Map<string, string>();
-  /** Artifact contents by path: a dependency's files do not change while its dependents run. */
+  readonly #contracts = new Map<string, Piece>();
+  /** Artifact contents' SHA-256 by path: a dependency's files do not change while its dependents run. */
   readonly #artifacts = new Map<string, string>();
-  readonly #agentExecutors = new Map<string, string>();
-  /** The limits' hash by the run's limits object, which every request of a run shares. */
-  readonly #limits = new WeakMap<object, string>();
+  readonly #limitsTexts = new WeakMap<object, string>();
+  #lastPrefix:
+    | { executor: ExecutorSpec; limits: object | undefined; role: string; pipeline: string; workdir: string | undefined; topic: string | undefined; prefix: Piece }
+    | undefined;
+  /** The name of each cell's part, by column. */
+  readonly #cellNames = new Map<string, string>();
 
   constructor(setup: KeySetup) {
     this.#setup = setup;
@@ -103,44 +124,80 @@ export class KeyMaker {
 
   /** The attempt's key, or why the cache never holds its result. */
   keyOf(attempt: AttemptRequest): TaskKey | Uncacheable {
-    if (attempt.workdir?.mode === 'worktree') {
-      return { uncacheable: 'it works in a git worktree (--workdir worktree): its result is a commit on its branch, which the cache does not hold' };
-    }
+    if (attempt.workdir?.mode === 'worktree') return { uncacheable: kWorktreeUncacheable };
     const { task } = attempt;
-    const parts: Record<string, string> = {};
-    const shared = this.#sharedOf(attempt.executor);
-    const pipeline = attempt.pipeline ?? 'generic';
-    parts['format'] = this.#textHash(kCacheFormat);
-    parts['executor'] = isAgentKind(attempt.executor.type) ? this.#agentExecutor(attempt) : shared.executor;
-    parts['pipeline'] = this.#textHash(pipeline);
-    parts['limits'] = this.#limitsHash(attempt);
-    if (attempt.workdir !== undefined) parts['workdir'] = this.#textHash(attempt.workdir.mode);
     const row = task.row;
-    for (const name in row) {
-      const value = row[name]!;
-      if (value !== '' && !kNotInputCells.has(name)) parts[`cell:${name}`] = this.#hash(value);
-    }
-    parts['prev_context'] = this.#hash(task.prev_context);
+    // The row's parts as pairs, spelled by one JSON.stringify after the shared prefix: this runs once per task of a run.
+    const scrub = this.#scrubber;
+    const pairs: [string, string][] = [];
+    const cells: string[] = [];
+    for (const name in row) if (row[name] !== '' && !kNotInputCells.has(name)) cells.push(name);
+    cells.sort();
+    for (const name of cells) pairs.push([this.#cellName(name), scrub.text(row[name]!)]);
+    pairs.push(['prev_context', scrub.text(task.prev_context)]);
     const contextFrom = row['context_from'];
     if (contextFrom !== undefined && contextFrom !== '') {
       for (const id of splitList(contextFrom)) {
         const source = this.#setup.lookup(id);
-        parts[`ctx:${id}`] = this.#hash(source?.status === 'completed' ? source.findings : '');
+        pairs.push([`ctx:${id}`, scrub.text(source?.status === 'completed' ? source.findings : '')]);
       }
     }
-    for (const dep of task.upstream.deps) parts[`dep:${dep.id}`] = this.#hash(this.#depText(dep));
-    if (task.upstream.warnings.length > 0) parts['warnings'] = this.#hash(canonicalJson(task.upstream.warnings));
-    if (shared.prompts !== undefined) {
-      const role = row['role'] ?? '';
-      const template = this.#template(shared.prompts, pipeline, role);
-      parts['template'] = template.hash;
-      parts['contract'] = this.#contract(pipeline, role);
-      const prompt = attempt.prompt;
-      if (template.shows.has('topic')) parts['topic'] = this.#textHash(prompt?.topic ?? '');
-      if (template.shows.has('discoveries')) parts['discoveries'] = this.#hash(prompt?.discoveries ?? '');
-      if (template.shows.has('wisdom')) parts['wisdom'] = this.#hash(prompt?.wisdom ?? '');
+    for (const dep of task.upstream.deps) pairs.push([`dep:${dep.id}`, scrub.text(this.#depText(dep))]);
+    if (task.upstream.warnings.length > 0) pairs.push(['warnings', scrub.text(canonicalJson(task.upstream.warnings))]);
+    const inputs = `${this.#prefix(attempt)},${JSON.stringify(pairs).slice(1, -1)}`;
+    const template = this.#templateOf(attempt);
+    const ambient: Piece[] = [];
+    if (template?.shows.has('discoveries') === true) ambient.push(this.#piece('"discoveries"', attempt.prompt?.discoveries ?? ''));
+    if (template?.shows.has('wisdom') === true) ambient.push(this.#piece('"wisdom"', attempt.prompt?.wisdom ?? ''));
+    if (ambient.length === 0) {
+      const text = `[${inputs}]`;
+      const key = sha256(text);
+      return { key, inputKey: key, inputs: text };
     }
-    return { key: sha256(canonicalJson(parts)), parts };
+    const text = `[${inputs},${ambient.join(',')}]`;
+    return { key: sha256(text), inputKey: sha256(`[${inputs}]`), inputs: text };
+  }
+
+  /**
+   * The parts every task of a role shares in a run, spelled once: the format, the executor
+   * (an agent's per task: its role and row choose its settings), the pipeline, the limits,
+   * the working folder, and for a model or agent the role's template, its contract, the topic.
+   */
+  #prefix(attempt: AttemptRequest): Piece {
+    const shared = this.#sharedOf(attempt.executor);
+    const role = attempt.task.row['role'] ?? '';
+    const pipeline = attempt.pipeline ?? 'generic';
+    const agent = shared.executor === undefined;
+    // The last prefix, when the same parts made it: a run's tasks mostly share one.
+    const last = this.#lastPrefix;
+    const workdir = attempt.workdir?.mode;
+    const topic = attempt.prompt?.topic;
+    if (!agent && last !== undefined && last.executor === attempt.executor && last.limits === attempt.limits && last.role === role && last.pipeline === pipeline && last.workdir === workdir && last.topic === topic) {
+      return last.prefix;
+    }
+    const memo = `${pipeline}\u0000${role}\u0000${workdir ?? ''}\u0000${topic ?? ''}\u0000${this.#limitsText(attempt)}`;
+    let prefix = agent ? undefined : shared.prefixes.get(memo);
+    if (prefix !== undefined) this.#lastPrefix = { executor: attempt.executor, limits: attempt.limits, role, pipeline, workdir, topic, prefix };
+    if (prefix === undefined) {
+      const pieces = [this.#piece('"format"', kCacheFormat), shared.executor ?? this.#agentExecutor(attempt), this.#piece('"pipeline"', pipeline), this.#limitsPiece(attempt)];
+      if (attempt.workdir !== undefined) pieces.push(this.#piece('"workdir"', attempt.workdir.mode));
+      const template = this.#templateOf(attempt);
+      if (template !== undefined) {
+        pieces.push(template.piece, this.#contract(pipeline, role));
+        if (template.shows.has('topic')) pieces.push(this.#piece('"topic"', attempt.prompt?.topic ?? ''));
+      }
+      prefix = pieces.join(',');
+      if (!agent) {
+        if (shared.prefixes.size > 1000) shared.prefixes.clear();
+        shared.prefixes.set(memo, prefix);
+      }
+    }
+    return prefix;
+  }
+
+  #templateOf(attempt: AttemptRequest): TemplatePart | undefined {
+    const prompts = this.#sharedOf(attempt.executor).prompts;
+    return prompts === undefined ? undefined : this.#template(prompts, attempt.pipeline ?? 'generic', attempt.task.row['role'] ?? '');
   }
 
   /** The file of the template a task of `role` is rendered from, as words show it; undefined for an executor without one. */
@@ -149,61 +206,53 @@ export class KeyMaker {
     return prompts === undefined ? undefined : this.#template(prompts, pipeline, role).label;
   }
 
+  /** A part given by its name as JSON text and its value, scrubbed of the environment's secrets. */
+  #piece(jsonName: string, value: string): Piece {
+    return `[${jsonName},${JSON.stringify(this.#scrubber.text(value))}]`;
+  }
+
+  #cellName(column: string): string {
+    let name = this.#cellNames.get(column);
+    if (name === undefined) {
+      name = `cell:${column}`;
+      if (this.#cellNames.size > 10_000) this.#cellNames.clear();
+      this.#cellNames.set(column, name);
+    }
+    return name;
+  }
+
   #sharedOf(executor: ExecutorSpec): SharedParts {
     let shared = this.#shared.get(executor);
     if (shared === undefined) {
-      const usesPrompts = executor.type === 'openai' || isAgentKind(executor.type);
+      const agent = isAgentKind(executor.type);
       const promptsDir = (executor as { promptsDir?: string }).promptsDir;
       shared = {
-        executor: usesPrompts && executor.type !== 'openai' ? '' : this.#hash(this.#executorText(executor)),
-        ...(usesPrompts ? { prompts: new RolePrompts(promptsDir) } : {}),
+        executor: agent ? undefined : this.#piece('"executor"', executorText(executor)),
+        prefixes: new Map(),
+        ...(executor.type === 'openai' || agent ? { prompts: new RolePrompts(promptsDir) } : {}),
       };
       this.#shared.set(executor, shared);
     }
     return shared;
   }
 
-  /** The executor's settings without secrets, in canonical JSON: what decides how the task is run. */
-  #executorText(executor: ExecutorSpec): string {
-    switch (executor.type) {
-      case 'command':
-        return canonicalJson({ type: 'command', template: executor.template, output: executor.output ?? 'auto' });
-      case 'module':
-        return canonicalJson({ type: 'module', module_sha256: fileHash(executor.path) });
-      case 'openai':
-        return canonicalJson({
-          type: 'openai',
-          model: executor.model,
-          base_url: withoutCredentials(executor.baseUrl ?? process.env['OPENAI_BASE_URL'] ?? kOfficialBaseUrl),
-          max_tokens: executor.maxTokens ?? null,
-          context_window: executor.contextWindow ?? null,
-        });
-      default:
-        return '';
-    }
-  }
-
   /** An agent task's settings: the run's, its role's entry, then its row's cells (agentSettingsFor). */
-  #agentExecutor(attempt: AttemptRequest): string {
+  #agentExecutor(attempt: AttemptRequest): Piece {
     const spec = attempt.executor as AgentSpec;
     const settings = agentSettingsFor(baseAgentSettings(spec), spec.roles, agentRowCells(attempt.task.row));
-    const text = canonicalJson({
-      type: settings.agent,
-      model: settings.model,
-      base_url: settings.baseUrl === undefined ? null : withoutCredentials(settings.baseUrl),
-      sandbox: settings.sandbox ?? null,
-      max_turns: settings.maxTurns ?? null,
-      allowed_tools: settings.allowedTools ?? null,
-      effort: settings.effort ?? null,
-      args: settings.args ?? null,
-    });
-    let hash = this.#agentExecutors.get(text);
-    if (hash === undefined) {
-      hash = this.#hash(text);
-      if (this.#agentExecutors.size > 1000) this.#agentExecutors.clear();
-      this.#agentExecutors.set(text, hash);
-    }
-    return hash;
+    return this.#piece(
+      '"executor"',
+      canonicalJson({
+        type: settings.agent,
+        model: settings.model,
+        base_url: settings.baseUrl === undefined ? null : withoutCredentials(settings.baseUrl),
+        sandbox: settings.sandbox ?? null,
+        max_turns: settings.maxTurns ?? null,
+        allowed_tools: settings.allowedTools ?? null,
+        effort: settings.effort ?? null,
+        args: settings.args ?? null,
+      }),
+    );
   }
 
   #template(prompts: RolePrompts, pipeline: string, role: string): TemplatePart {
@@ -215,29 +264,33 @@ export class KeyMaker {
         const shows = new Set<string>();
         for (const match of text.matchAll(kPlaceholder)) if (match[1] !== undefined) shows.add(match[1]);
         const label = builtIn ? `prompts/${basename(dirname(path))}/${basename(path)}` : path;
-        part = { label, hash: this.#hash(text), shows };
+        part = { label, piece: this.#piece('"template"', sha256(text)), shows };
       } catch {
         // No template: the task fails when it runs; its key says so.
-        part = { label: `(no template for role ${role})`, hash: this.#hash(''), shows: new Set() };
+        part = { label: `(no template for role ${role})`, piece: this.#piece('"template"', ''), shows: new Set() };
       }
       this.#templates.set(memo, part);
     }
     return part;
   }
 
-  /** The answer contract of a role: the system prompt and the JSON Schema of its answer. */
-  #contract(pipeline: string, role: string): string {
+  /** The answer contract of a role: the system prompt and the JSON Schema of its answer, by their SHA-256. */
+  #contract(pipeline: string, role: string): Piece {
     const memo = `${pipeline}\u0000${role}`;
-    let hash = this.#contracts.get(memo);
-    if (hash === undefined) {
-      hash = this.#hash(`${kSystemPrompt}\n${canonicalJson(answerSchema(pipeline, role))}`);
-      this.#contracts.set(memo, hash);
+    let piece = this.#contracts.get(memo);
+    if (piece === undefined) {
+      piece = this.#piece('"contract"', sha256(`${kSystemPrompt}\n${canonicalJson(answerSchema(pipeline, role))}`));
+      this.#contracts.set(memo, piece);
     }
-    return hash;
+    return piece;
   }
 
   /** A dependency as the task receives it, without what changes with time or host (the discovery file's timestamp and worker). */
   #depText(dep: UpstreamTask): string {
+    // Most dependencies of a batch: no discovery file, no artifact, no worktree (canonicalJson's output, spelled out).
+    if (dep.discovery === null && dep.artifacts.length === 0 && dep.changes === undefined) {
+      return `{"artifacts":[],"discovery":null,"findings":${JSON.stringify(dep.findings)},"status":${JSON.stringify(dep.status)}}`;
+    }
     let discovery: Record<string, unknown> | null = null;
     if (dep.discovery !== null) {
       const { timestamp: _timestamp, worker: _worker, ...kept } = dep.discovery;
@@ -266,31 +319,40 @@ export class KeyMaker {
     return hash;
   }
 
-  #limitsHash(attempt: AttemptRequest): string {
+  #limitsPiece(attempt: AttemptRequest): Piece {
+    return this.#piece('"limits"', this.#limitsText(attempt));
+  }
+
+  /** The limits as text, once per limits object (a run's requests share one). */
+  #limitsText(attempt: AttemptRequest): string {
     const limits = attempt.limits;
-    if (limits === undefined) return this.#textHash(limitsText(attempt));
-    let hash = this.#limits.get(limits);
-    if (hash === undefined) {
-      hash = this.#textHash(limitsText(attempt));
-      this.#limits.set(limits, hash);
+    if (limits === undefined) return limitsText(attempt);
+    let text = this.#limitsTexts.get(limits);
+    if (text === undefined) {
+      text = limitsText(attempt);
+      this.#limitsTexts.set(limits, text);
     }
-    return hash;
+    return text;
   }
+}
 
-  /** A part's hash: its text, scrubbed of the environment's secrets, then hashed. */
-  #hash(text: string): string {
-    return sha256(this.#scrubber.text(text));
-  }
-
-  /** `#hash` of a text many tasks share, memoized. */
-  #textHash(text: string): string {
-    let hash = this.#texts.get(text);
-    if (hash === undefined) {
-      hash = this.#hash(text);
-      if (this.#texts.size > 1000) this.#texts.clear();
-      this.#texts.set(text, hash);
-    }
-    return hash;
+/** The executor's settings without secrets, in canonical JSON: what decides how a task is run (not an agent's: per task). */
+function executorText(executor: ExecutorSpec): string {
+  switch (executor.type) {
+    case 'command':
+      return canonicalJson({ type: 'command', template: executor.template, output: executor.output ?? 'auto' });
+    case 'module':
+      return canonicalJson({ type: 'module', module_sha256: fileHash(executor.path) });
+    case 'openai':
+      return canonicalJson({
+        type: 'openai',
+        model: executor.model,
+        base_url: withoutCredentials(executor.baseUrl ?? process.env['OPENAI_BASE_URL'] ?? kOfficialBaseUrl),
+        max_tokens: executor.maxTokens ?? null,
+        context_window: executor.contextWindow ?? null,
+      });
+    default:
+      return '';
   }
 }
 

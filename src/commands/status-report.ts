@@ -9,6 +9,8 @@ import type { AttemptLine } from '../schema/attempt.js';
 import { recordedKeys, staleTasks } from '../cache/stale.js';
 import type { KeyRun } from '../cache/session-keys.js';
 import { readLastRun } from '../cache/last-run.js';
+import { CacheStore } from '../cache/cache-store.js';
+import { CacheFolder } from '../session/files/cache-folder.js';
 import { runExecutor } from '../options/executor-option.js';
 import { kRunDefaults } from '../option-table.js';
 import { pipelineFor, SettingsReader } from '../pipelines/index.js';
@@ -112,7 +114,7 @@ export function rowObject(table: TasksTable, row: TaskRow): Record<string, strin
  * what the last run ran with (`.csv-wave/last-run.json`), else session.json's executor;
  * none when neither names one, or the session's settings do not read.
  */
-export function staleInSession(session: Session, rows: readonly TaskRow[], lines: readonly AttemptLine[]): Map<string, string[]> {
+export function staleInSession(session: Session, rows: readonly TaskRow[], lines: readonly AttemptLine[], warn: (message: string) => void): Map<string, string[]> {
   const recorded = recordedKeys(lines);
   if (recorded.size === 0) return new Map();
   const pipeline = settlePipeline(session, rows.map((row) => row.role));
@@ -138,6 +140,7 @@ export function staleInSession(session: Session, rows: readonly TaskRow[], lines
   } catch {
     return new Map();
   }
-  const stale = staleTasks({ dir: session.dir, pipeline, topic, rows }, run, recorded);
+  const store = new CacheStore(CacheFolder.of(session.dir, session.config.cache_dir), warn);
+  const stale = staleTasks({ dir: session.dir, pipeline, topic, rows }, run, recorded, store);
   return new Map(stale.map((task) => [task.id, task.changes]));
 }

@@ -125,19 +125,18 @@ export interface FinishedReply extends CoreFinishedReply {
    * one sentence each; the engine reports each as a warning.
    */
   notes?: string[];
-  /** What the result cache knows of a completed result (docs/cache.md): set by the engine, never by a worker. */
-  cache?: CacheNote;
 }
 
 /**
  * A completed result's input key, recorded in its attempts.ndjson line so that `status` can
- * tell later whether its inputs changed; and whether it came from the cache.
+ * tell later whether its inputs changed (the cache entry of the key says what they were);
+ * and whether it came from the cache.
  */
 export interface CacheNote {
   /** The SHA-256 input key (cache/task-key.ts). */
   key: string;
-  /** Each input part's SHA-256, its first 8 hex digits, by name. */
-  parts: Record<string, string>;
+  /** The key without the parts every later task changes (the board's and wisdom's digests); absent when it is `key`. */
+  inputKey?: string;
   /** The result was taken from the cache: the task did not execute. */
   cached?: true;
   /** With `cached`: what the result cost when it was made, in US dollars, when known. */

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { kLayout } from '../layout.js';
 import { attemptLineSchema, kAttemptOutcomes, type AttemptLine } from '../schema/attempt.js';
@@ -36,7 +36,55 @@ function looksRight(value: unknown): value is AttemptLine {
 export function readAttempts(sessionDir: string): AttemptLine[] {
   const path = join(sessionDir, kLayout.attempts);
   if (!existsSync(path)) return [];
-  const texts = readFileSync(path, 'utf8').split('\n').filter((text) => text !== '');
+  return checkedLines(readFileSync(path, 'utf8').split('\n').filter((text) => text !== ''));
+}
+
+/**
+ * attempts.ndjson read again and again as it grows (a run's report at each wave end): each
+ * read parses only the lines appended since the last, the file being append-only. A file
+ * that shrank (replaced, emptied) is read whole again.
+ */
+export class AttemptLinesReader {
+  readonly #path: string;
+  #offset = 0;
+  #lines: AttemptLine[] = [];
+
+  constructor(sessionDir: string) {
+    this.#path = join(sessionDir, kLayout.attempts);
+  }
+
+  /** Every well-formed line so far, in file order (the same array, grown: do not change it). */
+  read(): AttemptLine[] {
+    let fd: number;
+    try {
+      fd = openSync(this.#path, 'r');
+    } catch {
+      return this.#lines;
+    }
+    try {
+      const size = fstatSync(fd).size;
+      if (size < this.#offset) {
+        this.#offset = 0;
+        this.#lines = [];
+      }
+      if (size === this.#offset) return this.#lines;
+      const bytes = Buffer.alloc(size - this.#offset);
+      const read = readSync(fd, bytes, 0, bytes.length, this.#offset);
+      // Only whole lines: a line being written is read next time.
+      const end = bytes.lastIndexOf(0x0a, read - 1);
+      if (end < 0) return this.#lines;
+      this.#offset += end + 1;
+      const texts = bytes.toString('utf8', 0, end).split('\n').filter((text) => text !== '');
+      for (const line of checkedLines(texts)) this.#lines.push(line);
+      return this.#lines;
+    } finally {
+      closeSync(fd);
+    }
+  }
+}
+
+/** The lines that are attempts, of these texts. */
+function checkedLines(texts: readonly string[]): AttemptLine[] {
   const lines: AttemptLine[] = [];
   for (const parsed of parseAll(texts)) {
     if (looksRight(parsed)) {
@@ -79,13 +127,16 @@ export interface CachedResults {
  * Of the tasks `completed` names, those whose latest completed attempt came from the cache
  * (`cached: true` in attempts.ndjson), and the sum of their `saved_usd`.
  */
-export function cachedResults(lines: readonly AttemptLine[], completed: ReadonlySet<string>): CachedResults {
+export function cachedResults(lines: readonly AttemptLine[], completed: ReadonlySet<string> | (() => ReadonlySet<string>)): CachedResults {
+  // Most sessions (and every first run) took nothing from the cache: one look at each line.
+  if (!lines.some((line) => line.cached === true)) return { tasks: 0, saved_usd: 0 };
+  const done = typeof completed === 'function' ? completed() : completed;
   const latest = new Map<string, AttemptLine>();
   for (const line of lines) if (line.outcome === 'completed') latest.set(line.task, line);
   let tasks = 0;
   let saved = 0;
   for (const [task, line] of latest) {
-    if (line.cached !== true || !completed.has(task)) continue;
+    if (line.cached !== true || !done.has(task)) continue;
     tasks++;
     saved += line.saved_usd ?? 0;
   }

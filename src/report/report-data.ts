@@ -9,7 +9,7 @@ import type { TaskStatus } from '../schema/row.js';
 import { listArtifacts } from './artifact-files.js';
 import { groupFailures, type FailureGroup } from './failures.js';
 import { assignLanes } from './lanes.js';
-import { cachedResults, readAttempts, type CachedResults } from '../knowledge/attempt-lines.js';
+import { cachedResults, readAttempts, type AttemptLinesReader, type CachedResults } from '../knowledge/attempt-lines.js';
 import { WaveContexts } from './wave-contexts.js';
 import { kLayout } from '../layout.js';
 
@@ -84,11 +84,12 @@ export function buildReportData(
   sessionDir: string,
   table: TasksTable,
   /** `waveContexts`: kept by a caller that builds the report again and again (a run), so that unchanged wave files are not parsed again. */
-  options: { live?: boolean; waveContexts?: WaveContexts } = {},
+  options: { live?: boolean; waveContexts?: WaveContexts; attempts?: AttemptLinesReader } = {},
 ): ReportData {
   const rows = table.rows;
   const index = new Map(rows.map((row, i) => [row.id, i]));
-  const readLines = readAttempts(sessionDir);
+  // A run's reporter reads only the lines added since its last report.
+  const readLines = options.attempts?.read() ?? readAttempts(sessionDir);
   const lines = readLines.filter((line) => index.has(line.task));
   const runs = [...new Set(lines.map((line) => line.run))];
   const starts = lines.map((line) => Date.parse(line.start));
@@ -182,6 +183,6 @@ function taskDetails(sessionDir: string, table: TasksTable, waveContexts: WaveCo
 
 /** The results taken from the cache, or null when none was. */
 function cachedOrNull(lines: readonly AttemptLine[], rows: readonly TaskRow[]): CachedResults | null {
-  const cached = cachedResults(lines, new Set(rows.filter((row) => row.status === 'completed').map((row) => row.id)));
+  const cached = cachedResults(lines, () => new Set(rows.filter((row) => row.status === 'completed').map((row) => row.id)));
   return cached.tasks > 0 ? cached : null;
 }

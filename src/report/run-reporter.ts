@@ -2,6 +2,7 @@ import type { TasksTable } from '../csv/tasks-table.js';
 import type { RunReport, RunReportFactory } from '../run/run-session.js';
 import { WaveContexts } from './wave-contexts.js';
 import { writeReport } from './write-report.js';
+import { AttemptLinesReader } from '../knowledge/attempt-lines.js';
 
 /** Share of a run's time that rewriting report.html at wave ends may take; past it a wave end is passed over. */
 const kMaxShareOfTime = 0.05;
@@ -19,9 +20,12 @@ export class RunReporter implements RunReport {
   #lastDuration = 0;
   /** The run's wave files, parsed once rather than at every rewrite; those the run writes, never (KnowledgeSink.waveReady). */
   readonly waveContexts = new WaveContexts();
+  /** attempts.ndjson, each line parsed once however many times the report is written. */
+  readonly #attempts: AttemptLinesReader;
 
   constructor(sessionDir: string, table: TasksTable, warn: (message: string) => void) {
     this.#sessionDir = sessionDir;
+    this.#attempts = new AttemptLinesReader(sessionDir);
     this.#table = table;
     this.#warn = warn;
   }
@@ -39,7 +43,7 @@ export class RunReporter implements RunReport {
   #write(): void {
     this.#lastStart = performance.now();
     try {
-      writeReport(this.#sessionDir, this.#table, undefined, this.waveContexts);
+      writeReport(this.#sessionDir, this.#table, undefined, this.waveContexts, this.#attempts);
     } catch (error) {
       this.#warn(`report.html was not written: ${error instanceof Error ? error.message : String(error)}`);
     }

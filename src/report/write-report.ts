@@ -8,6 +8,7 @@ import { sessionPathForWrite } from '../files/session-path.js';
 import { buildReportData } from './report-data.js';
 import { reportHtml } from './page/report-html.js';
 import type { WaveContexts } from './wave-contexts.js';
+import type { AttemptLinesReader } from '../knowledge/attempt-lines.js';
 import { kLayout } from '../layout.js';
 
 export const kReportFile = kLayout.report;
@@ -19,8 +20,8 @@ export const kReportFile = kLayout.report;
  * flushed to disk first: a run writes it at each wave end, with nothing running in waves
  * mode, and the page is a view that the next run or `csv-wave report` writes again.
  */
-export function writeReport(sessionDir: string, table: TasksTable, out?: string, waveContexts?: WaveContexts): string {
-  const html = reportHtml(buildReportData(sessionDir, table, waveContexts ? { waveContexts } : {}));
+export function writeReport(sessionDir: string, table: TasksTable, out?: string, waveContexts?: WaveContexts, attempts?: AttemptLinesReader): string {
+  const html = reportHtml(buildReportData(sessionDir, table, { ...(waveContexts ? { waveContexts } : {}), ...(attempts ? { attempts } : {}) }));
   if (out !== undefined) {
     writeFileAtomic(out, html);
     return out;

@@ -17,6 +17,8 @@ import { staleTasks, recordedKeys, type StaleTask } from '../cache/stale.js';
 import { readAttempts } from '../knowledge/attempt-lines.js';
 import { readForcedTasks, writeForcedTasks } from '../cache/forced-tasks.js';
 import { SessionWriter } from '../session/files/session-writer.js';
+import { CacheFolder } from '../session/files/cache-folder.js';
+import { CacheStore } from '../cache/cache-store.js';
 import { statusOf } from '../core/skip-cause.js';
 
 /** What a run is asked to do (the fields of RunSessionOptions that preparing it reads). */
@@ -68,7 +70,7 @@ export async function prepareRun(path: string, request: RunRequest, warn: (messa
     const workdir = runWorkdir(settings.workdir, repository, () => sessionIdOf(session.dir, warn), settings.keepWorktrees);
     fillWaveColumn(held.table.rows, plan.waves);
     const reset = new Set(request.prepare?.(held.table.rows, plan.waves) ?? []);
-    const rerun = request.rerun === undefined ? undefined : rerunPlan(held, settings, pipelineSettings.topic, plan.waves, request.rerun);
+    const rerun = request.rerun === undefined ? undefined : rerunPlan(held, settings, pipelineSettings.topic, plan.waves, request.rerun, warn);
     for (const id of [...(rerun?.chosen ?? []), ...(rerun?.cascaded ?? [])]) reset.add(id);
     writeFirst(held, {
       // Saved between our read and this write: nothing ran yet, and the journal (if any) stays.
@@ -91,7 +93,7 @@ export async function prepareRun(path: string, request: RunRequest, warn: (messa
  * --dry-run`): the session brought up to date by the journal, the stale tasks found with
  * the rerun's own settings.
  */
-export function previewRerun(path: string, request: RunRequest, selection: RerunSelection): RerunPlan & { stale: StaleTask[] } {
+export function previewRerun(path: string, request: RunRequest, selection: RerunSelection, warn: (message: string) => void): RerunPlan & { stale: StaleTask[] } {
   const session = openSession(path, request.pipeline === undefined ? {} : { pipeline: request.pipeline });
   const held = prepareSession(session);
   checkSessionOwner(held.session);
@@ -100,7 +102,7 @@ export function previewRerun(path: string, request: RunRequest, selection: Rerun
   const { config, configFile } = held.session;
   const settings = selection.stale === true ? normalizeRunOptions(request, session) : undefined;
   const topic = settings === undefined ? '' : pipelineFor(config.pipeline).settings(SettingsReader.of(config.pipeline, config, configFile)).topic;
-  return rerunPlan(held, settings, topic, plan.waves, selection);
+  return rerunPlan(held, settings, topic, plan.waves, selection, warn);
 }
 
 /** Resets the tasks a rerun chooses and their dependents; with `--stale`, the stale tasks found first. */
@@ -110,6 +112,7 @@ function rerunPlan(
   topic: string,
   waves: ReadonlyMap<string, number>,
   selection: RerunSelection,
+  warn: (message: string) => void,
 ): RerunPlan & { stale: StaleTask[] } {
   const { session, table } = held;
   let stale: StaleTask[] = [];
@@ -120,7 +123,8 @@ function rerunPlan(
       limits: { maxStdoutBytes: settings.maxStdoutBytes, maxArtifactsPerTask: settings.maxArtifactsPerTask, maxArtifactBytes: settings.maxArtifactBytes },
       prevContextCap: settings.prevContextCap,
     };
-    stale = staleTasks({ dir: session.dir, pipeline: session.config.pipeline, topic, rows: table.rows }, run, recordedKeys(readAttempts(session.dir)));
+    const store = new CacheStore(CacheFolder.of(session.dir, session.config.cache_dir), warn);
+    stale = staleTasks({ dir: session.dir, pipeline: session.config.pipeline, topic, rows: table.rows }, run, recordedKeys(readAttempts(session.dir)), store);
   }
   const plan = planRerun(table.rows, waves, { ...selection, staleIds: new Set(stale.map((task) => task.id)) });
   resetTasks(table.rows, [...plan.chosen, ...plan.cascaded]);

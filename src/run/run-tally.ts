@@ -13,8 +13,6 @@ export class RunTally {
   readonly #started = new Set<string>();
   #attempts = 0;
   #added = 0;
-  #cached = 0;
-  #savedUsd = 0;
 
   /** @param planned the tasks the run set out to run */
   constructor(events: RunEmitter, planned: number) {
@@ -26,25 +24,15 @@ export class RunTally {
     events.on('tasks:changed', (change) => {
       this.#added += change.added.length;
     });
-    events.on('task:done', (event) => {
-      if (event.status !== 'completed' || event.cache?.cached !== true) return;
-      this.#cached++;
-      this.#savedUsd += event.cache.savedUsd ?? 0;
-    });
-  }
-
-  /** Tasks this run took from the result cache, and what their results had cost. */
-  get cache(): { tasks: number; saved_usd: number } {
-    return { tasks: this.#cached, saved_usd: this.#savedUsd };
   }
 
   /** The run's summary, from the tally, the rows as the run left them, and its outcome. */
-  summary(rows: readonly TaskRow[], durationMs: number, outcome: RunEnding & { exitCode: number }): RunSummary {
+  summary(rows: readonly TaskRow[], durationMs: number, outcome: RunEnding & { exitCode: number }, cache?: { tasks: number; saved_usd: number }): RunSummary {
     return {
       total: this.#planned + this.#added,
       ran: this.#started.size,
       attempts: this.#attempts,
-      ...(this.#cached === 0 ? {} : { cache: this.cache }),
+      ...(cache === undefined || cache.tasks === 0 ? {} : { cache }),
       counts: countByStatus(rows),
       durationMs,
       stopped: outcome.stopped,

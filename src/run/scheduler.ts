@@ -217,6 +217,5 @@ function attemptDetail(reply: Reply): AttemptDetail {
   return {
     ...(!('thread' in reply) || reply.thread === undefined ? {} : { thread: reply.thread }),
     ...(!('usage' in reply) || reply.usage === undefined ? {} : { usage: reply.usage }),
-    ...(!('cache' in reply) || reply.cache === undefined ? {} : { cache: reply.cache }),
   };
 }

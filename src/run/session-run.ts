@@ -302,7 +302,7 @@ export class SessionRun {
       },
       events,
       // Every change is recorded here before its event is emitted: no listener can lose it.
-      new OutcomeSink({ journal, knowledge: sink, guarded: stop.guarded, jobs: backend.jobs }),
+      new OutcomeSink({ journal, knowledge: sink, guarded: stop.guarded, jobs: backend.jobs, cacheNote: (id) => cache.takeNote(id) }),
     );
     stop.attach(scheduler);
     rowById = (id) => scheduler.rowById(id);
@@ -352,7 +352,7 @@ export class SessionRun {
   /** tasks.csv rewritten a last time, the journal closed, context.md and report.html written; emits run:done. */
   finish(ended: RunEnding): RunSummary {
     const { session, settings, table } = this.#prepared;
-    const { files, checkpointer, journal, interrupt, reporter, tally } = this.#opened();
+    const { files, checkpointer, journal, interrupt, reporter, tally, cache } = this.#opened();
     const shown = ended.stopped !== 'edited' && checkpointer.checkpoint();
     // Closed before the reason is told, so that it can say whether the journal holds everything.
     const journalComplete = journal.close();
@@ -372,12 +372,12 @@ export class SessionRun {
     const finalWaves = new Map(table.rows.map((row) => [row.id, Number(row.wave)]));
     forgetForcedThatRan(files, table.rows, this.#warn);
     try {
-      writeContextReport(files, { table, waves: finalWaves, durationMs, stopReason: outcome.reason, pricing: settings.pricing, cache: tally.cache });
+      writeContextReport(files, { table, waves: finalWaves, durationMs, stopReason: outcome.reason, pricing: settings.pricing, cache: cache.served });
     } catch (error) {
       this.#warn(`context.md was not written: ${error instanceof Error ? error.message : String(error)}`);
     }
     reporter?.final();
-    const summary = tally.summary(table.rows, durationMs, outcome);
+    const summary = tally.summary(table.rows, durationMs, outcome, cache.served);
     this.#events.emit('run:done', summary);
     return summary;
   }

@@ -2,7 +2,7 @@ import type { ExecutionBackend } from '../backend/execution-backend.js';
 import { attemptInput, type AttemptInputSetup } from '../cache/attempt-input.js';
 import type { CachePlan, ResultCache } from '../cache/result-cache.js';
 import { finishAttempt } from '../executors/finish-attempt.js';
-import type { AttemptRequest, CacheNote, TaskLimits, WorkerReply, WorkerRequest } from '../executors/messages.js';
+import type { AttemptRequest, TaskLimits, WorkerReply, WorkerRequest } from '../executors/messages.js';
 import { workerErrorReply } from '../executors/worker-error.js';
 import type { SessionFileWriter } from '../layout.js';
 import type { Pipeline } from '../pipelines/pipeline.js';
@@ -72,7 +72,8 @@ export function createTaskRunner(setup: TaskRunnerSetup): TaskRunnerFn {
     if (plan !== undefined) {
       const hit = cache!.lookup(plan, attempt);
       if (hit !== undefined) {
-        const reply = noted(sink.attemptFiles(id, hit.reply), cache!.note(plan, hit));
+        const reply = sink.attemptFiles(id, hit.reply);
+        if (completed(reply)) cache!.remember(id, plan, hit);
         // Answered on a later turn of the event loop: a run whose tasks all come from the
         // cache still hears signals and writes its checkpoints as it goes.
         return new Promise((resolve) => setImmediate(() => resolve(reply)));
@@ -85,7 +86,8 @@ export function createTaskRunner(setup: TaskRunnerSetup): TaskRunnerFn {
       sink.attemptUsage?.(id, number, reply);
       if (plan !== undefined) cache!.store(plan, id, reply);
       const written = sink.attemptFiles(id, reply);
-      return plan === undefined ? written : noted(written, cache!.note(plan));
+      if (plan !== undefined && completed(written)) cache!.remember(id, plan);
+      return written;
     });
   };
 
@@ -109,8 +111,6 @@ function planOf(cache: ResultCache, attempt: AttemptRequest, warn: (message: str
   }
 }
 
-/** A completed reply with its cache note (its key, and whether it came from the cache). */
-function noted(reply: WorkerReply, note: CacheNote): WorkerReply {
-  if (reply.kind === 'finished' && reply.status === 'completed') reply.cache = note;
-  return reply;
+function completed(reply: WorkerReply): boolean {
+  return reply.kind === 'finished' && reply.status === 'completed';
 }

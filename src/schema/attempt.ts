@@ -37,8 +37,8 @@ export const attemptLineSchema = z
     completion_tokens: z.number().int().min(0),
     /** The task's input key (docs/cache.md): the SHA-256 its result was made or found with; absent when it has none (an interactive or worktree task). */
     key: z.string().regex(/^[0-9a-f]{64}$/).optional(),
-    /** The named input parts of the key, each by the first 8 hex digits of its SHA-256: what `status` compares to say what changed. */
-    parts: z.record(z.string(), z.string()).optional(),
+    /** The key without the discoveries board's and wisdom's digests, when the task's prompt shows them: what `status` compares to call a task stale. */
+    input_key: z.string().regex(/^[0-9a-f]{64}$/).optional(),
     /** The result came from the cache: the task did not execute. */
     cached: z.literal(true).optional(),
     /** With `cached`: what the cached result's model requests cost when it was made, in US dollars, not spent again. */

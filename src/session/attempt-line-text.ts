@@ -15,15 +15,11 @@ export function attemptLineText(line: AttemptLine): string {
   );
 }
 
-/** The key, its parts and the cache's fields, when the line has them (a completed result's). */
+/** The key and the cache's fields, when the line has them (a completed result's). */
 function cacheText(line: AttemptLine): string {
   if (line.key === undefined) return '';
   let text = `,"key":${JSON.stringify(line.key)}`;
-  if (line.parts !== undefined) {
-    const parts: string[] = [];
-    for (const name in line.parts) parts.push(`${JSON.stringify(name)}:${JSON.stringify(line.parts[name])}`);
-    text += `,"parts":{${parts.join(',')}}`;
-  }
+  if (line.input_key !== undefined) text += `,"input_key":${JSON.stringify(line.input_key)}`;
   if (line.cached === true) text += ',"cached":true';
   if (line.saved_usd !== undefined) text += `,"saved_usd":${num(line.saved_usd)}`;
   return text;

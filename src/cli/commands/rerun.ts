@@ -45,7 +45,9 @@ export function registerRerun(program: Command, io: CliIo, done: (code: number) 
     }
     if (flags.dryRun) {
       // The rerun itself starts from tasks.csv brought up to date by the journal: list from there too.
-      const rerun = previewRerun(sessionPath, { ...(selection.stale ? runOptionsFromFlags(flags) : {}), ...sessionOverrides(flags) }, selection);
+      const rerun = previewRerun(sessionPath, { ...(selection.stale ? runOptionsFromFlags(flags) : {}), ...sessionOverrides(flags) }, selection, (message) =>
+        io.stderr(`warning: ${message}\n`),
+      );
       if (flags.json) printJson(io, { chosen: rerun.chosen, forced: rerun.forced, cascaded: rerun.cascaded, ...(selection.stale ? { stale: rerun.stale } : {}) });
       else {
         const why = new Map(rerun.stale.map((task) => [task.id, task.changes.join('; ')]));

@@ -62,7 +62,7 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       // The result cache (docs/cache.md): the results taken from it, and the completed tasks whose inputs changed since.
       const attempts = readAttempts(session.dir);
       const cached = cachedResults(attempts, new Set(table.rows.filter((row) => statusOf(row) === 'completed').map((row) => row.id)));
-      const stale = staleInSession(session, table.rows, attempts);
+      const stale = staleInSession(session, table.rows, attempts, (message) => io.stderr(`status: ${message}\n`));
       if (options.json) {
         const tokens = usage
           ? {
