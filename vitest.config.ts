@@ -12,6 +12,7 @@ const kUnit = [
   'test/backend/{knowledge-sink,module-batches,module-signal}.test.ts',
   'test/batch/batch-journal.test.ts',
   'test/bullmq/{names,reply-schema,signing}.test.ts',
+  'test/cache/{task-key,cache-store}.test.ts',
   'test/cli/{progress-bar-burst,progress-bar}.test.ts',
   'test/core/**/*.test.ts',
   'test/csv/**/*.test.ts',

@@ -115,4 +115,6 @@ export interface SessionFileWriter {
   append(path: string, data: string): void;
   /** Replaces the file at `path` by a rename, for a file a reader must never see half of; returns its absolute path. */
   replace(path: string, data: string): string;
+  /** Removes the file at `path` when it is there. */
+  remove(path: string): void;
 }
