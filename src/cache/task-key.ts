@@ -114,6 +114,8 @@ export class KeyMaker {
   #lastPrefix:
     | { executor: ExecutorSpec; limits: object | undefined; role: string; pipeline: string; workdir: string | undefined; topic: string | undefined; prefix: Piece }
     | undefined;
+  /** The columns of the last row seen, in its order, and its input columns sorted. */
+  #columns: { seen: readonly string[]; sorted: readonly string[] } = { seen: [], sorted: [] };
   /** The name of each cell's part, by column. */
   readonly #cellNames = new Map<string, string>();
 
@@ -130,10 +132,10 @@ export class KeyMaker {
     // The row's parts as pairs, spelled by one JSON.stringify after the shared prefix: this runs once per task of a run.
     const scrub = this.#scrubber;
     const pairs: [string, string][] = [];
-    const cells: string[] = [];
-    for (const name in row) if (row[name] !== '' && !kNotInputCells.has(name)) cells.push(name);
-    cells.sort();
-    for (const name of cells) pairs.push([this.#cellName(name), scrub.text(row[name]!)]);
+    for (const name of this.#sortedColumns(row)) {
+      const value = row[name];
+      if (value !== undefined && value !== '') pairs.push([this.#cellName(name), scrub.text(value)]);
+    }
     pairs.push(['prev_context', scrub.text(task.prev_context)]);
     const contextFrom = row['context_from'];
     if (contextFrom !== undefined && contextFrom !== '') {
@@ -209,6 +211,27 @@ export class KeyMaker {
   /** A part given by its name as JSON text and its value, scrubbed of the environment's secrets. */
   #piece(jsonName: string, value: string): Piece {
     return `[${jsonName},${JSON.stringify(this.#scrubber.text(value))}]`;
+  }
+
+  /**
+   * The row's input columns sorted by name. A run's rows list their columns in one order:
+   * the last order seen is sorted once, and a row in the same order reuses it.
+   */
+  #sortedColumns(row: Readonly<Record<string, string>>): readonly string[] {
+    const seen = this.#columns.seen;
+    let index = 0;
+    let same = true;
+    for (const name in row) {
+      if (seen[index] !== name) {
+        same = false;
+        break;
+      }
+      index++;
+    }
+    if (same && index === seen.length) return this.#columns.sorted;
+    const names = Object.keys(row);
+    this.#columns = { seen: names, sorted: names.filter((name) => !kNotInputCells.has(name)).sort() };
+    return this.#columns.sorted;
   }
 
   #cellName(column: string): string {
