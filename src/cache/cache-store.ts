@@ -86,6 +86,11 @@ export class CacheStore {
     return this.#folder.dir;
   }
 
+  /** Whether the cache holds no entry at all (a first run's): nothing to read. */
+  isEmpty(): boolean {
+    return this.#entries().size === 0;
+  }
+
   /** Whether an entry of `key` may be there (read it to know). */
   has(key: string): boolean {
     return this.#entries().has(key);

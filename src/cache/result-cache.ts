@@ -1,4 +1,4 @@
-import { readJobReply } from '../backend/bullmq/trust/reply-schema.js';
+import type { ReplyRules } from '../executors/reply-rules.js';
 import type { AttemptReply, AttemptRequest, CacheNote, FinishedAttempt } from '../executors/messages.js';
 import type { PriceTable } from '../knowledge/pricing.js';
 import { requestCost } from '../knowledge/pricing.js';
@@ -21,8 +21,17 @@ export interface CacheHit {
   savedUsd: number | undefined;
 }
 
+/**
+ * Holds a reply read from elsewhere to the checks and rules of any reply (the bullmq
+ * backend's readJobReply): loaded only when the cache has entries to read, since it is
+ * most of what the cache adds to a run's start.
+ */
+export type ReplyCheck = (value: unknown, taskId: string, rules: ReplyRules) => AttemptReply;
+
 export interface ResultCacheSetup {
   store: CacheStore;
+  /** The check of a cached reply; without it (an empty cache) every look-up misses. */
+  checkReply?: ReplyCheck | undefined;
   keys: KeyMaker;
   policy: CachePolicy;
   /** Prices by model: a result's cost, recorded in its entry. */
@@ -64,13 +73,13 @@ export class ResultCache {
    * they refuse is a miss, said.
    */
   lookup(plan: CachePlan, attempt: AttemptRequest): CacheHit | undefined {
-    const { store, warn } = this.#setup;
-    if (!plan.use.read || !store.has(plan.key)) return undefined;
+    const { store, warn, checkReply } = this.#setup;
+    if (!plan.use.read || checkReply === undefined || !store.has(plan.key)) return undefined;
     const entry = store.read(plan.key);
     if (entry === undefined) return undefined;
     const { id, row } = attempt.task;
     const rules = { pipeline: attempt.pipeline ?? 'generic', role: row['role'] ?? '', limits: attempt.limits ?? {}, secrets: this.#secrets };
-    const checked = readJobReply(entry.reply, id, rules);
+    const checked = checkReply(entry.reply, id, rules);
     if (checked.kind !== 'finished' || checked.status !== 'completed') {
       warn(`cache: the entry ${plan.key.slice(0, 12)} of ${id} holds a result that does not check (${checked.kind === 'error' ? checked.error : 'not completed'}): not used, the task runs`);
       return undefined;

@@ -32,13 +32,17 @@ export interface RunCacheSetup {
  * with (`.csv-wave/last-run.json`), from which `status` computes the keys a run would.
  * Keys are computed and recorded whatever the mode, so that status can tell stale tasks.
  */
-export function openRunCache(setup: RunCacheSetup): ResultCache {
+export async function openRunCache(setup: RunCacheSetup): Promise<ResultCache> {
   const { session, settings, files, limits, warn } = setup;
   recordLastRun(files, { executor: settings.executor, workdir: settings.workdir, limits, prev_context_cap: settings.prevContextCap });
   const forced = new Set(readForcedTasks(session.dir).filter((id) => setup.runIds.has(id)));
   const policy = new CachePolicy({ cache: settings.cache, ...(session.config.roles === undefined ? {} : { roles: session.config.roles }), forced });
+  const store = new CacheStore(CacheFolder.of(session.dir, session.config.cache_dir), warn);
+  // The check of cached replies is loaded only when there is something to read: a run's entries are not read by itself.
+  const checkReply = policy.mode === 'off' || store.isEmpty() ? undefined : (await import('../backend/bullmq/trust/reply-schema.js')).readJobReply;
   return new ResultCache({
-    store: new CacheStore(CacheFolder.of(session.dir, session.config.cache_dir), warn),
+    store,
+    checkReply,
     keys: new KeyMaker({ sessionDir: session.dir, lookup: setup.lookup }),
     policy,
     pricing: settings.pricing,

@@ -256,7 +256,7 @@ export class SessionRun {
     const pipeline = pipelineFor(session.config.pipeline);
     // The rows of the run by id, once the scheduler holds them: a key reads the context sources' findings.
     let rowById: (id: string) => TaskRow | undefined = () => undefined;
-    const cache = openRunCache({ session, settings, files, limits, runIds, lookup: (id) => rowById(id), warn });
+    const cache = await openRunCache({ session, settings, files, limits, runIds, lookup: (id) => rowById(id), warn });
     events.on('wave:done', () => cache.flush());
     const runTask = createTaskRunner({
       backend,
