@@ -5,7 +5,11 @@ import type { ExecutorSpec, TaskLimits, WorkerRequest } from '../executors/messa
 import { buildPrevContext } from '../graph/prev-context.js';
 import { KnownFiles } from '../knowledge/known-files.js';
 import { buildUpstream } from '../knowledge/upstream.js';
-import type { WorkdirMode } from '../option-table.js';
+import { kRunDefaults, type WorkdirMode } from '../option-table.js';
+import { runExecutor } from '../options/executor-option.js';
+import { pipelineFor, SettingsReader } from '../pipelines/index.js';
+import { settlePipeline, type Session } from '../session/session.js';
+import { readLastRun } from './last-run.js';
 import type { PipelineName } from '../schema/session.js';
 import { attemptInput, type AttemptInputSetup } from './attempt-input.js';
 import { KeyMaker, kWorktreeUncacheable, type TaskKey, type Uncacheable } from './task-key.js';
@@ -80,6 +84,37 @@ export function keysNow(session: KeySession, run: KeyRun, ids: Iterable<string>)
     out.set(id, keys.keyOf(attemptInput(request, input)));
   }
   return out;
+}
+
+/**
+ * The session as keys read it, and what a run would run its tasks with: the last run's
+ * record (`.csv-wave/last-run.json`), else session.json's executor (with its roles), its
+ * limits and cap. Undefined when neither names an executor, or the session's settings do
+ * not read. What status, explain and estimate start from.
+ */
+export function keySessionOf(session: Session, rows: readonly TaskRow[]): { session: KeySession; run: KeyRun } | undefined {
+  const pipeline = settlePipeline(session, rows.map((row) => row.role));
+  try {
+    const last = readLastRun(session.dir);
+    const { config, configFile } = session;
+    // A run with session.json's executor has it with session.json's roles (runExecutor).
+    const executor = last?.executor ?? (config.executor === undefined ? undefined : runExecutor(undefined, config, session.dir));
+    if (executor === undefined) return undefined;
+    const run: KeyRun = {
+      executor,
+      workdir: last?.workdir ?? config.workdir ?? 'session',
+      limits: last?.limits ?? {
+        maxStdoutBytes: config.max_stdout_bytes ?? kRunDefaults.maxStdoutBytes,
+        maxArtifactsPerTask: config.max_artifacts_per_task ?? kRunDefaults.maxArtifactsPerTask,
+        maxArtifactBytes: config.max_artifact_bytes ?? kRunDefaults.maxArtifactBytes,
+      },
+      prevContextCap: last?.prev_context_cap ?? config.prev_context_cap ?? kRunDefaults.prevContextCap,
+    };
+    const topic = pipelineFor(pipeline).settings(SettingsReader.of(pipeline, config, configFile)).topic;
+    return { session: { dir: session.dir, pipeline, topic, rows }, run };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The file of the template a role's tasks are rendered from, for words; undefined for an executor without templates. */

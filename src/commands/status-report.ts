@@ -4,16 +4,12 @@ import type { TaskRow } from '../core/task.js';
 import { kTaskStatuses, type TaskStatus } from '../schema/row.js';
 import { satisfiesDependents, statusOf } from '../core/skip-cause.js';
 import { errorLine } from '../text/error-line.js';
-import { settlePipeline, type Session } from '../session/session.js';
+import type { Session } from '../session/session.js';
+import { keySessionOf } from '../cache/session-keys.js';
 import type { AttemptLine } from '../schema/attempt.js';
 import { recordedKeys, staleTasks } from '../cache/stale.js';
-import type { KeyRun } from '../cache/session-keys.js';
-import { readLastRun } from '../cache/last-run.js';
 import { CacheStore } from '../cache/cache-store.js';
 import { CacheFolder } from '../session/files/cache-folder.js';
-import { runExecutor } from '../options/executor-option.js';
-import { kRunDefaults } from '../option-table.js';
-import { pipelineFor, SettingsReader } from '../pipelines/index.js';
 
 export interface TaskLine {
   /** `[????]` marks a status cell outside the enum: status shows files that would not validate. */
@@ -117,30 +113,9 @@ export function rowObject(table: TasksTable, row: TaskRow): Record<string, strin
 export function staleInSession(session: Session, rows: readonly TaskRow[], lines: readonly AttemptLine[], warn: (message: string) => void): Map<string, string[]> {
   const recorded = recordedKeys(lines);
   if (recorded.size === 0) return new Map();
-  const pipeline = settlePipeline(session, rows.map((row) => row.role));
-  let run: KeyRun;
-  let topic: string;
-  try {
-    const last = readLastRun(session.dir);
-    // A run with session.json's executor has it with session.json's roles (runExecutor).
-    const executor = last?.executor ?? (session.config.executor === undefined ? undefined : runExecutor(undefined, session.config, session.dir));
-    if (executor === undefined) return new Map();
-    run = {
-      executor,
-      workdir: last?.workdir ?? session.config.workdir ?? 'session',
-      limits: last?.limits ?? {
-        maxStdoutBytes: session.config.max_stdout_bytes ?? kRunDefaults.maxStdoutBytes,
-        maxArtifactsPerTask: session.config.max_artifacts_per_task ?? kRunDefaults.maxArtifactsPerTask,
-        maxArtifactBytes: session.config.max_artifact_bytes ?? kRunDefaults.maxArtifactBytes,
-      },
-      prevContextCap: last?.prev_context_cap ?? session.config.prev_context_cap ?? kRunDefaults.prevContextCap,
-    };
-    const { config, configFile } = session;
-    topic = pipelineFor(pipeline).settings(SettingsReader.of(pipeline, config, configFile)).topic;
-  } catch {
-    return new Map();
-  }
+  const keyed = keySessionOf(session, rows);
+  if (keyed === undefined) return new Map();
   const store = new CacheStore(CacheFolder.of(session.dir, session.config.cache_dir), warn);
-  const stale = staleTasks({ dir: session.dir, pipeline, topic, rows }, run, recorded, store);
+  const stale = staleTasks(keyed.session, keyed.run, recorded, store);
   return new Map(stale.map((task) => [task.id, task.changes]));
 }
