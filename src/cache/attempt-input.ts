@@ -18,6 +18,13 @@ export interface AttemptInputSetup {
   workdir?: (taskId: string) => WorkdirPlan | undefined;
   /** US dollars left of the run's --max-cost (an agent attempt may spend no more). */
   budgetLeftUsd?: () => number | undefined;
+  /**
+   * Without the digests of the prompt context (the board, the dependencies' outputs, the
+   * wisdom): for keys whose ambient parts do not matter (status's stale tasks), which then
+   * read no board for each task. The input key is the same; the key is not.
+   * @default false
+   */
+  noDigests?: boolean;
 }
 
 /**
@@ -35,7 +42,10 @@ export function attemptInput(request: WorkerRequest, setup: AttemptInputSetup): 
   const workdir = setup.workdir?.(task.id);
   if (workdir !== undefined) attempt.workdir = workdir;
   if (executor.type === 'openai' || isAgentKind(executor.type)) {
-    attempt.prompt = buildPromptContext(setup.sessionDir, { pipeline: setup.pipeline, topic: setup.topic }, upstream);
+    attempt.prompt =
+      setup.noDigests === true
+        ? { pipeline: setup.pipeline, topic: setup.topic, discoveries: '', upstream: '', wisdom: '' }
+        : buildPromptContext(setup.sessionDir, { pipeline: setup.pipeline, topic: setup.topic }, upstream);
   }
   // An agent row may name another agent than the run's: each takes the budget it can use.
   const left = isAgentKind(executor.type) ? setup.budgetLeftUsd?.() : undefined;

@@ -40,8 +40,10 @@ const kInteractive = 'it is an interactive task (a GC check, a discussion gate):
  * stands: its row, its dependencies' states and files, its prev_context, the last run's
  * executor. The same request a run builds (attempt-input.ts), so the same key. Used by
  * status (stale tasks) and `rerun --stale`; explain and estimate are to use it too.
+ * `inputKeysOnly`: only `inputKey` is right (the board and wisdom are not read), which is
+ * all that staleness compares.
  */
-export function keysNow(session: KeySession, run: KeyRun, ids: Iterable<string>): Map<string, TaskKey | Uncacheable> {
+export function keysNow(session: KeySession, run: KeyRun, ids: Iterable<string>, options: { inputKeysOnly?: boolean } = {}): Map<string, TaskKey | Uncacheable> {
   const byId = new Map(session.rows.map((row) => [row.id, row]));
   const keys = new KeyMaker({ sessionDir: session.dir, lookup: (id) => byId.get(id) });
   const known = new KnownFiles(session.dir);
@@ -52,6 +54,7 @@ export function keysNow(session: KeySession, run: KeyRun, ids: Iterable<string>)
     limits: run.limits,
     upstream: (deps) => buildUpstream(session.dir, deps, known),
     ...(run.workdir === 'task' ? { workdir: () => ({ mode: 'task' as const }) } : {}),
+    ...(options.inputKeysOnly === true ? { noDigests: true } : {}),
   };
   const out = new Map<string, TaskKey | Uncacheable>();
   for (const id of ids) {

@@ -49,7 +49,8 @@ const kInputsChanged = 'its inputs changed (what they were is in its cache entry
 export function staleTasks(session: KeySession, run: KeyRun, recorded: ReadonlyMap<string, RecordedKey>, store?: CacheStore): StaleTask[] {
   const completed = session.rows.filter((row) => statusOf(row) === 'completed' && recorded.has(row.id));
   if (completed.length === 0) return [];
-  const now = keysNow(session, run, completed.map((row) => row.id));
+  // Staleness compares input keys: no board or wisdom is read for each task.
+  const now = keysNow(session, run, completed.map((row) => row.id), { inputKeysOnly: true });
   const labels = new KeyMaker({ sessionDir: session.dir, lookup: () => undefined });
   const stale: StaleTask[] = [];
   for (const row of completed) {

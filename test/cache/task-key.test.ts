@@ -219,6 +219,14 @@ describe('the input key of an attempt', () => {
     const reader = key(dir, { ...base(dir), executor: openai(dir), row: { ...base(dir).row, role: 'reader' } });
     expect([...inputsOf(reader.inputs).keys()]).toEqual(expect.arrayContaining(['template', 'contract', 'discoveries', 'wisdom']));
     expect(reader.inputKey).not.toBe(reader.key);
+    // Without the digests (status's keys), the input key is the same.
+    const request: WorkerRequest = { executor: openai(dir), task: { id: 'B', wave: 2, attempt: 1, session: dir, row: { ...base(dir).row, role: 'reader' }, prev_context: '[Task A] a found' }, deps: [{ id: 'A', status: 'completed', findings: 'a found' }], timeoutMs: 0 };
+    const setup = { sessionDir: dir, pipeline: 'generic' as const, topic: '', limits: base(dir).limits ?? {}, upstream: (deps: readonly { id: string; status: string; findings: string }[]) => buildUpstream(dir, deps) };
+    const keys = new KeyMaker({ sessionDir: dir, lookup: (id) => base(dir).sources[id], scrubber: new SecretScrubber([]) });
+    const full = keys.keyOf(attemptInput(request, setup)) as TaskKey;
+    const light = keys.keyOf(attemptInput(request, { ...setup, noDigests: true })) as TaskKey;
+    expect(light.inputKey).toBe(full.inputKey);
+    expect(light.inputKey).toBe(reader.inputKey);
     const writer = key(dir, { ...base(dir), executor: openai(dir) });
     expect([...inputsOf(writer.inputs).keys()]).toEqual(expect.arrayContaining(['template', 'contract', 'topic']));
     expect([...inputsOf(writer.inputs).keys()]).not.toContain('discoveries');
