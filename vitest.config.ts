@@ -17,7 +17,7 @@ const kUnit = [
   'test/core/**/*.test.ts',
   'test/csv/**/*.test.ts',
   'test/files/**/*.test.ts',
-  'test/engine/{attempt-line-text,attempt-planner,checkpointer,in-flight,interrupt,job-reattach,journal,outcome-sink,prepare-session,run-outcome,run-stop,session-defaults,session-diagnostics,usage-writer}.test.ts',
+  'test/engine/{attempt-line-text,attempt-planner,checkpointer,edit-merge,edit-merge.property,in-flight,interrupt,job-reattach,journal,outcome-sink,prepare-session,run-outcome,run-stop,session-defaults,session-diagnostics,usage-writer}.test.ts',
   'test/executors/{agent-settings,claude-args,claude-stream,codex-args,codex-stream,openai-answer,openai-contract,openai-errors,openai-prompt,openai-role-check,openai-usage,openai,reply-rules}.test.ts',
   'test/graph/**/*.test.ts',
   'test/helpers/**/*.test.ts',
@@ -29,6 +29,7 @@ const kUnit = [
   'test/reliability/journal-errors.test.ts',
   'test/report/{report-data,wave-contexts}.test.ts',
   'test/schema/**/*.test.ts',
+  'test/text/**/*.test.ts',
 ];
 
 /**
@@ -46,7 +47,7 @@ const kE2e = [
   'test/engine/{attempts-log,edit-during-run,lock-owner,lock-race,lock,resume,stale-temporaries,touch-during-run,two-tasks-files}.test.ts',
   'test/executors/{command,escaped-processes}.test.ts',
   'test/model/**/*.test.ts',
-  'test/reliability/{cache-kill,crash-loop,escaped-commands,full-disk,leftover-commands,lost-output,read-only,signals,task-files-unwritable}.test.ts',
+  'test/reliability/{cache-kill,crash-loop,edit-kill,escaped-commands,full-disk,leftover-commands,lost-output,read-only,signals,task-files-unwritable}.test.ts',
   'test/report/{hostile-report,report-page,run-report,serve-load,serve-requests,serve}.test.ts',
 ];
 

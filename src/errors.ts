@@ -24,7 +24,7 @@ export type WaveErrorCode =
   | 'INVALID_EXECUTOR'
   /** Another run holds the session's lock. */
   | 'SESSION_LOCKED'
-  /** A person saved tasks.csv while a run was writing it. */
+  /** A person saved tasks.csv while a command read it before its first write: nothing was done. */
   | 'TASKS_EDITED'
   /** The Redis of `--backend bullmq` or of `csv-wave worker` does not answer at start. */
   | 'REDIS_UNREACHABLE'

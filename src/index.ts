@@ -17,6 +17,7 @@ export {
   type TaskRetryEvent,
   type TaskStartEvent,
   type TasksChangedEvent,
+  type TasksEditedEvent,
   type WaveDoneEvent,
 } from './events/events.js';
 export type { ExecutorOption, HaltPolicy, RunOptions } from './options/options.js';

@@ -156,8 +156,8 @@ export const kRunOptionTable = {
     flag: '--threads <n>',
     type: positiveInteger,
     what: 'a positive integer',
-    defaultText: '1 for commands and model calls, min(concurrency, cores) for modules',
-    doc: 'worker threads; tasks that wait (commands, model calls) share threads',
+    defaultText: '1 for model and agent calls, min(concurrency, cores) for modules',
+    doc: 'worker threads of modules, model and agent calls (tasks that wait share them); commands use none, they start from a launcher process',
     commands: kRunCommands,
   }),
   schedule: option({
@@ -489,11 +489,11 @@ export function parseRate(text: string, flag: string): RateLimit {
 export const kSessionIdPattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /**
- * The agent CLIs a worker may offer (`--executors codex`): never by default, as each runs a
- * program with tools on the worker's machine, checked with `--version` when the worker
- * starts. Adding claude is one entry here (job-admission.ts judges its jobs' settings).
+ * The agent CLIs a worker may offer (`--executors codex,claude`): never by default, as each
+ * runs a program with tools on the worker's machine, checked as a run checks it when the
+ * worker starts (job-admission.ts judges their jobs' settings, the same rules for each).
  */
-export const kWorkerAgentTypes = ['codex'] as const;
+export const kWorkerAgentTypes = ['codex', 'claude'] as const;
 
 /** The executors a worker may offer (`--executors`). */
 export const kWorkerExecutorTypes = ['command', 'module', 'openai', ...kWorkerAgentTypes] as const;
@@ -501,7 +501,10 @@ export const kWorkerExecutorTypes = ['command', 'module', 'openai', ...kWorkerAg
 /** The executors a worker offers without `--executors`: all but the agents. */
 export const kWorkerDefaultExecutors = ['command', 'module', 'openai'] as const satisfies readonly (typeof kWorkerExecutorTypes)[number][];
 
-/** The sandboxes an agent job may ask a worker for (codex `-s`; schema/session.ts kCodexSandboxes). read-only is always allowed. */
+/**
+ * The sandboxes an agent job may ask a worker for (codex `-s`, claude's edit tools;
+ * schema/session.ts kCodexSandboxes). read-only is always allowed.
+ */
 export const kWorkerSandboxes = ['read-only', 'workspace-write'] as const;
 
 /** Parses `--executors a,b` into its names (checked against kWorkerExecutorTypes by the type). */
@@ -511,6 +514,9 @@ function parseList(text: string): string[] {
 
 /** The model server the openai SDK talks to when none is given. */
 export const kOfficialBaseUrl = 'https://api.openai.com/v1';
+
+/** The Messages-API server claude talks to when neither the job nor ANTHROPIC_BASE_URL names one. */
+export const kAnthropicBaseUrl = 'https://api.anthropic.com';
 
 /** Seconds a timer waits, above 0 (a Redis timeout, BullMQ's stalled check). */
 const positiveTimerSeconds = z.number().gt(0).max(kMaxTimerSeconds);
@@ -639,8 +645,10 @@ export const kFlagOptionTable = {
     what: 'an http(s) URL without a user or password',
     fromText: 'none',
     repeatable: true,
-    defaultText: `OPENAI_BASE_URL, else ${kOfficialBaseUrl}`,
-    doc: "a model server openai and codex jobs may send this worker's OPENAI_API_KEY to; repeat for more; a job naming another is refused (a codex job naming none uses the worker's own codex configuration)",
+    defaultText: `openai and codex jobs: OPENAI_BASE_URL, else ${kOfficialBaseUrl}; claude jobs: ANTHROPIC_BASE_URL, else ${kAnthropicBaseUrl}`,
+    doc:
+      "a model server jobs may send this worker's key to (OPENAI_API_KEY for openai and codex jobs, ANTHROPIC_API_KEY for claude's); repeat for more; " +
+      "given, the list holds for every key; a job naming another is refused (an agent job naming none uses the CLI's own configuration)",
     commands: ['worker'],
   }),
   allowSandboxes: option({
@@ -651,7 +659,7 @@ export const kFlagOptionTable = {
     fromText: 'none',
     repeatable: true,
     defaultText: 'read-only only',
-    doc: 'a sandbox agent jobs may run in besides read-only (codex -s workspace-write: the agent may write in its job folder); a job asking for another is refused',
+    doc: "a sandbox agent jobs may run in besides read-only (workspace-write: the agent may write in its job folder, codex's -s, claude's edit tools); a job asking for another is refused",
     commands: ['worker'],
   }),
   allowAgentArgs: option({
@@ -661,7 +669,9 @@ export const kFlagOptionTable = {
     fromText: 'none',
     default: false,
     defaultText: 'off',
-    doc: "run agent jobs whose settings add CLI arguments (args) or tools (allowed_tools): these can widen the agent's sandbox, so only where a signed job is trusted as a command is; off, such a job is refused",
+    doc:
+      "run agent jobs whose settings add CLI arguments (args) or tools (allowed_tools), or more turns than claude's default (max_turns): " +
+      "these can widen the agent's sandbox, so only where a signed job is trusted as a command is; off, such a job is refused",
     commands: ['worker'],
   }),
   maxSessions: option({

@@ -9,12 +9,15 @@
  * What is measured, and how:
  *   - wall: from spawning the side's process to its exit, seen from here (csv-wave's start-up,
  *     its check of `codex --version`, its files and report included).
- *   - CPU of a side's whole tree: GNU time's %U+%S of its process, which counts the process
- *     and every descendant it waited for (each codex exec, and what codex waited for).
- *   - CPU of the codex processes: `codex` on PATH is a wrapper that execs
- *     `/usr/bin/time -a -o FILE <real codex> "$@"`, so each codex process's own rusage (from
- *     wait4) is one line of FILE; csv-wave's `codex --version` check is a line of its own,
- *     counted as csv-wave's (it is csv-wave's cost).
+ *   - CPU of a side's whole tree: bash's `time` (TIMEFORMAT %3U %3S: user and system to the
+ *     millisecond) of its process, which counts the process and every descendant it waited
+ *     for (each codex exec, and what codex waited for).
+ *   - CPU of the codex processes: `codex` on PATH is a bash wrapper that runs the real codex
+ *     under bash's `time` and appends its user and system CPU to FILE, one line per process;
+ *     csv-wave's `codex --version` check is a line of its own, counted as csv-wave's (it is
+ *     csv-wave's cost). Not GNU time: its %U and %S cut each figure down to 10 ms, which
+ *     left about 10 ms of every codex process (5 ms each of user and system, on average)
+ *     out of the codex lines and so in the side's own CPU, on both sides alike.
  *   - csv-wave's own CPU = the tree's CPU - the codex execs' CPU: the engine's main process
  *     (all its threads) and anything else it started. The `time` wrapper's own cost (about
  *     a millisecond a task) falls on csv-wave's side, against it. The main process alone
@@ -27,7 +30,7 @@
  * processes left in the pool's session shared one CPU share on a loaded machine while
  * csv-wave's had one each, which made csv-wave look 35% faster at concurrency 8.
  *
- *   npx tsx scripts/bench/agents.ts [--tasks 24] [--rounds 6] [--concurrency 1,8] [--quick] [--write | --no-write] [--no-build] [--keep]
+ *   npx tsx scripts/bench/agents.ts [--tasks 24] [--rounds 6] [--concurrency 1,8] [--answer-ms 0] [--quick] [--write | --no-write] [--no-build] [--keep]
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -41,13 +44,17 @@ import { startResponsesServer, type ResponsesServer } from '../../test/helpers/a
 import { tasksCsv } from '../../test/helpers/session-builder.js';
 import { ensureBuilt, fail, fixed, isMain, kBin, loadAverage, machineLines, median, publish, runMain } from './lib.js';
 
-const kTime = '/usr/bin/time';
+/** Above this load average (on the shared 2-core box) the goals' figures are marked as noisy. */
+const kQuietLoad = 2;
+
+/** bash's `time` prints user and system CPU to the millisecond (GNU time's %U and %S are cut to 10 ms). */
+const kCpuFormat = '%3U %3S';
 const kModel = 'bench-model';
 const kKey = 'sk-bench-agents-0123456789abcdef';
 
 interface Side {
   wallSeconds: number;
-  /** GNU time's user + system seconds of the side's process and all it waited for. */
+  /** User + system seconds of the side's process and all it waited for (bash's `time`). */
   treeCpuSeconds: number;
   /** The codex exec processes' CPU seconds, each from its own wrapper line. */
   codexCpuSeconds: number;
@@ -63,11 +70,22 @@ interface Round {
   direct: Side;
 }
 
-/** A `codex` that records its own rusage in `cpuFile`, one line per process: `<user> <system> <args>`. */
+/**
+ * A `codex` that records the CPU of the real one in `cpuFile`, one line per process:
+ * `<user> <system> version|exec`. codex's stderr goes where the wrapper's went.
+ */
 function codexWrapper(dir: string, cpuFile: string): string {
   mkdirSync(dir, { recursive: true });
   const path = join(dir, 'codex');
-  writeFileSync(path, `#!/bin/sh\nexec ${kTime} -a -o ${JSON.stringify(cpuFile)} -f '%U %S %C' ${JSON.stringify(codexBinary())} "$@"\n`);
+  writeFileSync(
+    path,
+    [
+      '#!/bin/bash',
+      `case "$1" in --version) TIMEFORMAT='${kCpuFormat} version' ;; *) TIMEFORMAT='${kCpuFormat} exec' ;; esac`,
+      `{ time ${JSON.stringify(codexBinary())} "$@" 2>&3 ; } 3>&2 2>>${JSON.stringify(cpuFile)}`,
+      '',
+    ].join('\n'),
+  );
   chmodSync(path, 0o755);
   return dir;
 }
@@ -81,7 +99,7 @@ function readCodexCpu(cpuFile: string): { exec: number; version: number; execs: 
     const match = /^([\d.]+) ([\d.]+) (.*)$/.exec(line.trim());
     if (!match) continue;
     const seconds = Number(match[1]) + Number(match[2]);
-    if (/ --version$/.test(match[3]!)) version += seconds;
+    if (match[3] === 'version') version += seconds;
     else {
       exec += seconds;
       execs++;
@@ -133,11 +151,13 @@ await Promise.all(Array.from({ length: concurrency }, lane));
 if (failed > 0) { console.error(failed + ' codex exec failed'); process.exitCode = 1; }
 `;
 
-/** Runs `args` under GNU time with `env`; the tree's CPU from its figures. */
+/** Runs `args` under bash's `time` with `env`; the tree's CPU from its figures. */
 function timedTree(args: string[], env: NodeJS.ProcessEnv, cwd: string, figures: string): Promise<{ wallSeconds: number; treeCpuSeconds: number; code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(kTime, ['-f', '%U %S', '-o', figures, ...args], { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    // $0 is the figures file; the command's stderr goes to the pipe (fd 3), time's line to the file.
+    const script = `TIMEFORMAT='${kCpuFormat}'; { time "$@" 2>&3 ; } 3>&2 2>"$0"`;
+    const child = spawn('bash', ['-c', script, figures, ...args], { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-8000)));
     child.on('error', reject);
@@ -266,8 +286,13 @@ async function main(): Promise<void> {
       'no-write': { type: 'boolean', default: false },
       'no-build': { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
+      'answer-ms': { type: 'string', default: '0' },
     },
   });
+  // How long the scripted server takes over each answer: 0 measures csv-wave against codex's
+  // own start-up alone; a model's seconds show the overhead as a user of a real model meets it.
+  const answerMs = Number(values['answer-ms']);
+  if (!Number.isInteger(answerMs) || answerMs < 0) fail('--answer-ms must be a whole number of milliseconds');
   const quick = values.quick ?? false;
   const tasks = Number(values.tasks ?? (quick ? 8 : 24));
   const rounds = Number(values.rounds ?? (quick ? 2 : 6));
@@ -275,7 +300,6 @@ async function main(): Promise<void> {
   if (!Number.isInteger(tasks) || tasks < 1) fail('--tasks must be a positive integer');
   if (!Number.isInteger(rounds) || rounds < 1) fail('--rounds must be a positive integer');
   if (concurrencies.some((c) => !Number.isInteger(c) || c < 1)) fail('--concurrency must list positive integers');
-  if (!existsSync(kTime)) fail(`${kTime} (GNU time) is needed: it measures the CPU of each side's process tree (apt-get install time)`);
   const write = (values.write ?? false) || (!values['no-write'] && !quick);
   ensureBuilt(!values['no-build']);
   const loadAtStart = loadAverage();
@@ -283,7 +307,10 @@ async function main(): Promise<void> {
 
   const scratch = mkdtempSync(join(process.env['TMPDIR'] ?? '/tmp', 'csv-wave-bench-agents-'));
   const answer = JSON.stringify({ status: 'completed', findings: 'part written', key_findings: ['part written'] });
-  const server = await startResponsesServer(() => ({ kind: 'text', text: answer, usage: { input_tokens: 900, cached_input_tokens: 0, output_tokens: 40 } }));
+  const server = await startResponsesServer(async () => {
+    if (answerMs > 0) await new Promise((resolve) => setTimeout(resolve, answerMs));
+    return { kind: 'text', text: answer, usage: { input_tokens: 900, cached_input_tokens: 0, output_tokens: 40 } };
+  });
   const home = codexHome();
   const setup: Setup = {
     scratch,
@@ -343,10 +370,10 @@ async function main(): Promise<void> {
     removeTempDirs();
   }
   const uptimeAfter = spawnSync('uptime', { encoding: 'utf8' }).stdout.trim();
-  publish('agents', section(results, single, tasks, rounds, loadAtStart, uptimeBefore, uptimeAfter), { write });
+  publish(answerMs === 0 ? 'agents' : 'agents-answer-ms', section(results, single, tasks, rounds, loadAtStart, uptimeBefore, uptimeAfter, answerMs), { write });
 }
 
-function section(results: Map<number, Round[]>, single: readonly Round[], tasks: number, rounds: number, loadAtStart: string, uptimeBefore: string, uptimeAfter: string): string {
+function section(results: Map<number, Round[]>, single: readonly Round[], tasks: number, rounds: number, loadAtStart: string, uptimeBefore: string, uptimeAfter: string, answerMs: number): string {
   const version = spawnSync(codexBinary(), ['--version'], { encoding: 'utf8' }).stdout.trim();
   const ms = (seconds: number) => fixed(1000 * seconds, 1);
   const rows: string[] = [];
@@ -368,17 +395,24 @@ function section(results: Map<number, Round[]>, single: readonly Round[], tasks:
   }
   const fixedWall = median(single.map((r) => r.csvWave.wallSeconds - r.direct.wallSeconds));
   const fixedCpu = median(single.map((r) => ownCpu(r.csvWave)));
+  const fixedDirectCpu = median(single.map((r) => ownCpu(r.direct)));
   const marginal = [...results].map(([concurrency, list]) => {
     const own = median(list.map((r) => ownCpu(r.csvWave)));
+    const direct = median(list.map((r) => ownCpu(r.direct)));
     const wall = median(list.map((r) => r.csvWave.wallSeconds - r.direct.wallSeconds));
-    return `| ${concurrency} | ${ms((own - fixedCpu) / (tasks - 1))} | ${ms((wall - fixedWall) / (tasks - 1))} |`;
+    return `| ${concurrency} | ${ms((own - fixedCpu) / (tasks - 1))} | ${ms((direct - fixedDirectCpu) / (tasks - 1))} | ${ms((wall - fixedWall) / (tasks - 1))} |`;
   });
+  const loadAtEnd = loadAverage();
+  const loaded =
+    Math.max(Number(loadAtStart), Number(loadAtEnd)) > kQuietLoad
+      ? [`**Taken at load average ${loadAtStart} (start) to ${loadAtEnd} (end), above ${kQuietLoad}: every figure is noisy, the wall figures most.**`, '']
+      : [];
   return [
-    '## Agent tasks: csv-wave against the agent CLI alone (issue 24)',
+    answerMs === 0 ? '## Agent tasks: csv-wave against the agent CLI alone (issue 24)' : `## Agent tasks with a model's answer time (${answerMs} ms an answer): csv-wave against the agent CLI alone (issue 24)`,
     '',
-    ...machineLines('scripts/bench/agents.ts', 'bench:agents', loadAtStart, [
+    ...machineLines(`scripts/bench/agents.ts${answerMs === 0 ? '' : ` --answer-ms ${answerMs}`}`, 'bench:agents', loadAtStart, [
       `- \`uptime\` before: \`${uptimeBefore}\`; after: \`${uptimeAfter}\``,
-      `- ${version || 'codex'} (the devDependency's binary), against a scripted Responses-API server on loopback in the benchmark's process (one answer per request, no tool call)`,
+      `- ${version || 'codex'} (the devDependency's binary), against a scripted Responses-API server on loopback in the benchmark's process (one answer per request, no tool call${answerMs === 0 ? ', at once' : `, each after ${answerMs} ms, as a model takes its time: \`--answer-ms ${answerMs}\``})`,
       `- Autogroup scheduling ${readAutogroup()}; both sides start each codex in a session of its own (detached), so each gets the same CPU share`,
       `- ${tasks} tasks per run, ${rounds} rounds per concurrency, ABBA order (csv-wave first in odd rounds, direct first in even ones), after one warm-up run of each side; medians of the rounds`,
     ]),
@@ -386,22 +420,25 @@ function section(results: Map<number, Round[]>, single: readonly Round[], tasks:
     'Each run: `csv-wave run DIR --executor codex --model M --base-url URL --concurrency C` on a fresh session of N tasks, ' +
       'against a pool of C lanes running the very `codex exec` arguments csv-wave builds (codexExecArgs) with the prompts csv-wave sent in the warm-up run. ' +
       "Wall time is each side's process from spawn to exit (csv-wave's start-up, its `codex --version` check, tasks.csv, usage.ndjson and the report included). " +
-      "CPU: GNU time's user+system of each side's process counts it and every process it waited for; `codex` on PATH is a wrapper that execs " +
-      '`/usr/bin/time -a` around the real binary, so each codex process writes its own CPU. csv-wave\'s own CPU = its tree\'s CPU − the codex execs\' CPU ' +
-      "(its main process, all its threads, its version check, and the wrapper's own `time` process, against csv-wave). " +
+      "CPU: bash's `time` (user+system, to the millisecond) of each side's process counts it and every process it waited for; `codex` on PATH is a bash wrapper " +
+      "that runs the real binary under `time` too, so each codex process writes its own CPU. csv-wave's own CPU = its tree's CPU − the codex execs' CPU " +
+      "(its main process, all its threads, its version check, and the wrapper's own bash, about 2 ms a task on both sides, against csv-wave). " +
+      "Before 2026-12-06 both were GNU time's %U and %S, which cut each figure down to 10 ms: about 10 ms of each codex exec was counted as the side's own CPU, on both sides. " +
       "The main process alone (RUSAGE_SELF at exit) is shown as a check; the direct pool's own CPU is a node process doing nothing but spawning.",
     '',
     '| concurrency | direct wall (s) | csv-wave wall (s) | csv-wave − direct | codex CPU/task, direct (ms) | codex CPU/task, under csv-wave (ms) | **csv-wave own CPU/task (ms)** | of which main process (ms/task) | `codex --version` check (ms, once) | direct pool own CPU/task (ms) |',
     '|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
-    `One task (concurrency 1, ${single.length} rounds, ABBA): csv-wave − direct ${ms(fixedWall)} ms of wall time, csv-wave's own CPU ${ms(fixedCpu)} ms: ` +
+    `One task (concurrency 1, ${single.length} rounds, ABBA): csv-wave − direct ${ms(fixedWall)} ms of wall time, csv-wave's own CPU ${ms(fixedCpu)} ms ` +
+      `(the direct pool's: ${ms(fixedDirectCpu)} ms): ` +
       "its fixed cost per run, shared out in the per-task figures above. What each task beyond the first adds (the runs of N tasks less the run of one, over N − 1):",
     '',
-    '| concurrency | csv-wave own CPU per added task (ms) | csv-wave − direct wall per added task (ms) |',
-    '|---|---|---|',
+    '| concurrency | csv-wave own CPU per added task (ms) | direct pool own CPU per added task (ms) | csv-wave − direct wall per added task (ms) |',
+    '|---|---|---|---|',
     ...marginal,
     '',
+    ...loaded,
     '| concurrency | goal | measured | met |',
     '|---|---|---|---|',
     ...goals,
@@ -409,5 +446,5 @@ function section(results: Map<number, Round[]>, single: readonly Round[], tasks:
 }
 
 if (isMain(import.meta.url)) {
-  runMain('bench:agents', 'npx tsx scripts/bench/agents.ts [--tasks N] [--rounds N] [--concurrency 1,8] [--quick] [--write | --no-write] [--no-build] [--keep]', main);
+  runMain('bench:agents', 'npx tsx scripts/bench/agents.ts [--tasks N] [--rounds N] [--concurrency 1,8] [--answer-ms N] [--quick] [--write | --no-write] [--no-build] [--keep]', main);
 }

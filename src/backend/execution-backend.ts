@@ -12,8 +12,13 @@ export interface ExecutionBackend {
    * error reply, never rejects. Aborting `signal` rejects at once with an AbortError (the
    * signal's reason) and drops whatever the attempt answers later. Without a signal only
    * cancelAll ends the attempt (a run cancels everything at once; no per-attempt listener).
+   *
+   * `replied`, when the backend tells it, hears the reply first, once: a backend that
+   * limits model requests tells it before the attempt's slot goes to another attempt, so
+   * that the run's budget has counted its tokens before the next request begins. A backend
+   * may leave it untold; the caller then takes the reply from the promise.
    */
-  submit(request: AttemptRequest, signal?: AbortSignal): Promise<AttemptReply>;
+  submit(request: AttemptRequest, signal?: AbortSignal, replied?: (reply: AttemptReply) => void): Promise<AttemptReply>;
   /**
    * Ends every attempt that is running (a stopping run took its tasks back): their submits
    * reject with an AbortError. May be called again, after close too, for what was still

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { WaveError, formatViolations } from '../errors.js';
+import { addCommandHelp } from './command-help.js';
 import { registerGraph } from './commands/graph.js';
 import { registerInit } from './commands/init.js';
 import { ExitCode, printJson, processIo, type CliIo } from './io.js';
@@ -40,6 +41,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   for (const register of [registerInit, registerValidate, registerPlan, registerStatus, registerGraph, registerRun, registerResume, registerRerun, registerRevise, registerReport, registerServe, registerWorker]) register(program, io, done);
   for (const command of program.commands) command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+  addCommandHelp(program);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

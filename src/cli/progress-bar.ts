@@ -1,8 +1,11 @@
-import cliProgress from 'cli-progress';
+import { createRequire } from 'node:module';
 import type { RunEmitter } from '../events/events.js';
 import { errorLine } from '../text/error-line.js';
 import { formatDuration } from '../knowledge/context-report.js';
-import { batchProgressLine, endOfRunText, type FailedTask } from './summary-text.js';
+import { batchProgressLine, editLine, endOfRunText, gateLine, type FailedTask } from './summary-text.js';
+
+/** cli-progress, loaded when a bar is drawn: a run whose output is not a terminal never needs it. */
+const loadCliProgress = () => createRequire(import.meta.url)('cli-progress') as typeof import('cli-progress');
 
 /** Where the live bar draws: stderr on a terminal, or a fake terminal in tests. */
 export type TerminalStream = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
@@ -13,6 +16,7 @@ export type TerminalStream = NodeJS.WritableStream & { isTTY?: boolean; columns?
  * them), and the end-of-run text replaces it.
  */
 export function attachBar(events: RunEmitter, terminal: TerminalStream, failures: readonly FailedTask[]): () => void {
+  const cliProgress = loadCliProgress();
   const bar = new cliProgress.SingleBar(
     {
       format: 'wave {wave}/{waves} [{bar}] {value}/{total} done | {running} running | {failed} failed | {elapsed} | ETA {remaining}{workers}',
@@ -59,15 +63,17 @@ export function attachBar(events: RunEmitter, terminal: TerminalStream, failures
   events.on('warning', (message) => printAbove(`warning: ${message}\n`));
   // A batch may take hours: its progress is the only sign of life, and changes seldom.
   events.on('batch:progress', (event) => printAbove(batchProgressLine(event)));
+  events.on('gate:decided', (event) => printAbove(gateLine(event)));
   events.on('run:start', (event) => {
     total = event.total;
     waves = event.waveCount;
     live = true;
     bar.start(total, done, payload());
   });
-  events.on('tasks:changed', ({ added, waveCount }) => {
+  events.on('tasks:edited', (event) => printAbove(editLine(event)));
+  events.on('tasks:changed', ({ added, removed, waveCount }) => {
     waves = waveCount;
-    total += added.length;
+    total += added.length - removed.length;
     bar.setTotal(total);
     show();
   });

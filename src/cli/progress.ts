@@ -4,7 +4,11 @@ import { formatDuration } from '../knowledge/context-report.js';
 import { formatUsd } from '../knowledge/pricing.js';
 import type { CliIo } from './io.js';
 import { attachBar, type TerminalStream } from './progress-bar.js';
-import { batchProgressLine, endOfRunText, oneLine, type FailedTask } from './summary-text.js';
+import { oneLine } from '../text/one-line.js';
+import { batchProgressLine, editLine, endOfRunText, gateLine, type FailedTask } from './summary-text.js';
+
+/** Characters of a task's findings on its `[DONE]` line. */
+const kFindingsChars = 60;
 
 export type ReporterMode = 'tty' | 'lines' | 'json';
 
@@ -35,7 +39,20 @@ export function attachReporter(
 }
 
 function attachLines(events: RunEmitter, io: CliIo): void {
-  events.on('wave:start', ({ wave, tasks }) => io.stdout(`Wave ${wave}: ${tasks} task(s)\n`));
+  // A task of a later wave can end before its wave's header (a skip: its dependency failed
+  // while its own wave waits). Its line waits for that header, so every task line comes
+  // under the header of its wave. With --schedule eager there are no headers: nothing waits.
+  let lastStarted = 0;
+  const held = new Map<number, string[]>();
+  const release = (wave: number) => {
+    for (const line of held.get(wave) ?? []) io.stdout(line);
+    held.delete(wave);
+  };
+  events.on('wave:start', ({ wave, tasks }) => {
+    io.stdout(`Wave ${wave}: ${tasks} task(s)\n`);
+    lastStarted = Math.max(lastStarted, wave);
+    release(wave);
+  });
   events.on('workers:connected', (count) => io.stdout(`[WORKERS] ${count} worker(s) take the session's jobs\n`));
   events.on('task:retry', (event) =>
     io.stdout(
@@ -44,14 +61,23 @@ function attachLines(events: RunEmitter, io: CliIo): void {
   );
   events.on('task:done', (event) => {
     const tag = event.status === 'completed' ? (event.cache?.cached ? '[CACHED]' : '[DONE]') : event.status === 'failed' ? '[FAIL]' : '[SKIP]';
-    // Findings show their beginning; an error its whole first line (errorLine).
-    const detail = event.status === 'completed' ? oneLine(event.findings) : errorLine(event.error);
+    // Findings show their beginning, cut between words; an error its whole first line (errorLine).
+    const detail = event.status === 'completed' ? oneLine(event.findings, kFindingsChars) : errorLine(event.error);
     // A cached result took no time worth telling: its line says what was not spent.
     const took = event.cache?.cached ? `from the cache${event.cache.savedUsd ? `, ${formatUsd(event.cache.savedUsd)} not spent` : ''}` : formatDuration(event.durationMs);
-    io.stdout(`${tag} ${event.id} (wave ${event.wave}, ${took}) -> ${detail}\n`);
+    const line = `${tag} ${event.id} (wave ${event.wave}, ${took}) -> ${detail}\n`;
+    if (lastStarted > 0 && event.wave > lastStarted) held.set(event.wave, [...(held.get(event.wave) ?? []), line]);
+    else io.stdout(line);
   });
   events.on('batch:progress', (event) => io.stdout(batchProgressLine(event)));
-  events.on('wave:done', (event) =>
-    io.stdout(`Wave ${event.wave} done: ${event.completed} completed, ${event.failed} failed, ${event.skipped} skipped\n`),
-  );
+  events.on('gate:decided', (event) => io.stdout(gateLine(event)));
+  events.on('tasks:edited', (event) => io.stdout(editLine(event)));
+  events.on('wave:done', (event) => {
+    release(event.wave);
+    io.stdout(`Wave ${event.wave} done: ${event.completed} completed, ${event.failed} failed, ${event.skipped} skipped\n`);
+  });
+  // A run that stops before a wave starts still shows what ended in it.
+  events.on('run:done', () => {
+    for (const wave of [...held.keys()].sort((a, b) => a - b)) release(wave);
+  });
 }

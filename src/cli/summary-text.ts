@@ -1,4 +1,5 @@
-import type { BatchProgressEvent, RunSummary } from '../events/events.js';
+import type { BatchProgressEvent, RunSummary, TasksEditedEvent } from '../events/events.js';
+import type { GateDecidedEvent } from '../interactive/types.js';
 import { errorLine } from '../text/error-line.js';
 import { formatDuration } from '../knowledge/context-report.js';
 import { cacheText } from '../knowledge/cost-text.js';
@@ -11,10 +12,6 @@ export interface FailedTask {
 
 /** Failures listed at the end; the rest are counted (`csv-wave status` shows them all). */
 const kMaxListedFailures = 20;
-
-export function oneLine(text: string, length = 60): string {
-  return text.replace(/\s+/g, ' ').trim().slice(0, length);
-}
 
 /**
  * What a run prints when it ends, on a terminal or not: the tasks that failed in it, each
@@ -52,4 +49,29 @@ export function summaryLine(summary: RunSummary): string {
 /** A batch's progress as the run shows it (`--batch`). */
 export function batchProgressLine(event: BatchProgressEvent): string {
   return `[BATCH] ${event.batch} ${event.status}: ${event.completed} of ${event.total} answered, ${event.failed} failed\n`;
+}
+
+/** A gate's decision as a line of the run's output: `[GATE] DISCUSS-001: Continue deeper (from answers.json)`. */
+export function gateLine(event: GateDecidedEvent): string {
+  return `[GATE] ${event.id}: ${event.label}${event.focus === undefined ? '' : `: ${event.focus.replace(/\s+/g, ' ').trim()}`} (from ${event.source})\n`;
+}
+
+/** Ids named on an `[EDIT]` line; the rest are counted. */
+const kEditIds = 10;
+
+/**
+ * A save of tasks.csv merged during the run, as a line of its output:
+ * `[EDIT] tasks.csv saved during the run: changed IDEA-003; added NEW-1; removed OLD-2`.
+ * What it kept or left out follows as warnings.
+ */
+export function editLine(event: TasksEditedEvent): string {
+  const ids = (list: readonly string[]) => `${list.slice(0, kEditIds).join(', ')}${list.length > kEditIds ? ` and ${list.length - kEditIds} more` : ''}`;
+  const parts = [
+    ...(event.changed.length > 0 ? [`changed ${ids(event.changed)}`] : []),
+    ...(event.added.length > 0 ? [`added ${ids(event.added)}`] : []),
+    ...(event.removed.length > 0 ? [`removed ${ids(event.removed)}`] : []),
+  ];
+  const taken = parts.length > 0 ? parts.join('; ') : 'nothing to take';
+  const kept = event.notices.length > 0 ? ` (${event.notices.length} warning(s) on what the run kept)` : '';
+  return `[EDIT] ${event.file} saved during the run: ${taken}${kept}\n`;
 }

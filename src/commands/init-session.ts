@@ -14,6 +14,7 @@ import { genericStarterTasks } from '../pipelines/generic/starter.js';
 import type { PipelineName, SessionConfig } from '../schema/session.js';
 import { SessionLock } from '../session/lock.js';
 import { validateTasks } from '../session/validate.js';
+import { withPipelineColumns } from '../pipelines/pipeline-columns.js';
 import { fillWaveColumn } from '../core/wave-column.js';
 import { writeWholeFile } from '../files/write-all.js';
 import { isWaveFile, kLayout, kRunOutputs } from '../layout.js';
@@ -66,7 +67,9 @@ export function initSession(dir: string, options: InitOptions): InitResult {
   if (options.executor) config.executor = options.executor;
   if (options.bom) config.bom = true;
 
-  const table: TasksTable = { columns: [...kTaskColumns], rows: tasks, format: { bom: options.bom ?? false, eol: '\n' } };
+  // A plain batch starts with the columns its starter rows use, and those a run writes; a seed pipeline with every seed column.
+  const own = config.pipeline === 'generic' ? ['id', 'description', 'role', 'deps', 'context_from'] : [...kTaskColumns];
+  const table: TasksTable = withPipelineColumns({ columns: own, rows: tasks, format: { bom: options.bom ?? false, eol: '\n' } }, config.pipeline, tasksPath);
   const { violations, plan } = validateTasks(table, config.pipeline);
   if (violations.length > 0) {
     // The decomposer's own output must always be valid; this names the bug if it is not.

@@ -10,6 +10,7 @@ import type { AttemptLine } from '../schema/attempt.js';
 import { recordedKeys, staleTasks } from '../cache/stale.js';
 import { CacheStore } from '../cache/cache-store.js';
 import { CacheFolder } from '../session/files/cache-folder.js';
+import { oneLine } from '../text/one-line.js';
 
 export interface TaskLine {
   /** `[????]` marks a status cell outside the enum: status shows files that would not validate. */
@@ -34,7 +35,7 @@ export function taskLines(table: TasksTable, running: boolean, stale: ReadonlyMa
       tag,
       id: row.id,
       role: row.role,
-      detail: oneLine(detail).slice(0, kDetailLength),
+      detail: oneLine(detail, kDetailLength),
     });
     // An error is shown by its whole first line, never cut inside a word.
     const errorOf = (tag: TaskLine['tag']): TaskLine => ({ tag, id: row.id, role: row.role, detail: errorLine(row.error) });
@@ -64,10 +65,6 @@ function blockersOf(row: TaskRow, byId: Map<string, TaskRow>): string[] {
     const upstream = byId.get(dep);
     return upstream !== undefined && !satisfiesDependents(upstream);
   });
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
 }
 
 /** Tasks per status; a row whose status cell is outside the enum counts in none of them. */
@@ -100,8 +97,9 @@ export function countByWave(table: TasksTable, waves: Map<string, number>): Map<
 
 /** A row as `status --json` shows it: every column by name, cells as the task produced them. */
 export function rowObject(table: TasksTable, row: TaskRow): Record<string, string> {
+  // Defined, not assigned: a column named `__proto__` is a key like any other.
   const object: Record<string, string> = {};
-  for (const column of table.columns) object[column] = cellOf(row, column);
+  for (const column of table.columns) Object.defineProperty(object, column, { value: cellOf(row, column), enumerable: true, writable: true, configurable: true });
   return object;
 }
 

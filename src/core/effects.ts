@@ -1,5 +1,6 @@
 import type { FinalStatus, TaskRow } from './task.js';
 import type { StopReason } from './stop-reason.js';
+import type { TaskUpdate } from './session-changes.js';
 
 /** What the core needs of a finished attempt: the cells it records (the engine's FinishedReply extends it). */
 export interface CoreFinishedReply {
@@ -44,13 +45,24 @@ export type Effect<R extends CoreReply = CoreReply> =
   | { type: 'finished'; row: TaskRow; wave: number; status: FinalStatus; reply: R | undefined; attempts: number }
   /** Emit `wave:done`: the wave and every wave before it have no unfinished task. */
   | { type: 'wave-done'; wave: number; completed: number; failed: number; skipped: number }
-  /** Emit `tasks:changed`: an interactive task added or rewired tasks. */
+  /** Emit `tasks:changed`: an interactive task added or rewired tasks, or an edit of tasks.csv added, changed or removed some. */
   | {
       type: 'tasks-changed';
+      /** Who made the change: an interactive task of the run, or a person's edit of tasks.csv. */
+      by: 'task' | 'edit';
       added: TaskRow[];
-      updated: { id: string; deps?: string; context_from?: string }[];
+      updated: TaskUpdate[];
+      /** Tasks an edit removed (never started). */
+      removed: string[];
+      /** The deps and context_from the updated tasks had before (by a task), so that a save that still shows them is seen as older. */
+      previous: { id: string; deps: string; context_from: string }[];
       waveCount: number;
     }
+  /**
+   * Nothing out, and the gate is about to move (schedule `waves`) or the run to end: the
+   * driver may feed an edit of tasks.csv now (`edit`), before anything more starts.
+   */
+  | { type: 'edit-point' }
   /** Nothing is out and nothing more can start: the run is over. */
   | { type: 'run-done'; stopped: StopReason | undefined; reason: string };
 

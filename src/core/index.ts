@@ -5,7 +5,7 @@ export { splitList } from './id-list.js';
 export { ReadyQueue } from './state/ready-queue.js';
 export { backoffMs, haltReason, judgeError, kMaxRetryDelayMs, type ErrorVerdict } from './state/retry-policy.js';
 export { SchedulingCore } from './scheduling-core.js';
-export { checkChanges, type TaskChanges } from './session-changes.js';
+export { checkChanges, type ChangeRules, type SessionEdit, type TaskChanges, type TaskStanding, type TaskUpdate } from './session-changes.js';
 export * from './skip-cause.js';
 export { describeStall } from './state/stall.js';
 export type { StopReason } from './stop-reason.js';

@@ -1,4 +1,5 @@
 import { splitList } from './id-list.js';
+import { checkChanges } from './session-changes.js';
 import type { FinalStatus, TaskRow } from './task.js';
 import type { CoreOptions } from './core-options.js';
 import type { CoreReply, Effect, RefusedChange } from './effects.js';
@@ -7,7 +8,7 @@ import { ReadyQueue } from './state/ready-queue.js';
 import { haltReason, judgeError } from './state/retry-policy.js';
 import { recordOutcome } from './state/record-outcome.js';
 import { RunGraph } from './state/run-graph.js';
-import type { TaskChanges } from './session-changes.js';
+import type { ChangeRules, SessionEdit, TaskChanges, TaskStanding } from './session-changes.js';
 import { blockedCause, causeForDependents, parseSkipCause, type SkipCause } from './skip-cause.js';
 import { describeStall } from './state/stall.js';
 import type { StopReason } from './stop-reason.js';
@@ -41,6 +42,8 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
   #unfinished = 0;
   #hardFailures = 0;
   #phase: 'idle' | 'running' | 'over' = 'idle';
+  /** True while the driver is told it may feed an edit (`edit-point`): an edit then only rewires, the caller goes on. */
+  #atEditPoint = false;
   #stopped: StopReason | undefined;
   #stopReason = '';
 
@@ -59,6 +62,68 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
   /** A row of the session (the tasks of this run and the rest), by id. */
   rowById(id: string): TaskRow | undefined {
     return this.#byId.get(id);
+  }
+
+  /**
+   * Where a task stands for an edit of tasks.csv; undefined for an id the session does not
+   * have. A task of a wave that is running (schedule `waves`) keeps its inputs even before
+   * it starts: its wave file was written with them. A stopped run starts nothing more, so
+   * every task that did not start is open then.
+   */
+  standing(id: string): TaskStanding | undefined {
+    if (!this.#byId.has(id)) return undefined;
+    const entry = this.#entryById.get(id);
+    if (entry === undefined) return 'earlier';
+    if (entry.state === 'done') return 'finished';
+    if (entry.attempts > 0) return 'running';
+    const gated = this.#options.schedule === 'waves' && this.#phase === 'running' && !this.#stopped;
+    return gated && entry.wave <= this.#waves.current ? 'wave-running' : 'open';
+  }
+
+  /** Why an edit of tasks.csv cannot be applied as it stands (see `edit`), or undefined. */
+  checkEdit(edit: SessionEdit): string | undefined {
+    return checkChanges(this.#graph.rows, edit, this.#editRules());
+  }
+
+  /**
+   * A person's edit of tasks.csv, merged and validated by the session (session/edits/):
+   * applied like an interactive task's changes (new rows, rewiring, waves recomputed),
+   * where it touches only tasks that are not running, and removes only tasks that are open.
+   * A task it adds or moves goes no earlier than the wave after the one running, so that
+   * under `waves` it applies from the next wave. Refused whole (nothing changes) when
+   * `checkEdit` finds a problem: the driver asks first.
+   */
+  *edit(edit: SessionEdit): Generator<Effect<R | RefusedChange>> {
+    const applied = this.#graph.apply(edit, this.#editRules(), this.#waves.current + 1);
+    if ('problem' in applied) return;
+    this.#unfinished += edit.add.length - applied.removed;
+    yield {
+      type: 'tasks-changed',
+      by: 'edit',
+      added: edit.add,
+      updated: edit.update,
+      removed: edit.remove,
+      previous: [],
+      waveCount: applied.waveCount,
+    };
+    this.#rewire();
+    this.#waves.dropHeld();
+    if (this.#phase !== 'running') return;
+    yield* this.#readyAll();
+    if (!this.#atEditPoint) yield* this.#pump();
+  }
+
+  #editRules(): ChangeRules {
+    const standing = (id: string) => this.standing(id);
+    return {
+      change: (id) => {
+        const where = standing(id);
+        return where === 'open' || where === 'finished' || where === 'earlier';
+      },
+      skip: () => false,
+      remove: (id) => standing(id) === 'open',
+      refusal: 'is running, or is not in the session',
+    };
   }
 
   /**
@@ -117,8 +182,9 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
     }
     yield* this.#settle(entry, problem === undefined ? reply : { kind: 'error', errorClass: 'task-failure', error: problem });
     for (const skip of skips) {
-      const skipped = this.#entryById.get(skip.id)!;
-      if (skipped.state !== 'done') yield* this.#finish(skipped, 'skipped', undefined, skip.cause.error);
+      // An edit of tasks.csv fed at an edit point meanwhile may have removed it.
+      const skipped = this.#entryById.get(skip.id);
+      if (skipped !== undefined && skipped.state !== 'done') yield* this.#finish(skipped, 'skipped', undefined, skip.cause.error);
     }
     yield* this.#pump();
   }
@@ -175,16 +241,28 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
     else this.#ready.push(entry);
   }
 
-  /** The next queued task that may still start (a change can make a queued task wait again, or skip it). */
+  /**
+   * The next queued task that may still start (a change can make a queued task wait again,
+   * skip it, remove it, or move it to the other queue by its exec_mode).
+   */
   #take(queue: ReadyQueue<Entry>): Entry | undefined {
+    const interactive = queue === this.#readyInteractive;
     for (let entry = queue.pop(); entry; entry = queue.pop()) {
-      if (entry.state === 'ready' && entry.remaining === 0) return entry;
+      if (entry.state === 'ready' && entry.remaining === 0 && (entry.row.exec_mode === 'interactive') === interactive) return entry;
     }
     return undefined;
   }
 
-  /** Moves the wave gate to the lowest wave with unfinished tasks and releases its tasks. */
-  *#advanceWave(): Generator<Effect<R | RefusedChange>> {
+  /**
+   * Moves the wave gate to the lowest wave with unfinished tasks and releases its tasks.
+   * Under `waves`, an edit of tasks.csv may come in first (an edit point), so that it
+   * applies from the wave about to open.
+   */
+  *#advanceWave(editPoint = true): Generator<Effect<R | RefusedChange>> {
+    if (editPoint && this.#options.schedule === 'waves' && this.#waves.current > 0 && !this.#stopped) {
+      yield* this.#editPoint();
+      if (this.#stopped) return;
+    }
     const next = this.#waves.nextOpen();
     if (next === undefined) return;
     if (this.#options.schedule !== 'waves') return;
@@ -209,8 +287,35 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
       if (waveFile) yield waveFile;
       yield this.#handOut(entry, false);
     }
+    // Nothing out and nothing to start: the run would end here. An edit of tasks.csv may
+    // still come in first, with tasks to run.
+    if (!this.#stopped && this.#phase === 'running' && this.#idle()) {
+      yield* this.#editPoint();
+      if (!this.#stopped && this.#phase === 'running') {
+        if (this.#options.schedule === 'waves' && this.#waves.currentDone()) yield* this.#advanceWave(false);
+        if (this.#ready.size + this.#readyInteractive.size > 0) {
+          yield* this.#pump();
+          return;
+        }
+      }
+    }
     const done = this.#checkDone();
     if (done) yield done;
+  }
+
+  /** Tells the driver it may feed an edit now (`edit`), which then only rewires: the caller goes on from there. */
+  *#editPoint(): Generator<Effect<R | RefusedChange>> {
+    this.#atEditPoint = true;
+    try {
+      yield { type: 'edit-point' };
+    } finally {
+      this.#atEditPoint = false;
+    }
+  }
+
+  /** Nothing out, nothing waiting for a retry, nothing queued. */
+  #idle(): boolean {
+    return this.#running === 0 && this.#laneBusy === 0 && this.#retrying === 0 && this.#ready.size + this.#readyInteractive.size === 0;
   }
 
   /** Starts an attempt; returns the wave file it completes (eager), owed before the dispatch itself. */
@@ -287,11 +392,28 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
    * Returns why the change was refused, leaving the session as it was, or undefined.
    */
   *#applyChanges(changes: TaskChanges): Generator<Effect<R | RefusedChange>, string | undefined> {
-    const applied = this.#graph.apply(changes);
+    const previous = changes.update.flatMap(({ id }) => {
+      const row = this.#byId.get(id);
+      return row === undefined ? [] : [{ id, deps: row.deps, context_from: row.context_from }];
+    });
+    const pendingInRun = (id: string) => {
+      const entry = this.#entryById.get(id);
+      return entry !== undefined && entry.attempts === 0 && entry.state !== 'done';
+    };
+    const rules: ChangeRules = { change: pendingInRun, skip: pendingInRun, remove: () => false, refusal: 'is not a pending task of this run' };
+    const applied = this.#graph.apply(changes, rules);
     if ('problem' in applied) return applied.problem;
     this.#unfinished += changes.add.length;
     if (changes.add.length + changes.update.length > 0) {
-      yield { type: 'tasks-changed', added: changes.add, updated: changes.update, waveCount: applied.waveCount };
+      yield {
+        type: 'tasks-changed',
+        by: 'task',
+        added: changes.add,
+        updated: changes.update,
+        removed: [],
+        previous,
+        waveCount: applied.waveCount,
+      };
     }
     this.#rewire();
     this.#waves.dropHeld();

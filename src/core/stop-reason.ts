@@ -4,7 +4,7 @@ export type StopReason =
   | 'halt'
   /** Nothing could start, yet tasks were left. */
   | 'stall'
-  /** A person saved tasks.csv during the run. */
+  /** A person saved tasks.csv during the run in a form that cannot be merged (gone, not CSV, a required column lost). */
   | 'edited'
   /** Ctrl-C or SIGTERM. */
   | 'signal'

@@ -38,7 +38,8 @@ export type TaskRow = Record<KnownColumn, string> & {
 
 /** A task with every field empty: the start of a row the engine or a pipeline adds. */
 export function emptyRow(): TaskRow {
-  const row = { line: 0, extra: {} } as TaskRow;
+  // No prototype: a column of one's own may be named `__proto__` or `constructor`, and is a cell like any other.
+  const row = { line: 0, extra: Object.create(null) as Record<string, string> } as TaskRow;
   for (const column of kTaskColumns) row[column] = '';
   row.priority = '';
   return row;

@@ -1,7 +1,10 @@
 import { kPriorityColumn, kTaskColumns, type KnownColumn, type SeedColumn } from '../core/task.js';
 
-/** Columns without which no task can be understood; the others default to empty. */
-export const kRequiredColumns: readonly SeedColumn[] = ['id', 'description', 'role'];
+/**
+ * The column without which no row is a task; the others default to empty. A pipeline asks
+ * for more (the seeds' pipelines: a description and a role): pipelines/pipeline-columns.ts.
+ */
+export const kRequiredColumns: readonly SeedColumn[] = ['id'];
 
 /**
  * Columns the engine fills from task output. Their cells are guarded against formula

@@ -3,19 +3,34 @@ import { WaveError, type Violation } from '../errors.js';
 import { kCr, kLf, lineCounter } from './byte-lines.js';
 import { CsvSyntaxError, readCsvRecords } from './csv-records.js';
 import { formatCount, isKnownColumn, kOutputColumns, kRequiredColumns, showCell } from './columns.js';
-import { kTaskColumns, emptyRow, type TaskRow } from '../core/task.js';
+import { emptyRow, type TaskRow } from '../core/task.js';
 import { unguardCell } from '../text/formula-guard.js';
 import type { FileFormat, TasksTable } from './tasks-table.js';
 import { decodeUtf8Text, nulByteProblem } from './utf8-text.js';
+import { SavedText } from './saved-text.js';
 
 /** Options of readTasksFile and parseTasks. */
+/** Columns a file must have besides `id`, and who asks for them (a pipeline): `Missing required column: role (the brainstorm pipeline needs it)`. */
+export interface RequiredColumns {
+  columns: readonly string[];
+  by: string;
+}
+
 export interface ReadOptions {
+  /** Columns the file must have besides `id` (a pipeline's): a file without one is refused at its header. */
+  required?: RequiredColumns | undefined;
   /**
    * Most task rows a file may hold. A file with more is refused with a message at the
    * first row over the limit, never cut short. (`max_rows` in session.json.)
    * @default 1_000_000
    */
   maxRows?: number | undefined;
+  /**
+   * Keep the file's text with the table (`saved`): the header's and each row's own, so that
+   * a rewrite leaves what it does not change as it was (a save merged during a run).
+   * @default false
+   */
+  keepText?: boolean;
 }
 
 /** Enough for any batch a person or a decomposer writes; a file past it is a mistake more often than not. */
@@ -55,12 +70,17 @@ export function parseTasks(text: string, path = 'tasks.csv', options: ReadOption
   // before a bad header, and every ragged row at once, as when the whole file was parsed first.
   let header: string[] | undefined;
   let headerEnd = 0;
+  let headerLine = 1;
   let headerProblem: WaveError | undefined;
   let buildRow: ((fields: string[], line: number) => TaskRow) | undefined;
   let previousEnd = 0;
   let filled = 0;
   const rows: TaskRow[] = [];
   const raggedRows: Violation[] = [];
+  const bomLength = text.startsWith('\uFEFF') ? 1 : 0;
+  /** Where the text of the next row starts: right after the record before it (blank lines go with the row after them). */
+  let textStart = bomLength;
+  const rowTexts: string[] | undefined = options.keepText ? [] : undefined;
   try {
     readCsvRecords(text, delimiter, (record, end) => {
       const start = previousEnd;
@@ -73,13 +93,16 @@ export function parseTasks(text: string, path = 'tasks.csv', options: ReadOption
       if (header === undefined) {
         header = record.map((name) => name.trim());
         headerEnd = end;
-        headerProblem = headerError(header, line, path);
+        headerLine = line;
+        headerProblem = headerError(header, line, path, options.required);
         if (headerProblem === undefined) buildRow = rowBuilder(header);
       } else if (record.length !== header.length) {
         raggedRows.push({ line, message: `CSV parse error: row has ${record.length} fields but the header has ${header.length}` });
       } else if (buildRow !== undefined) {
         rows.push(buildRow(record, line));
+        rowTexts?.push(text.slice(textStart, end));
       }
+      textStart = end;
     });
   } catch (error) {
     // The broken row starts right after the last good record, not where the reader gave
@@ -110,7 +133,27 @@ export function parseTasks(text: string, path = 'tasks.csv', options: ReadOption
   if (raggedRows.length > 0) {
     throw new WaveError('CSV_PARSE', raggedRows[0]!.message, { path, violations: raggedRows });
   }
-  return { columns: withSeedColumns(header), rows, format };
+  const table: TasksTable = { columns: [...header], rows, format, headerLine };
+  if (rowTexts !== undefined) table.saved = savedText(text, bomLength, headerEnd, header, rows, rowTexts, textStart, format.eol);
+  return table;
+}
+
+/** The file's text by row (each ending with a line end: a last line without one gets the file's). */
+function savedText(
+  text: string,
+  bomLength: number,
+  headerEnd: number,
+  header: readonly string[],
+  rows: readonly TaskRow[],
+  rowTexts: readonly string[],
+  end: number,
+  eol: string,
+): SavedText {
+  const withEol = (piece: string) => (piece.endsWith('\n') || piece.endsWith('\r') ? piece : `${piece}${eol}`);
+  const saved = new SavedText(withEol(text.slice(bomLength, headerEnd)), header);
+  rows.forEach((row, index) => saved.keep(row, withEol(rowTexts[index]!)));
+  saved.tail = text.slice(end);
+  return saved;
 }
 
 /**
@@ -136,7 +179,7 @@ function rowBuilder(header: readonly string[]): (fields: string[], line: number)
  * WaveError CSV_MISSING_COLUMN, every problem at the header's line, for a duplicate
  * column name (each named once) or a missing required column; undefined for a good header.
  */
-function headerError(header: readonly string[], line: number, path: string): WaveError | undefined {
+function headerError(header: readonly string[], line: number, path: string, required: RequiredColumns | undefined): WaveError | undefined {
   const violations: Violation[] = [];
   const seen = new Set<string>();
   for (const name of header) {
@@ -152,8 +195,16 @@ function headerError(header: readonly string[], line: number, path: string): Wav
   for (const name of kRequiredColumns) {
     if (!seen.has(name)) violations.push({ line, message: `Missing required column: ${name}` });
   }
+  violations.push(...missingColumns(seen, required, line));
   if (violations.length === 0) return undefined;
   return new WaveError('CSV_MISSING_COLUMN', violations[0]!.message, { path, violations });
+}
+
+/** The columns `required` names that `present` lacks, each a violation at the header's line. */
+export function missingColumns(present: ReadonlySet<string>, required: RequiredColumns | undefined, line: number): Violation[] {
+  return (required?.columns ?? [])
+    .filter((name) => !kRequiredColumns.includes(name as never) && !present.has(name))
+    .map((name) => ({ line, message: `Missing required column: ${name} (${required!.by} needs it)` }));
 }
 
 /** Thrown from the record callback to stop reading at the row limit; `start` is where the row over it begins. */
@@ -205,12 +256,4 @@ function parseErrorDetail(error: CsvSyntaxError, header: readonly string[] | und
       return `unexpected ${what} after the closing quote of ${field}: double the quotes inside a quoted field`;
     }
   }
-}
-
-/** The file's own columns, followed by any seed column it lacks (in seed order). */
-function withSeedColumns(header: string[]): string[] {
-  const columns = [...header];
-  const present = new Set(header);
-  for (const column of kTaskColumns) if (!present.has(column)) columns.push(column);
-  return columns;
 }

@@ -21,7 +21,9 @@ const kRowsPerChunk = 4096;
  * copy of its cells into an intermediate record.
  */
 export function* serializeTasksInChunks(table: TasksTable): Generator<string> {
-  yield stringifyHeader(table.columns, table.format);
+  // A save merged during the run: what the run has not changed is written as it was saved.
+  const saved = table.saved?.fits(table.columns) ? table.saved : undefined;
+  yield saved ? `${table.format.bom ? '\uFEFF' : ''}${saved.header}` : stringifyHeader(table.columns, table.format);
   const cells = table.columns.map(guardedCellReader);
   const delimiter = table.format.delimiter ?? ',';
   const { eol } = table.format;
@@ -31,6 +33,11 @@ export function* serializeTasksInChunks(table: TasksTable): Generator<string> {
     const end = Math.min(rows.length, start + kRowsPerChunk);
     for (let r = start; r < end; r++) {
       const row = rows[r]!;
+      const text = saved?.textOf(row);
+      if (text !== undefined) {
+        chunk += text;
+        continue;
+      }
       let line = '';
       for (let c = 0; c < cells.length; c++) {
         if (c > 0) line += delimiter;
@@ -40,6 +47,7 @@ export function* serializeTasksInChunks(table: TasksTable): Generator<string> {
     }
     yield chunk;
   }
+  if (saved && saved.tail !== '') yield saved.tail;
 }
 
 /** cellReader, with output columns guarded against formula injection. */

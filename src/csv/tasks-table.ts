@@ -1,5 +1,6 @@
 import type { TaskRow } from '../core/task.js';
 import { isKnownColumn } from './columns.js';
+import type { SavedText } from './saved-text.js';
 
 /** How the file was laid out, so that a rewrite keeps it as the reader found it. */
 export interface FileFormat {
@@ -14,10 +15,17 @@ export interface FileFormat {
 
 /** tasks.csv in memory: what parseTasks returns and serializeTasks writes back. */
 export interface TasksTable {
-  /** Column names in file order: known and extra, with missing seed columns appended. */
+  /** Column names in file order: known and extra, then those the pipeline writes (pipelines/pipeline-columns.ts). */
   columns: string[];
   rows: TaskRow[];
   format: FileFormat;
+  /** The file line of the header (blank lines may come before it). @default 1 */
+  headerLine?: number;
+  /**
+   * The text of a save a run merged (session/edits/): what the run has not changed since is
+   * written back as the person saved it. Absent otherwise: every row is written from its cells.
+   */
+  saved?: SavedText;
 }
 
 /** Every cell of a row by column name: the known columns and the person's own. */

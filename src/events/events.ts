@@ -4,6 +4,7 @@ import type { TaskStatus } from '../schema/row.js';
 import type { ErrorClass, TokenUsage } from '../executors/types.js';
 import type { CacheNote } from '../executors/messages.js';
 import type { StopReason } from '../core/stop-reason.js';
+import type { GateDecidedEvent } from '../interactive/types.js';
 import { emitToEach, listenerFailureText, type ListenerFailure } from './safe-emit.js';
 
 /** What the attempts log needs of an attempt beyond its outcome. */
@@ -39,11 +40,31 @@ export interface TaskDoneEvent extends AttemptDetail, TaskOutcome {
   durationMs: number;
 }
 
-/** Tasks an interactive task appended, and pending ones it rewired. */
+/**
+ * Tasks an interactive task appended, and pending ones it rewired; or what a person's save
+ * of tasks.csv during the run added, changed and removed (docs/durability.md).
+ */
 export interface TasksChangedEvent {
   added: TaskRow[];
-  updated: { id: string; deps?: string; context_from?: string }[];
+  /** New cells of tasks: deps and context_from, and (an edit) any other input cell in `cells`. */
+  updated: { id: string; deps?: string; context_from?: string; cells?: Record<string, string> }[];
+  /** Tasks an edit of tasks.csv removed (they had not started). */
+  removed: string[];
   waveCount: number;
+}
+
+/**
+ * A person's save of tasks.csv, merged during the run (docs/durability.md): the tasks whose
+ * cells it changed, the tasks it added and removed. What the run kept or left out of it is
+ * in `notices`, each also told as a warning.
+ */
+export interface TasksEditedEvent {
+  /** tasks.csv as messages name it. */
+  file: string;
+  changed: string[];
+  added: string[];
+  removed: string[];
+  notices: string[];
 }
 
 export interface BatchProgressEvent {
@@ -99,6 +120,8 @@ export interface RunEvents {
   'wave:done': [WaveDoneEvent];
   /** An interactive task appended tasks or rewired pending ones (journaled before it is told). */
   'tasks:changed': [TasksChangedEvent];
+  /** A person's save of tasks.csv was merged into the run: told after its changes were journaled and told as tasks:changed. */
+  'tasks:edited': [TasksEditedEvent];
   'run:done': [RunSummary];
   /** Something a person should know that does not stop the run; also a listener of another event that threw. */
   warning: [string];
@@ -106,6 +129,8 @@ export interface RunEvents {
   'workers:connected': [number];
   /** A poll of a batch (`--batch`) found it changed: its status and request counts. */
   'batch:progress': [BatchProgressEvent];
+  /** A discussion gate decided what follows its round (analyze): told when it is taken, before its task's finish is recorded. */
+  'gate:decided': [GateDecidedEvent];
 }
 
 /**

@@ -1,4 +1,5 @@
 import { cutText } from '../text/cut-text.js';
+import { errorLine } from '../text/error-line.js';
 import { taskResultSchema } from '../schema/result.js';
 import type { PipelineName } from '../schema/session.js';
 import { nestsDeeperThan, tooDeepText } from '../text/json-depth.js';
@@ -68,7 +69,7 @@ export function finishAttempt(
       findings: result.findings,
       gc_signal: result.gc_signal ?? '',
       severity_summary: result.severity_summary ?? '',
-      error: result.error ?? (result.status === 'failed' ? 'The task reported failure' : ''),
+      error: result.status === 'failed' ? failureText(result.error, result.findings) : (result.error ?? ''),
       discoveries: result.discoveries ?? [],
       wisdom: result.wisdom ?? {},
       artifacts: result.artifacts ?? [],
@@ -94,4 +95,15 @@ export function finishAttempt(
     // A result too deep or too big to handle is the task's fault, not the worker's.
     return invalid(`cannot be processed (${describe(error).replace(/\s+/g, ' ')})`);
   }
+}
+
+/**
+ * The error of a task that reported failure: its own error, else its findings, which a
+ * model's contract asks to say what was tried and why it failed (a model answer has no
+ * other place for its reason). The reply rules clean it as every error.
+ */
+export function failureText(error: string | undefined, findings: string): string {
+  if (error !== undefined && error.trim() !== '') return error;
+  const reason = errorLine(findings);
+  return reason === '' ? 'The task reported failure' : `The task reported failure: ${reason}`;
 }

@@ -1,6 +1,6 @@
 /**
  * The worker entry: runs one attempt of a task with its executor and checks its result,
- * off the main thread. Everything comes in the request and goes back in the reply: the
+ * off the main thread (an agent attempt on it: backend/local/local-backend.ts). Everything comes in the request and goes back in the reply: the
  * worker neither reads nor writes the session folder (a command task runs in it, though).
  */
 import { threadId, type MessagePort } from 'node:worker_threads';

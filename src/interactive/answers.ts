@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { WaveError } from '../errors.js';
 import type { AnswerSource, GateDecision } from './types.js';
@@ -30,9 +31,11 @@ export function parseDecision(text: string): GateDecision['decision'] | undefine
 export class AnswerFile implements AnswerSource {
   readonly #items: unknown[];
   readonly #path: string;
+  readonly source: string;
 
   constructor(path: string) {
     this.#path = path;
+    this.source = basename(path);
     let parsed: unknown;
     try {
       parsed = JSON.parse(readFileSync(path, 'utf8'));
@@ -63,6 +66,8 @@ export class AnswerFile implements AnswerSource {
 
 /** `--auto`: every gate is answered Done. */
 export class AutoAnswers implements AnswerSource {
+  readonly source = '--auto';
+
   async decide(): Promise<GateDecision> {
     return { decision: 'done' };
   }
@@ -70,6 +75,7 @@ export class AutoAnswers implements AnswerSource {
 
 /** Asks a person on the terminal. */
 export class TerminalAnswers implements AnswerSource {
+  readonly source = 'the terminal';
   readonly #input: NodeJS.ReadableStream;
   readonly #output: NodeJS.WritableStream;
 
@@ -108,6 +114,8 @@ export class TerminalAnswers implements AnswerSource {
 
 /** No terminal, no file, no --auto: a gate cannot be answered, and says how to answer it. */
 export class NoAnswers implements AnswerSource {
+  readonly source = 'no source';
+
   async decide(question: string): Promise<GateDecision> {
     throw new Error(`${question} No answer can be had: run on a terminal, or pass --answers FILE or --auto`);
   }

@@ -14,6 +14,8 @@ export interface LaneSetup {
   files: SessionFileWriter;
   runExecutor: (request: WorkerRequest) => Promise<WorkerReply>;
   answers: AnswerSource;
+  /** Tells the run each gate's decision (InteractiveContext.decided). */
+  decided?: InteractiveContext['decided'];
 }
 
 /**
@@ -42,6 +44,7 @@ export class InteractiveLane {
             files: setup.files,
             runExecutor: setup.runExecutor,
             answers: setup.answers,
+            ...(setup.decided === undefined ? {} : { decided: setup.decided }),
           })
         : { reply: await setup.runExecutor(request) };
     } catch (error) {

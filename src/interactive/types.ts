@@ -30,6 +30,21 @@ export interface GateDecision {
 export interface AnswerSource {
   /** Resolves with the decision, or rejects when no answer can be had (no TTY, no file, no --auto). */
   decide(question: string): Promise<GateDecision>;
+  /** Where the answers come from, as the run's output names it (`answers.json`, `--auto`, `the terminal`). */
+  readonly source?: string;
+}
+
+/** A gate's decision as the run tells it (`[GATE] DISCUSS-001: Continue deeper (from answers.json)`). */
+export interface GateDecidedEvent {
+  /** The task whose gate decided. */
+  id: string;
+  round: number;
+  /** `Continue deeper`, `Adjust direction` or `Done`. */
+  label: string;
+  /** The new focus, for Adjust direction. */
+  focus?: string;
+  /** Where the answer came from: an AnswerSource's `source`, or the mode's round limit. */
+  source: string;
 }
 
 export interface InteractiveContext {
@@ -42,6 +57,8 @@ export interface InteractiveContext {
   /** Runs the task through the configured executor, as a csv-wave task would be. */
   runExecutor(request: WorkerRequest): Promise<WorkerReply>;
   answers: AnswerSource;
+  /** Tells the run a gate's decision, once it is taken. */
+  decided?: (event: GateDecidedEvent) => void;
 }
 
 /** Runs the interactive tasks of one role (the GC controller, the discussion gate). */

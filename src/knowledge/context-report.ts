@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import type { TasksTable } from '../csv/tasks-table.js';
 import { readDiscoveries } from './discoveries-board.js';
 import { readUsage } from './usage.js';
-import { cacheText, costLine, usageProblemLines } from './cost-text.js';
-import { formatUsd, type PriceTable } from './pricing.js';
+import { cacheText, costLine, costText, usageProblemLines } from './cost-text.js';
+import type { PriceTable } from './pricing.js';
 import { kLayout, type SessionFileWriter } from '../layout.js';
 
 export interface ContextReportInput {
@@ -76,10 +76,9 @@ export function writeContextReport(files: SessionFileWriter, input: ContextRepor
     lines.push('| task | requests | prompt | cached | completion | cost |', '|---|---|---|---|---|---|');
     const known = new Set(table.rows.map((row) => row.id));
     for (const [task, spent] of usage.byTask) {
-      const cost = spent.unpriced > 0 && spent.cost_usd === 0 ? 'unknown' : formatUsd(spent.cost_usd);
       // Ids in usage.ndjson are checked task ids: no `|` or line break can spoil the table.
       const name = known.has(task) ? task : `${task} (not in tasks.csv)`;
-      lines.push(`| ${name} | ${spent.requests} | ${spent.prompt_tokens} | ${spent.cached_tokens} | ${spent.completion_tokens} | ${cost} |`);
+      lines.push(`| ${name} | ${spent.requests} | ${spent.prompt_tokens} | ${spent.cached_tokens} | ${spent.completion_tokens} | ${costText(spent)} |`);
     }
     lines.push('');
   }

@@ -3,20 +3,43 @@ import type { UsageProblem, UsageSum } from './usage.js';
 
 /** A task's or a session's spending in a few words: `270 tokens, $0.00012` (`cost unknown` without a price). */
 export function spendText(sum: UsageSum): string {
-  const tokens = `${sum.prompt_tokens + sum.completion_tokens} tokens`;
-  if (sum.unpriced > 0 && sum.cost_usd === 0) return `${tokens}, cost unknown`;
-  const unpriced = sum.unpriced > 0 ? ` + ${sum.unpriced} request(s) without a price` : '';
-  return `${tokens}, ${formatUsd(sum.cost_usd)}${unpriced}`;
+  const cost = costText(sum);
+  return `${sum.prompt_tokens + sum.completion_tokens} tokens, ${cost === 'unknown' ? 'cost unknown' : cost}`;
 }
 
-/** The session's cost line (status, context.md): the total, and what is not in it. */
-export function costLine(totals: UsageSum): string {
+/**
+ * A task's cost (context.md's table, report.html's task table and details): `$0.0042`;
+ * `unknown` when none of its requests has a price; `$0.0042 + 2 request(s) without a price`
+ * when some have none, so that a part is never shown as the whole.
+ */
+export function costText(sum: UsageSum): string {
+  if (sum.unpriced > 0 && sum.cost_usd === 0) return 'unknown';
+  const unpriced = sum.unpriced > 0 ? ` + ${sum.unpriced} request(s) without a price` : '';
+  return `${formatUsd(sum.cost_usd)}${unpriced}`;
+}
+
+/** The session's cost (status, context.md, report.html's summary): the total, and what is not in it. */
+export function costSummary(totals: UsageSum): string {
   const requests = `${totals.requests} request(s)`;
   if (totals.unpriced === totals.requests && totals.cost_usd === 0) {
-    return `Cost: unknown (${requests}; no price for their model: set "pricing" in session.json or pass --price-input and --price-output)`;
+    return `unknown (${requests}; no price for their model: set "pricing" in session.json or pass --price-input and --price-output)`;
   }
   const unpriced = totals.unpriced > 0 ? `; ${totals.unpriced} of them without a price, not counted` : '';
-  return `Cost: ${formatUsd(totals.cost_usd)} (${requests}${unpriced})`;
+  return `${formatUsd(totals.cost_usd)} (${requests}${unpriced})`;
+}
+
+/** The session's cost line (status, context.md): `Cost: ` and costSummary. */
+export function costLine(totals: UsageSum): string {
+  return `Cost: ${costSummary(totals)}`;
+}
+
+/**
+ * What the failed tasks spent, said apart (report.html's summary):
+ * `8,948 tokens on tasks that failed ($0.012)`.
+ */
+export function failedSpendText(sum: UsageSum): string {
+  const cost = costText(sum);
+  return `${(sum.prompt_tokens + sum.completion_tokens).toLocaleString('en-US')} tokens on tasks that failed (${cost === 'unknown' ? 'cost unknown' : cost})`;
 }
 
 /** What status --json and report data give of a task's or the session's spending. */

@@ -228,6 +228,23 @@ export function readUsage(sessionDir: string, prices: PriceTable = {}): UsageTot
   return totals;
 }
 
+/** Some tasks' requests added up from readUsage's sums per task (the failed ones, say); undefined when none made any. */
+export function usageOfTasks(totals: UsageTotals, ids: Iterable<string>): UsageSum | undefined {
+  let sum: UsageSum | undefined;
+  for (const id of ids) {
+    const spent = totals.byTask.get(id);
+    if (spent === undefined) continue;
+    sum ??= emptySum();
+    sum.prompt_tokens += spent.prompt_tokens;
+    sum.completion_tokens += spent.completion_tokens;
+    sum.cached_tokens += spent.cached_tokens;
+    sum.requests += spent.requests;
+    sum.cost_usd += spent.cost_usd;
+    sum.unpriced += spent.unpriced;
+  }
+  return sum;
+}
+
 function add(totals: UsageTotals, line: CountedLine, prices: PriceTable): void {
   const price = line.model !== undefined && Object.hasOwn(prices, line.model) ? prices[line.model] : undefined;
   const cost = line.cost_usd ?? (price && requestCost(price, line));

@@ -42,6 +42,22 @@ export interface AgentSettingsFiles {
  * its line when it was read (session.ts).
  */
 export function checkAgentSettings(spec: ExecutorSpec, rows: readonly TaskRow[], files: AgentSettingsFiles, pipeline: PipelineName): AgentKind[] {
+  const { session, tasks, agents } = agentSettingsProblems(spec, rows, files, pipeline);
+  throwViolations(session, tasks, files);
+  return agents;
+}
+
+/**
+ * checkAgentSettings's findings without throwing: session.json's problems and tasks.csv's,
+ * each at its line in its own file, and the agents the tasks will run. A person's save of
+ * tasks.csv during a run is checked with it (session/edits/).
+ */
+export function agentSettingsProblems(
+  spec: ExecutorSpec,
+  rows: readonly TaskRow[],
+  files: AgentSettingsFiles,
+  pipeline: PipelineName,
+): { session: Violation[]; tasks: Violation[]; agents: AgentKind[] } {
   if (!isAgentKind(spec.type)) {
     const violations = rows.flatMap((row) => {
       const agent = cell(row.extra['agent']);
@@ -55,8 +71,7 @@ export function checkAgentSettings(spec: ExecutorSpec, rows: readonly TaskRow[],
         },
       ];
     });
-    throwViolations([], violations, files);
-    return [];
+    return { session: [], tasks: violations, agents: [] };
   }
   const agentSpec = spec as AgentSpec;
   const base = baseAgentSettings(agentSpec);
@@ -107,8 +122,7 @@ export function checkAgentSettings(spec: ExecutorSpec, rows: readonly TaskRow[],
       });
     }
   }
-  throwViolations(session, tasks, files);
-  return [...used];
+  return { session, tasks, agents: [...used] };
 }
 
 /** A row's agent cells, present ones only. */

@@ -1,4 +1,4 @@
-import type { TaskRow } from '../core/task.js';
+import { kTaskColumns, type SeedColumn, type TaskRow } from '../core/task.js';
 import type { SessionFileWriter } from '../layout.js';
 import type { WorkerReply, WorkerRequest } from '../executors/messages.js';
 import type { InteractiveHandler } from '../interactive/types.js';
@@ -28,6 +28,8 @@ export type AroundAttempt = (request: WorkerRequest, run: (request: WorkerReques
  */
 export interface Pipeline extends RoleRules {
   readonly name: PipelineName;
+  /** The columns its tasks.csv must have, and those a run adds when the file lacks them (the cells it writes). */
+  readonly columns: PipelineColumns;
   /** Interactive tasks of these roles are run by their handler in the main thread; others go through the executor. */
   readonly handlers: ReadonlyMap<string, InteractiveHandler>;
   /**
@@ -40,3 +42,14 @@ export interface Pipeline extends RoleRules {
   /** Made once per run, then wraps every attempt the run makes; absent when attempts run as they are. */
   readonly aroundAttempt?: (context: AttemptHookContext) => AroundAttempt;
 }
+
+/** What a pipeline asks of tasks.csv's columns. */
+export interface PipelineColumns {
+  /** Without one of these no task can be understood: the file is refused at its header, and an empty cell at its row. */
+  readonly required: readonly SeedColumn[];
+  /** Added by `plan` and a run when the file lacks them, in the seed's order, after the file's own columns. */
+  readonly written: readonly SeedColumn[];
+}
+
+/** A pipeline of the seeds: every task has a description and a role, and the file every seed column. */
+export const kSeedPipelineColumns: PipelineColumns = { required: ['id', 'description', 'role'], written: kTaskColumns };

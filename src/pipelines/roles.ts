@@ -2,18 +2,25 @@ import type { PipelineName } from '../schema/session.js';
 import { kBrainstormRoles } from '../roles/role-rules.js';
 import { pipelineFor } from './pipeline-for.js';
 
-/** The roles a pipeline knows; `generic` accepts any non-empty role (null here). */
+/** The roles a pipeline knows; `generic` accepts any role, or none (null here). */
 export function pipelineRoles(pipeline: PipelineName): ReadonlySet<string> | null {
   return pipelineFor(pipeline).roles;
 }
 
 /**
  * The pipeline of a session that names none: brainstorm when every role is a brainstorm
- * role (so the seed's files behave as before), generic otherwise. Empty roles do not count.
+ * role and there is at least one (so the seed's files behave as before), generic otherwise.
+ * Empty roles do not count.
  */
 export function inferPipeline(roles: Iterable<string>): PipelineName {
-  for (const role of roles) if (role !== '' && !kBrainstormRoles.has(role)) return 'generic';
-  return 'brainstorm';
+  let seen = false;
+  for (const role of roles) {
+    if (role === '') continue;
+    if (!kBrainstormRoles.has(role)) return 'generic';
+    seen = true;
+  }
+  // A file without roles (a plain batch of ids and columns of its own) is no brainstorm.
+  return seen ? 'brainstorm' : 'generic';
 }
 
 /**
@@ -22,6 +29,6 @@ export function inferPipeline(roles: Iterable<string>): PipelineName {
  */
 export function roleHint(pipeline: PipelineName): string {
   const roles = pipelineRoles(pipeline);
-  const known = roles === null ? 'any non-empty role' : [...roles].join(', ');
+  const known = roles === null ? 'any role' : [...roles].join(', ');
   return `the ${pipeline} pipeline takes ${known}; for roles of your own, pass --pipeline generic or set "pipeline": "generic" in session.json`;
 }

@@ -1,14 +1,15 @@
 import { basename, join } from 'node:path';
-import type { TasksTable } from '../csv/tasks-table.js';
-import type { TaskRow } from '../core/task.js';
+import { cellReader, type TasksTable } from '../csv/tasks-table.js';
 import { countByStatus } from '../commands/status-report.js';
+import { cacheText, costSummary, costText, failedSpendText } from '../knowledge/cost-text.js';
 import { readDiscoveries } from '../knowledge/discoveries-board.js';
-import { readUsage, type UsageSum, type UsageTotals } from '../knowledge/usage.js';
+import type { PriceTable } from '../knowledge/pricing.js';
+import { readUsage, usageOfTasks, type UsageSum, type UsageTotals } from '../knowledge/usage.js';
+import type { TaskRow } from '../core/task.js';
 import type { AttemptEnd, AttemptLine } from '../schema/attempt.js';
 import type { TaskStatus } from '../schema/row.js';
 import { listArtifacts } from './artifact-files.js';
 import { groupFailures, type FailureGroup } from './failures.js';
-import { assignLanes } from './lanes.js';
 import { cachedResults, readAttempts, type AttemptLinesReader, type CachedResults } from '../knowledge/attempt-lines.js';
 import { WaveContexts } from './wave-contexts.js';
 import { kLayout } from '../layout.js';
@@ -19,8 +20,20 @@ import { kLayout } from '../layout.js';
  */
 export type ReportTask = [string, string, string, number, string, string, string, string, string, string];
 
-/** An attempt: [task index, attempt, start (ms after the first), duration ms, outcome, error class, thread, lane, run index]. */
-export type ReportAttempt = [number, number, number, number, AttemptEnd, string, number | null, number, number];
+/** An attempt: [task index, attempt, start (ms after the first), duration ms, outcome, error class, thread, run index]. */
+export type ReportAttempt = [number, number, number, number, AttemptEnd, string, number | null, number];
+
+/** The columns a ReportTask holds; the page reads any other column from its `cells`. */
+const kTaskFields = new Set(['id', 'title', 'role', 'wave', 'status', 'findings', 'error', 'deps', 'exec_mode', 'description']);
+
+/**
+ * A column of tasks.csv as the task table shows it. `cells` (one per task) only for a column
+ * a ReportTask does not hold: the person's own columns, and angle, gc_signal and the like.
+ */
+export interface ReportColumn {
+  name: string;
+  cells?: string[];
+}
 
 /** What a click on a task shows beyond its row; only tasks with any of it have one, with only the fields they have. */
 export interface TaskDetail {
@@ -32,9 +45,10 @@ export interface TaskDetail {
 }
 
 /**
- * Tokens and cost as usage.ndjson recorded them. A line has a cost when the CLI reported one
- * or the run that wrote it knew the model's price (session.json `pricing`); `unpriced`
- * counts the requests without one, so that a cost is never shown as complete when it is not.
+ * Tokens and cost from usage.ndjson, counted by readUsage as status and context.md count them.
+ * A line's cost is its own (the CLI reported one, or the run that wrote it knew the model's
+ * price), else its model's price in the pricing the report was built with; `unpriced`
+ * counts the requests without either, so that a cost is never shown as complete when it is not.
  */
 export interface ReportUsage {
   requests: number;
@@ -43,11 +57,13 @@ export interface ReportUsage {
   completion: number;
   cost_usd: number;
   unpriced: number;
+  /** The cost as context.md and status say it (knowledge/cost-text.ts): `$0.0042`, `unknown`, … */
+  cost_text: string;
 }
 
 /** Everything report.html shows, embedded in it as JSON. */
 export interface ReportData {
-  version: 1;
+  version: 2;
   session: string;
   generated: string;
   /** True when `csv-wave serve` sends updates. */
@@ -65,8 +81,20 @@ export interface ReportData {
   retries: number;
   /** The session's model and agent requests, from usage.ndjson; null when none was made. */
   tokens: ReportUsage | null;
-  /** The completed tasks whose result came from the result cache, and what those results had cost; null when none did. */
-  cache: CachedResults | null;
+  /**
+   * The completed tasks whose result came from the result cache, what those results had
+   * cost, and that as status says it (cacheText); null when none did.
+   */
+  cache: (CachedResults & { text: string }) | null;
+  /** The session's cost as status and context.md say it (costSummary); null when no request was made. */
+  cost: string | null;
+  /** What the tasks that failed spent (`8,948 tokens on tasks that failed ($0.012)`); null when they made no request. */
+  failedSpend: string | null;
+  /**
+   * The columns of tasks.csv in file order, but those empty in every task (id and status are
+   * always there): the spreadsheet is the person's schema, and the task table shows it.
+   */
+  columns: ReportColumn[];
   /** ISO time of the first attempt: attempt starts count from it. */
   t0: string;
   runs: string[];
@@ -83,8 +111,14 @@ const kMaxPrevContextChars = 2000;
 export function buildReportData(
   sessionDir: string,
   table: TasksTable,
-  /** `waveContexts`: kept by a caller that builds the report again and again (a run), so that unchanged wave files are not parsed again. */
-  options: { live?: boolean; waveContexts?: WaveContexts; attempts?: AttemptLinesReader } = {},
+  /**
+   * `waveContexts`: kept by a caller that builds the report again and again (a run), so that
+   * unchanged wave files are not parsed again. `pricing`: prices by model for usage lines
+   * written without a cost, as status and context.md price them (session.json `pricing`).
+   * `attempts`: a run's reader of attempts.ndjson, which parses only the lines added since
+   * its last report.
+   */
+  options: { live?: boolean; waveContexts?: WaveContexts; pricing?: PriceTable; attempts?: AttemptLinesReader } = {},
 ): ReportData {
   const rows = table.rows;
   const index = new Map(rows.map((row, i) => [row.id, i]));
@@ -94,14 +128,15 @@ export function buildReportData(
   const runs = [...new Set(lines.map((line) => line.run))];
   const starts = lines.map((line) => Date.parse(line.start));
   const t0 = starts.reduce((first, start) => Math.min(first, start), starts[0] ?? 0);
-  const lanes = assignLanes(lines.map((line, i) => ({ start: starts[i]!, end: starts[i]! + line.duration_ms })));
+  const runIndex = new Map(runs.map((run, i) => [run, i]));
   const lastClass = new Map<string, string>();
   for (const line of lines) lastClass.set(line.task, line.error_class);
 
   const latest = lines.filter((line) => line.run === runs.at(-1));
-  const usage = readUsage(sessionDir);
+  const usage = readUsage(sessionDir, options.pricing);
+  const failedSpend = usage && usageOfTasks(usage, rows.filter((row) => row.status === 'failed').map((row) => row.id));
   return {
-    version: 1,
+    version: 2,
     session: basename(sessionDir),
     generated: new Date().toISOString(),
     live: options.live ?? false,
@@ -111,6 +146,9 @@ export function buildReportData(
     retries: lines.filter((line) => line.outcome === 'retried').length,
     tokens: usage ? reportUsage(usage) : null,
     cache: cachedOrNull(readLines, rows),
+    cost: usage ? costSummary(usage) : null,
+    failedSpend: failedSpend ? failedSpendText(failedSpend) : null,
+    columns: reportColumns(table),
     t0: new Date(t0).toISOString(),
     runs,
     tasks: rows.map((row) => [
@@ -133,8 +171,7 @@ export function buildReportData(
       line.outcome,
       line.error_class,
       line.thread,
-      lanes[i]!,
-      runs.indexOf(line.run),
+      runIndex.get(line.run)!,
     ]),
     failures: groupFailures(rows, (id) => lastClass.get(id) ?? ''),
     details: taskDetails(sessionDir, table, options.waveContexts ?? new WaveContexts(), usage),
@@ -149,7 +186,24 @@ function reportUsage(sum: UsageSum): ReportUsage {
     completion: sum.completion_tokens,
     cost_usd: sum.cost_usd,
     unpriced: sum.unpriced,
+    cost_text: costText(sum),
   };
+}
+
+/** tasks.csv's columns that hold a value in some task, in file order, with the cells of those a ReportTask does not hold. */
+function reportColumns(table: TasksTable): ReportColumn[] {
+  const columns: ReportColumn[] = [];
+  for (const name of table.columns) {
+    const cell = cellReader(name);
+    // A column named like an object's own property (`__proto__`) reads as no text: only strings are cells.
+    const read = (row: TaskRow) => {
+      const value: unknown = cell(row);
+      return typeof value === 'string' ? value : '';
+    };
+    if (name !== 'id' && name !== 'status' && !table.rows.some((row) => read(row) !== '')) continue;
+    columns.push(kTaskFields.has(name) ? { name } : { name, cells: table.rows.map(read) });
+  }
+  return columns;
 }
 
 function wallTime(lines: readonly AttemptLine[]): number {
@@ -182,7 +236,7 @@ function taskDetails(sessionDir: string, table: TasksTable, waveContexts: WaveCo
 }
 
 /** The results taken from the cache, or null when none was. */
-function cachedOrNull(lines: readonly AttemptLine[], rows: readonly TaskRow[]): CachedResults | null {
+function cachedOrNull(lines: readonly AttemptLine[], rows: readonly TaskRow[]): (CachedResults & { text: string }) | null {
   const cached = cachedResults(lines, () => new Set(rows.filter((row) => row.status === 'completed').map((row) => row.id)));
-  return cached.tasks > 0 ? cached : null;
+  return cached.tasks > 0 ? { ...cached, text: cacheText(cached.tasks, cached.saved_usd) } : null;
 }

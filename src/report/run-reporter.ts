@@ -1,4 +1,5 @@
 import type { TasksTable } from '../csv/tasks-table.js';
+import type { PriceTable } from '../knowledge/pricing.js';
 import type { RunReport, RunReportFactory } from '../run/run-session.js';
 import { WaveContexts } from './wave-contexts.js';
 import { writeReport } from './write-report.js';
@@ -16,6 +17,7 @@ export class RunReporter implements RunReport {
   readonly #sessionDir: string;
   readonly #table: TasksTable;
   readonly #warn: (message: string) => void;
+  readonly #pricing: PriceTable | undefined;
   #lastStart = 0;
   #lastDuration = 0;
   /** The run's wave files, parsed once rather than at every rewrite; those the run writes, never (KnowledgeSink.waveReady). */
@@ -23,11 +25,12 @@ export class RunReporter implements RunReport {
   /** attempts.ndjson, each line parsed once however many times the report is written. */
   readonly #attempts: AttemptLinesReader;
 
-  constructor(sessionDir: string, table: TasksTable, warn: (message: string) => void) {
+  constructor(sessionDir: string, table: TasksTable, warn: (message: string) => void, pricing?: PriceTable) {
     this.#sessionDir = sessionDir;
     this.#attempts = new AttemptLinesReader(sessionDir);
     this.#table = table;
     this.#warn = warn;
+    this.#pricing = pricing;
   }
 
   waveEnd(): void {
@@ -43,7 +46,7 @@ export class RunReporter implements RunReport {
   #write(): void {
     this.#lastStart = performance.now();
     try {
-      writeReport(this.#sessionDir, this.#table, undefined, this.waveContexts, this.#attempts);
+      writeReport(this.#sessionDir, this.#table, { waveContexts: this.waveContexts, pricing: this.#pricing, attempts: this.#attempts });
     } catch (error) {
       this.#warn(`report.html was not written: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -52,4 +55,4 @@ export class RunReporter implements RunReport {
 }
 
 /** report.html kept up to date during a run: what the CLI and the package's `runSession` attach. */
-export const htmlReport: RunReportFactory = (sessionDir, table, warn) => new RunReporter(sessionDir, table, warn);
+export const htmlReport: RunReportFactory = (sessionDir, table, warn, pricing) => new RunReporter(sessionDir, table, warn, pricing);

@@ -1,7 +1,8 @@
 import type { TasksTable } from '../csv/tasks-table.js';
 import { readJournal, replayJournal } from '../session/journal.js';
 import { readSessionTasks } from '../session/prepare-session.js';
-import type { Session } from '../session/session.js';
+import { settlePipeline, type Session } from '../session/session.js';
+import { withPipelineColumns } from '../pipelines/pipeline-columns.js';
 import { checkSessionOwner } from '../session/session-owner.js';
 
 /**
@@ -16,5 +17,8 @@ export function currentTasks(session: Session): TasksTable {
   checkSessionOwner(session);
   const table = readSessionTasks(session);
   replayJournal(table.rows, readJournal(session.dir));
+  // The columns a run writes, as the run shows them, even before the first run of a plain batch.
+  const pipeline = settlePipeline(session, table.rows.map((row) => row.role));
+  withPipelineColumns(table, pipeline, session.displayPath, false);
   return table;
 }

@@ -2,6 +2,7 @@ import { closeSync, openSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../files/atomic-write.js';
 import type { TasksTable } from '../csv/tasks-table.js';
+import type { PriceTable } from '../knowledge/pricing.js';
 import { writeAll } from '../files/write-all.js';
 import { WaveError } from '../errors.js';
 import { sessionPathForWrite } from '../files/session-path.js';
@@ -13,6 +14,18 @@ import { kLayout } from '../layout.js';
 
 export const kReportFile = kLayout.report;
 
+/** Where report.html goes and what it is built with. */
+export interface WriteReportOptions {
+  /** Another file than the session's report.html. */
+  out?: string | undefined;
+  /** Wave files parsed already (a run's). */
+  waveContexts?: WaveContexts | undefined;
+  /** Prices by model for usage lines written without a cost (session.json `pricing`, and the run's `--price-*`). */
+  pricing?: PriceTable | undefined;
+  /** A run's reader of attempts.ndjson, which parses only the lines added since its last report. */
+  attempts?: AttemptLinesReader | undefined;
+}
+
 /**
  * Writes report.html (or `out`) for the session's rows and returns its path. report.html
  * is replaced by a rename, so a reader never sees half a page. Its temporary file sits in
@@ -20,8 +33,9 @@ export const kReportFile = kLayout.report;
  * flushed to disk first: a run writes it at each wave end, with nothing running in waves
  * mode, and the page is a view that the next run or `csv-wave report` writes again.
  */
-export function writeReport(sessionDir: string, table: TasksTable, out?: string, waveContexts?: WaveContexts, attempts?: AttemptLinesReader): string {
-  const html = reportHtml(buildReportData(sessionDir, table, { ...(waveContexts ? { waveContexts } : {}), ...(attempts ? { attempts } : {}) }));
+export function writeReport(sessionDir: string, table: TasksTable, options: WriteReportOptions = {}): string {
+  const { out, waveContexts, pricing, attempts } = options;
+  const html = reportHtml(buildReportData(sessionDir, table, { ...(waveContexts ? { waveContexts } : {}), ...(pricing ? { pricing } : {}), ...(attempts ? { attempts } : {}) }));
   if (out !== undefined) {
     writeFileAtomic(out, html);
     return out;

@@ -24,7 +24,7 @@ export interface RoleAnswerFields {
 
 /** A pipeline's rules for its roles' results. */
 export interface RoleRules {
-  /** The roles validation accepts; null for any non-empty role. */
+  /** The roles validation accepts; null for any role (generic: a role is optional there). */
   readonly roles: ReadonlySet<string> | null;
   /** The pipeline's rules for a finished result of a task of this role (the challenger's severity rule). */
   normaliseResult(role: string, result: TaskResult, check: ResultCheck): Normalised;

@@ -24,17 +24,28 @@ export async function checkExecutor(
   sessionDir: string,
   moduleLoadTimeoutMs = kModuleLoadTimeoutMs,
   agents: readonly AgentKind[] = isAgentKind(spec.type) ? [spec.type] : [],
+  agentCheck: AgentCheckOptions = {},
 ): Promise<void> {
   if (spec.type === 'command') checkCommand(spec.template, columns, sessionDir);
   else if (spec.type === 'module') await checkModule(spec.path, moduleLoadTimeoutMs);
-  await checkAgentClis(agents, sessionDir);
+  await checkAgentClis(agents, sessionDir, agentCheck);
+}
+
+/** How the agent CLIs are checked. */
+export interface AgentCheckOptions {
+  /**
+   * Whether the agents run on this machine. A run whose attempts go to workers (`--backend
+   * bullmq`) checks the CLIs but not their login: the key is the workers', and each
+   * `csv-wave worker` checks its own login when it starts. @default true
+   */
+  runHere?: boolean;
 }
 
 /**
  * The check of each agent CLI, before any task: on PATH, recent enough. One line per agent;
  * an agent without one is not checked here (its tasks say what is wrong).
  */
-const kAgentChecks: Partial<Record<AgentKind, (sessionDir: string) => Promise<void>>> = {
+const kAgentChecks: Partial<Record<AgentKind, (sessionDir: string, options: AgentCheckOptions) => Promise<void>>> = {
   codex: checkCodex,
   claude: checkClaude,
 };
@@ -43,8 +54,8 @@ const kAgentChecks: Partial<Record<AgentKind, (sessionDir: string) => Promise<vo
  * Checks every agent CLI a session will use (checkAgentSettings lists them: the run's, its
  * roles', its rows'), each once: a codex run whose rows name claude needs claude too.
  */
-export async function checkAgentClis(agents: readonly AgentKind[], sessionDir: string): Promise<void> {
-  for (const agent of new Set(agents)) await kAgentChecks[agent]?.(sessionDir);
+export async function checkAgentClis(agents: readonly AgentKind[], sessionDir: string, options: AgentCheckOptions = {}): Promise<void> {
+  for (const agent of new Set(agents)) await kAgentChecks[agent]?.(sessionDir, options);
 }
 
 /**
@@ -99,10 +110,10 @@ export const kMinClaudeVersion = '2.1.197';
  * (CLAUDE_CODE_USE_BEDROCK, _VERTEX, _FOUNDRY), or its login files: `.credentials.json`
  * (what /login writes), an `apiKeyHelper` in settings.json, a `primaryApiKey` in
  * .claude.json. On macOS /login keeps the token in the keychain, which is not read:
- * there the login is not checked. A login that is there but expired shows on the first
- * task (`Not logged in`, task-failure).
+ * there the login is not checked; nor is it where claude does not run (`runHere` false).
+ * A login that is there but expired shows on the first task (`Not logged in`, task-failure).
  */
-async function checkClaude(sessionDir: string): Promise<void> {
+async function checkClaude(sessionDir: string, options: AgentCheckOptions): Promise<void> {
   const install = 'npm install -g @anthropic-ai/claude-code';
   const program = findOnPath('claude', process.env['PATH'] ?? '', sessionDir);
   if (program === undefined) {
@@ -122,7 +133,7 @@ async function checkClaude(sessionDir: string): Promise<void> {
         `older than ${kMinClaudeVersion}, the oldest csv-wave runs; update it with ${install}@latest (or claude update)`,
     );
   }
-  if (process.platform !== 'darwin' && !claudeLoginSeen(process.env)) {
+  if (options.runHere !== false && process.platform !== 'darwin' && !claudeLoginSeen(process.env)) {
     throw new WaveError(
       'INVALID_EXECUTOR',
       '--executor claude: Claude Code is not logged in (no ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN or CLAUDE_CODE_OAUTH_TOKEN in the environment, ' +

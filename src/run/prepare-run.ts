@@ -1,4 +1,8 @@
+import type { BackendChoice } from '../backend/index.js';
 import type { TaskRow } from '../core/task.js';
+import { showCell } from '../csv/columns.js';
+import { WaveError } from '../errors.js';
+import { isAgentKind } from '../executors/agents/settings.js';
 import type { PipelineName } from '../schema/session.js';
 import { pipelineFor, SettingsReader, type PipelineSettings } from '../pipelines/index.js';
 import { checkAgentSettings } from '../options/agent-settings-check.js';
@@ -24,6 +28,8 @@ import { statusOf } from '../core/skip-cause.js';
 /** What a run is asked to do (the fields of RunSessionOptions that preparing it reads). */
 export interface RunRequest extends RunOptions {
   pipeline?: PipelineName;
+  /** Where attempts run: on workers (bullmq), the agents' logins are theirs. @default session.json's `backend`, else local */
+  backend?: BackendChoice | undefined;
   prepare?: (rows: TaskRow[], waves: ReadonlyMap<string, number>) => void | Iterable<string>;
   /**
    * A rerun (`csv-wave rerun`): the tasks it chooses and their dependents go back to pending
@@ -59,11 +65,18 @@ export async function prepareRun(path: string, request: RunRequest, warn: (messa
   const held = prepareSession(session, { hold: { warn, run: true }, bom: settings.bom ?? session.config.bom });
   try {
     const plan = planTasks(held);
+    // A plain batch needs no description, but a prompt does: a model or agent task without one is refused at its row.
+    if (settings.executor.type === 'openai' || isAgentKind(settings.executor.type)) {
+      const violations = held.table.rows.filter((row) => row.description.trim() === '').map((row) => ({ line: row.line, message: `Empty description for task: ${showCell(row.id)} (a ${settings.executor.type} task's prompt is its description)` }));
+      if (violations.length > 0) throw new WaveError('INVALID_TASKS', `${violations.length} problem(s) in ${session.displayPath}`, { path: session.displayPath, violations });
+    }
     const { config, configFile } = held.session;
     const pipelineSettings = pipelineFor(config.pipeline).settings(SettingsReader.of(config.pipeline, config, configFile));
     // A bad executor fails here, once, rather than on every task; so do bad agent settings of roles and rows.
     const agents = checkAgentSettings(settings.executor, held.table.rows, { tasks: session.displayPath, ...(configFile === undefined ? {} : { session: configFile }) }, config.pipeline);
-    await checkExecutor(settings.executor, held.table.columns, session.dir, undefined, agents);
+    // On workers (--backend bullmq) the agents run with the workers' logins, which each worker checks when it starts.
+    const onWorkers = (request.backend ?? config.backend)?.type === 'bullmq';
+    await checkExecutor(settings.executor, held.table.columns, session.dir, undefined, agents, { runHere: !onWorkers });
     // A worktree run outside a repository, from a base that names no commit, or with a task id no branch can take, stops here (exit 2).
     const repository =
       settings.workdir === 'worktree' ? await checkWorktreeRun(session.dir, settings.base, held.table.rows.map((row) => row.id)) : undefined;
@@ -72,6 +85,8 @@ export async function prepareRun(path: string, request: RunRequest, warn: (messa
     const reset = new Set(request.prepare?.(held.table.rows, plan.waves) ?? []);
     const rerun = request.rerun === undefined ? undefined : rerunPlan(held, settings, pipelineSettings.topic, plan.waves, request.rerun, warn);
     for (const id of [...(rerun?.chosen ?? []), ...(rerun?.cascaded ?? [])]) reset.add(id);
+    // A person watching the spreadsheet sees `pending`, not an empty cell, once the run has started.
+    for (const row of held.table.rows) if (row.status === '') row.status = 'pending';
     writeFirst(held, {
       // Saved between our read and this write: nothing ran yet, and the journal (if any) stays.
       edited: `${session.displayPath} was changed by someone else while csv-wave was reading it; nothing was run. Run the command again.`,

@@ -1,3 +1,4 @@
+import type { WaveError } from '../errors.js';
 import type { RunSummary, StopReason } from '../events/events.js';
 
 /** How a run stopped early (`stopped` undefined: it did not), and why, in words. */
@@ -14,8 +15,8 @@ export interface RunFacts {
   interrupted: string | undefined;
   /** The last rewrite of tasks.csv shows every result. */
   shown: boolean;
-  /** Someone else saved tasks.csv during the run. */
-  edited: boolean;
+  /** Why a save of tasks.csv during the run could not be merged (unmergeableStopReason), if one could not. */
+  unmergeable: string | undefined;
   /** What the session folder refused to write, if it ever did. */
   writeProblem: string | undefined;
   /** The journal was written in full when it was closed. */
@@ -31,18 +32,18 @@ export interface RunFacts {
 /**
  * The run's final word, from the facts: what stopped it, why, and the exit code. A later
  * fact can only add to the first stop's reason, or make it more exact: tasks taken back
- * on a signal are named; an edit found at the last rewrite, or a session folder that could
- * not be written, is told.
+ * on a signal are named; a save that could not be merged found at the last rewrite, or a
+ * session folder that could not be written, is told.
  */
 export function runOutcome(facts: RunFacts): RunEnding & Pick<RunSummary, 'exitCode'> {
   let outcome = facts.ended;
   if (outcome.stopped === 'signal' && facts.interrupted !== undefined) {
     outcome = { stopped: 'signal', reason: facts.interrupted };
   }
-  // An edit saved after the last rewrite: the last results stay in the journal, and the
-  // run says so instead of ending as if tasks.csv showed them.
-  if (!facts.shown && facts.edited && outcome.stopped !== 'edited') {
-    outcome = { stopped: 'edited', reason: joinReasons(outcome.reason, editedStopReason(facts.displayPath, facts.path)) };
+  // A save that cannot be merged, found at the last rewrite: the last results stay in the
+  // journal, and the run says so instead of ending as if tasks.csv showed them.
+  if (facts.unmergeable !== undefined && outcome.stopped !== 'edited') {
+    outcome = { stopped: 'edited', reason: joinReasons(outcome.reason, facts.unmergeable) };
   }
   if (facts.writeProblem !== undefined && outcome.stopped !== 'edited') {
     const why = writeStopReason(facts.writeProblem, facts.path, facts.shown, facts.journalComplete);
@@ -56,12 +57,18 @@ export function runOutcome(facts: RunFacts): RunEnding & Pick<RunSummary, 'exitC
   return { ...outcome, exitCode };
 }
 
-/** Why a run stopped when someone else saved tasks.csv during it, and what to do. */
-export function editedStopReason(displayPath: string, path: string): string {
+/**
+ * Why a run stopped when a save of tasks.csv during it could not be merged (`problem`: the
+ * file gone, not CSV, a required column lost), and what to do.
+ */
+export function unmergeableStopReason(displayPath: string, path: string, problem: WaveError): string {
+  const lines = problem.violations?.slice(0, 5).map((violation) => `${displayPath}:${violation.line}: ${violation.message}`) ?? [];
+  const what = lines.length > 0 ? lines.join('\n') : problem.message;
   return (
-    `${displayPath} was changed by someone else during the run, so csv-wave did not overwrite it. ` +
+    `${what}\n` +
+    `${displayPath} was saved during the run in a form csv-wave cannot merge, so it stopped starting tasks and wrote nothing over the file. ` +
     `Running tasks were let finish; their results are kept in the journal. ` +
-    `Run \`csv-wave resume ${path}\` to apply them to the edited file and go on.`
+    `Fix the file (or put back the copy you meant to save), then run \`csv-wave resume ${path}\`: it applies the journal to the file and goes on.`
   );
 }
 

@@ -18,9 +18,9 @@ export interface Stoppable {
 }
 
 /**
- * How a run ends early, in one place: every stop (a halt, a spent budget, a signal, an
- * edit of tasks.csv, a failed write, a backend that lost its tasks) goes through here. The
- * scheduler only needs to stop starting tasks; the reason given first is the one the run
+ * How a run ends early, in one place: every stop (a halt, a spent budget, a signal, a save
+ * of tasks.csv that cannot be merged, a failed write, a backend that lost its tasks) goes
+ * through here. The scheduler only needs to stop starting tasks; the reason given first is the one the run
  * reports. A stop asked for before the scheduler exists reaches it once it does.
  *
  * A write into the session folder that fails (it became read-only, the disk is full)

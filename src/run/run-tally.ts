@@ -22,7 +22,7 @@ export class RunTally {
       this.#attempts++;
     });
     events.on('tasks:changed', (change) => {
-      this.#added += change.added.length;
+      this.#added += change.added.length - change.removed.length;
     });
   }
 

@@ -1,6 +1,7 @@
 import type { TaskRow } from '../core/task.js';
 import type { Effect, RefusedChange } from '../core/effects.js';
 import { SchedulingCore } from '../core/scheduling-core.js';
+import type { SessionEdit, TaskStanding } from '../core/session-changes.js';
 import type { WorkerReply, WorkerRequest } from '../executors/messages.js';
 import { cleanText } from '../text/clean-text.js';
 import { describe } from '../executors/module.js';
@@ -46,8 +47,8 @@ export interface RunRecorder {
   retried(event: TaskRetryEvent): void;
   /** A task finished, completed, failed or skipped, with its last reply (before task:done). */
   finished(row: TaskRow, reply: WorkerReply | undefined, event: TaskDoneEvent): void;
-  /** An interactive task added or rewired tasks (before tasks:changed). */
-  tasksChanged(change: TasksChangedEvent): void;
+  /** An interactive task added or rewired tasks, or an edit of tasks.csv changed them (before tasks:changed). */
+  tasksChanged(change: RecordedChange): void;
   /**
    * Wave N is about to run (waves) or all its tasks have started (eager). `contexts` holds
    * the prev_context its tasks' requests got or will get: its wave file writes the same.
@@ -56,6 +57,13 @@ export interface RunRecorder {
 }
 
 export type { StopReason };
+
+/** A change of the session's tasks as the run records it: the public event, who made it, and what rewired tasks had before. */
+export interface RecordedChange extends TasksChangedEvent {
+  by: 'task' | 'edit';
+  /** The deps and context_from of the tasks an interactive task rewired, before it did. */
+  previous: { id: string; deps: string; context_from: string }[];
+}
 
 type Reply = WorkerReply | RefusedChange;
 
@@ -75,6 +83,11 @@ export class Scheduler {
   /** When each task's first attempt started, for task:done's durationMs. */
   readonly #startedAt = new Map<string, number>();
   #resolve: ((outcome: { stopped: StopReason | undefined; reason: string }) => void) | undefined;
+  /** Told at each edit point of the core: it may feed an edit of tasks.csv then (`edit`). */
+  #editPoint: (() => void) | undefined;
+  /** Effects being performed (nested: a listener fed an event back); 0 between events. */
+  #depth = 0;
+  #atEditPoint = false;
 
   constructor(
     rows: TaskRow[],
@@ -123,8 +136,49 @@ export class Scheduler {
     for (const id of ids) this.#perform(this.#core.takeBack(id));
   }
 
+  /** Where a task stands for an edit of tasks.csv (undefined: no such task). */
+  standing(id: string): TaskStanding | undefined {
+    return this.#core.standing(id);
+  }
+
+  /**
+   * Whether an edit can be fed now: between events, or at an edit point. Not while the
+   * effects of an event are performed (a wave:done listener): the edit would come between
+   * a wave's start and its tasks.
+   */
+  get canEdit(): boolean {
+    return this.#depth === 0 || this.#atEditPoint;
+  }
+
+  /**
+   * Applies a person's edit of tasks.csv, merged and validated (session/edits/): recorded,
+   * then told (tasks:changed), then anything it made ready starts. Returns why the core
+   * refused it (the session unchanged), or undefined.
+   */
+  edit(edit: SessionEdit): string | undefined {
+    if (!this.canEdit) throw new Error('Scheduler.edit: an edit is fed between events or at an edit point');
+    const problem = this.#core.checkEdit(edit);
+    if (problem !== undefined) return problem;
+    this.#perform(this.#core.edit(edit));
+    return undefined;
+  }
+
+  /** `listener` is told at each edit point: before the gate moves on (schedule `waves`) and before the run ends. */
+  onEditPoint(listener: () => void): void {
+    this.#editPoint = listener;
+  }
+
   /** Performs each effect as the core yields it: the core sees what a listener did meanwhile. */
   #perform(effects: Iterable<Effect<Reply>>): void {
+    this.#depth++;
+    try {
+      this.#performEach(effects);
+    } finally {
+      this.#depth--;
+    }
+  }
+
+  #performEach(effects: Iterable<Effect<Reply>>): void {
     for (const effect of effects) {
       switch (effect.type) {
         case 'dispatch':
@@ -150,11 +204,19 @@ export class Scheduler {
           this.#events.emit('wave:done', { wave: effect.wave, completed: effect.completed, failed: effect.failed, skipped: effect.skipped });
           break;
         case 'tasks-changed': {
-          const change: TasksChangedEvent = { added: effect.added, updated: effect.updated, waveCount: effect.waveCount };
-          this.#recorder.tasksChanged(change);
+          const change: TasksChangedEvent = { added: effect.added, updated: effect.updated, removed: effect.removed, waveCount: effect.waveCount };
+          this.#recorder.tasksChanged({ ...change, by: effect.by, previous: effect.previous });
           this.#events.emit('tasks:changed', change);
           break;
         }
+        case 'edit-point':
+          this.#atEditPoint = true;
+          try {
+            this.#editPoint?.();
+          } finally {
+            this.#atEditPoint = false;
+          }
+          break;
         case 'run-done':
           this.#resolve?.({ stopped: effect.stopped, reason: effect.reason });
           this.#resolve = undefined;

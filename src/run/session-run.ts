@@ -1,20 +1,25 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { kLayout } from '../layout.js';
+import { requiredColumns } from '../pipelines/pipeline-columns.js';
 import type { TaskRow } from '../core/task.js';
 import { NoAnswers } from '../interactive/answers.js';
 import { InteractiveLane } from '../interactive/lane.js';
 import type { AnswerSource, InteractiveHandler } from '../interactive/types.js';
 import { writeContextReport } from '../knowledge/context-report.js';
+import type { PriceTable } from '../knowledge/pricing.js';
 import { pipelineFor } from '../pipelines/pipeline-for.js';
 import type { PipelineName } from '../schema/session.js';
 import { chooseBackend, openBackend, type BackendChoice, type BackendPlan, type ExecutionBackend } from '../backend/index.js';
 import { backendAsk } from './backend-ask.js';
-import { RunEmitter, type RunSummary } from '../events/events.js';
+import { RunEmitter, type RunSummary, type TasksEditedEvent } from '../events/events.js';
 import { Interrupt } from './interrupt.js';
 import { Journal, readJournalWithCarried, readOpenBatches } from '../session/journal.js';
 import { jobsToReattach } from './job-reattach.js';
 import { OutcomeSink } from './record/outcome-sink.js';
 import type { RunOptions } from '../options/options.js';
 import { prepareRun, type PreparedRun } from './prepare-run.js';
-import { editedStopReason, runOutcome, type RunEnding } from './run-outcome.js';
+import { runOutcome, unmergeableStopReason, type RunEnding } from './run-outcome.js';
 import { RunStop } from './run-stop.js';
 import { RunTally } from './run-tally.js';
 import { Scheduler } from './scheduler.js';
@@ -23,6 +28,9 @@ import { KnowledgeSink, type WaveFilesSeen } from './record/knowledge-sink.js';
 import type { TasksTable } from '../csv/tasks-table.js';
 import { skippedForFailure, statusOf } from '../core/skip-cause.js';
 import { Checkpointer } from '../session/checkpointer.js';
+import { EditIntake } from '../session/edits/edit-intake.js';
+import { EditLedger } from '../session/edits/edit-ledger.js';
+import { startChecks } from '../session/edits/edit-checks.js';
 import { sessionIdOf } from '../session/files/session-id.js';
 import { SessionWriter } from '../session/files/session-writer.js';
 import type { SecretOptions } from '../backend/bullmq/trust/secret-source.js';
@@ -96,8 +104,8 @@ export interface RunReport {
   readonly waveContexts?: WaveFilesSeen;
 }
 
-/** Builds the run's report once the session is open and its tasks read. */
-export type RunReportFactory = (sessionDir: string, table: TasksTable, warn: (message: string) => void) => RunReport;
+/** Builds the run's report once the session is open and its tasks read; `pricing` prices usage lines as context.md does. */
+export type RunReportFactory = (sessionDir: string, table: TasksTable, warn: (message: string) => void, pricing?: PriceTable) => RunReport;
 
 
 /** How a run tells what happens: its events, and its warnings among them. */
@@ -139,6 +147,8 @@ export class SessionRun {
   readonly #plan: BackendPlan;
   readonly #stop: RunStop;
   #open: OpenRun | undefined;
+  /** Why a save of tasks.csv could not be merged, once one could not. */
+  #unmergeable: string | undefined;
 
   /** Options settled and the session held, locked and written once (prepareRun); the caller releases it. */
   static async prepare(path: string, options: RunSessionOptions): Promise<SessionRun> {
@@ -213,7 +223,7 @@ export class SessionRun {
       throw error;
     }
     // report.html at each wave end shows the attempts of the wave: they are flushed first.
-    const reporter = this.#options.report?.(session.dir, table, warn);
+    const reporter = this.#options.report?.(session.dir, table, warn, settings.pricing);
     events.on('wave:done', () => {
       journal.flush();
       reporter?.waveEnd();
@@ -279,8 +289,11 @@ export class SessionRun {
       // Interactive tasks decide anew each time: never from the cache.
       runExecutor: runTask.uncached,
       answers: this.#options.answers ?? new NoAnswers(),
+      decided: (event) => events.emit('gate:decided', event),
     });
     const { inFlight } = stop;
+    // What the run's own tasks change in tasks.csv, to tell a save from an older copy of the file.
+    const ledger = new EditLedger();
     const scheduler = new Scheduler(
       table.rows,
       plan.waves,
@@ -302,16 +315,45 @@ export class SessionRun {
       },
       events,
       // Every change is recorded here before its event is emitted: no listener can lose it.
-      new OutcomeSink({ journal, knowledge: sink, guarded: stop.guarded, jobs: backend.jobs, cacheNote: (id) => cache.takeNote(id) }),
+      new OutcomeSink({ journal, knowledge: sink, guarded: stop.guarded, jobs: backend.jobs, changed: ledger.changed, cacheNote: (id) => cache.takeNote(id) }),
     );
     stop.attach(scheduler);
     rowById = (id) => scheduler.rowById(id);
 
-    // tasks.csv follows the run: rewritten on a timer and at each wave end, never over a person's edit.
-    const checkpointer = new Checkpointer(writer, journal, {
-      edited: () => stop.stop('edited', editedStopReason(session.displayPath, this.#path)),
-      failed: stop.writeFailed,
+    // A person's save of tasks.csv during the run is merged into it, checked as at the start.
+    const intake = new EditIntake({
+      table,
+      target: scheduler,
+      journal,
+      ledger,
+      check: startChecks({
+        pipeline: session.config.pipeline,
+        executor: settings.executor,
+        files: { tasks: session.displayPath, ...(session.configFile === undefined ? {} : { session: session.configFile }) },
+        worktree: workdir?.mode === 'worktree',
+      }),
+      displayPath: session.displayPath,
+      path: this.#path,
+      warn,
+      edited: (event) => events.emit('tasks:edited', event),
     });
+    // tasks.csv follows the run: rewritten on a timer and at each wave end, never over a save it has not merged.
+    const checkpointer = new Checkpointer(
+      writer,
+      journal,
+      {
+        merge: (saved) => intake.merge(saved),
+        canMerge: () => scheduler.canEdit,
+        unmergeable: (problem) => {
+          this.#unmergeable = unmergeableStopReason(session.displayPath, this.#path, problem);
+          warn(`${session.displayPath} was saved in a form csv-wave cannot merge (${problem.message}): no new task starts, and nothing is written over it`);
+          stop.stop('edited', this.#unmergeable);
+        },
+        failed: stop.writeFailed,
+      },
+      { maxRows: session.config.max_rows, required: requiredColumns(session.config.pipeline) },
+    );
+    scheduler.onEditPoint(checkpointer.atEditPoint);
     checkpointer.start(events);
     const interrupt = new Interrupt({
       signal: this.#options.signal,
@@ -353,14 +395,22 @@ export class SessionRun {
   finish(ended: RunEnding): RunSummary {
     const { session, settings, table } = this.#prepared;
     const { files, checkpointer, journal, interrupt, reporter, tally, cache } = this.#opened();
-    const shown = ended.stopped !== 'edited' && checkpointer.checkpoint();
+    // A save found now is merged into the record, but no task runs any more.
+    const late: TasksEditedEvent[] = [];
+    const onEdited = (event: TasksEditedEvent) => late.push(event);
+    this.#events.on('tasks:edited', onEdited);
+    const shown = checkpointer.checkpoint(true);
+    this.#events.off('tasks:edited', onEdited);
+    if (late.some((event) => event.added.length + event.changed.length > 0) && table.rows.some((row) => statusOf(row) === 'pending')) {
+      this.#warn(`${session.displayPath} was saved as the run ended: its changes are kept there, and \`csv-wave resume ${this.#path}\` runs the tasks they add or change`);
+    }
     // Closed before the reason is told, so that it can say whether the journal holds everything.
     const journalComplete = journal.close();
     const outcome = runOutcome({
       ended,
       interrupted: interrupt.reason(),
       shown,
-      edited: checkpointer.edited,
+      unmergeable: this.#unmergeable,
       writeProblem: this.#stop.writeProblem,
       journalComplete,
       failedOrBlocked: table.rows.some((row) => row.status === 'failed' || skippedForFailure(row)),
@@ -369,15 +419,21 @@ export class SessionRun {
     });
 
     const durationMs = performance.now() - this.#startedAt;
+    const summary = tally.summary(table.rows, durationMs, outcome, cache.served);
+    // A run with nothing to run (a finished session run again) leaves the reports of the
+    // run that did the work: context.md keeps its duration, report.html is not rewritten.
+    // A report a killed run never wrote is written.
+    const idle = summary.total === 0 && outcome.exitCode === 0;
     const finalWaves = new Map(table.rows.map((row) => [row.id, Number(row.wave)]));
     forgetForcedThatRan(files, table.rows, this.#warn);
-    try {
-      writeContextReport(files, { table, waves: finalWaves, durationMs, stopReason: outcome.reason, pricing: settings.pricing, cache: cache.served });
-    } catch (error) {
-      this.#warn(`context.md was not written: ${error instanceof Error ? error.message : String(error)}`);
+    if (!idle || !existsSync(join(session.dir, kLayout.context))) {
+      try {
+        writeContextReport(files, { table, waves: finalWaves, durationMs, stopReason: outcome.reason, pricing: settings.pricing, cache: cache.served });
+      } catch (error) {
+        this.#warn(`context.md was not written: ${error instanceof Error ? error.message : String(error)}`);
+      }
     }
-    reporter?.final();
-    const summary = tally.summary(table.rows, durationMs, outcome, cache.served);
+    if (!idle || !existsSync(join(session.dir, kLayout.report))) reporter?.final();
     this.#events.emit('run:done', summary);
     return summary;
   }

@@ -2,7 +2,7 @@ import type { ExecutionBackend } from '../backend/execution-backend.js';
 import { attemptInput, type AttemptInputSetup } from '../cache/attempt-input.js';
 import type { CachePlan, ResultCache } from '../cache/result-cache.js';
 import { finishAttempt } from '../executors/finish-attempt.js';
-import type { AttemptRequest, TaskLimits, WorkerReply, WorkerRequest } from '../executors/messages.js';
+import type { AttemptReply, AttemptRequest, TaskLimits, WorkerReply, WorkerRequest } from '../executors/messages.js';
 import { workerErrorReply } from '../executors/worker-error.js';
 import type { SessionFileWriter } from '../layout.js';
 import type { Pipeline } from '../pipelines/pipeline.js';
@@ -80,10 +80,15 @@ export function createTaskRunner(setup: TaskRunnerSetup): TaskRunnerFn {
       }
     }
     // No signal: no single attempt is aborted, a run that stops takes its tasks back and
-    // cancels them all at once (ExecutionBackend.cancelAll).
-    return backend.submit(attempt).then((reply) => {
-      // Every attempt's tokens count, the retried and the refused ones too.
+    // cancels them all at once (ExecutionBackend.cancelAll). Every attempt's tokens count,
+    // the retried and the refused ones too: as early as the backend tells the reply.
+    let counted = false;
+    const count = (reply: AttemptReply) => {
+      counted = true;
       sink.attemptUsage?.(id, number, reply);
+    };
+    return backend.submit(attempt, undefined, count).then((reply) => {
+      if (!counted) count(reply);
       if (plan !== undefined) cache!.store(plan, id, reply);
       const written = sink.attemptFiles(id, reply);
       if (plan !== undefined && completed(written)) cache!.remember(id, plan);

@@ -35,15 +35,16 @@ const oneOfOrEmpty = (values: readonly string[]) => new RegExp(`^(|${values.join
 
 /**
  * A row of tasks.csv as it enters the engine. Every cell is a string; the messages are
- * the exact ones of DESIGN.md section 3. Roles are checked against the pipeline apart,
- * since they depend on the session.
+ * the exact ones of DESIGN.md section 3. Roles, and whether a description and a role are
+ * required, are checked against the pipeline apart (session/validate.ts), since they
+ * depend on the session: a plain batch needs neither.
  */
 export const taskRowSchema = z
   .object({
     id: cell.regex(kTaskIdPattern, { error: (issue) => `Invalid task ID: ${String(issue.input)}` }),
     title: cell,
     description: cell,
-    role: cell.min(1, { error: () => 'Invalid role: ' }),
+    role: cell,
     angle: cell,
     gc_round: cell.regex(/^\d*$/, { error: (issue) => `Invalid gc_round: ${String(issue.input)}` }),
     deps: cell,
@@ -62,16 +63,6 @@ export const taskRowSchema = z
     priority: cell.regex(oneOfOrEmpty(kPriorities), {
       error: (issue) => `Invalid priority: ${String(issue.input)} (expected P0, P1 or P2)`,
     }),
-  })
-  .check((ctx) => {
-    if (ctx.value.description.trim() === '') {
-      ctx.issues.push({
-        code: 'custom',
-        input: ctx.value.description,
-        path: ['description'],
-        message: `Empty description for task: ${ctx.value.id}`,
-      });
-    }
   });
 
 export type TaskRowInput = z.infer<typeof taskRowSchema>;

@@ -35,10 +35,21 @@ export type JournalEntry =
       /** The BullMQ job whose reply finished the task (--backend bullmq). */
       job?: string;
     } & TaskOutcome)
-  /** A task an interactive task appended (every cell by column name). */
+  /** A task an interactive task appended, or a person's save of tasks.csv added (every cell by column name). */
   | { type: 'add'; row: Record<string, string> }
-  /** A pending task an interactive task rewired. */
-  | { type: 'update'; id: string; deps?: string; context_from?: string };
+  /**
+   * A pending task an interactive task rewired; or input cells a person's save of tasks.csv
+   * changed (`cells`: any input column, known or the person's own).
+   */
+  | { type: 'update'; id: string; deps?: string; context_from?: string; cells?: Record<string, string> }
+  /** A task that had not started, removed by a person's save of tasks.csv. */
+  | { type: 'remove'; id: string }
+  /**
+   * Cells a person's save of tasks.csv changed and the run put back (a running or finished
+   * task's output cells, or a running task's inputs): the journal holds them until tasks.csv
+   * shows them again, so that a kill in between does not leave the save's values.
+   */
+  | { type: 'restore'; id: string; cells: Record<string, string> };
 
 export function engineDir(sessionDir: string): string {
   return join(sessionDir, kLayout.engine);
@@ -273,10 +284,15 @@ export function recoverRows(rows: TaskRow[], sessionDir: string): { recovered: n
   return { recovered, interrupted };
 }
 
-/** Applies journal entries to rows (output columns only). Returns how many rows changed. */
+/**
+ * Applies journal entries to rows, in order: results to the output columns, the rows and
+ * cells an interactive task or a person's save added, changed or removed, and the cells a
+ * run restored over a save. Returns how many rows changed.
+ */
 export function replayJournal(rows: TaskRow[], entries: readonly JournalEntry[]): number {
   const byId = new Map(rows.map((row) => [row.id, row]));
   const changed = new Set<string>();
+  const removed = new Set<string>();
   for (const entry of entries) {
     if (entry.type === 'add') {
       const id = entry.row['id'] ?? '';
@@ -284,6 +300,7 @@ export function replayJournal(rows: TaskRow[], entries: readonly JournalEntry[])
       const row = rowFromCells(entry.row);
       rows.push(row);
       byId.set(id, row);
+      removed.delete(id);
       changed.add(id);
       continue;
     }
@@ -295,6 +312,12 @@ export function replayJournal(rows: TaskRow[], entries: readonly JournalEntry[])
     } else if (entry.type === 'update') {
       if (entry.deps !== undefined) row.deps = entry.deps;
       if (entry.context_from !== undefined) row.context_from = entry.context_from;
+      setCells(row, entry.cells ?? {});
+    } else if (entry.type === 'restore') {
+      setCells(row, entry.cells);
+    } else if (entry.type === 'remove') {
+      byId.delete(entry.id);
+      removed.add(entry.id);
     } else {
       row.status = entry.status;
       row.findings = entry.findings;
@@ -303,15 +326,24 @@ export function replayJournal(rows: TaskRow[], entries: readonly JournalEntry[])
       row.error = entry.error;
     }
   }
+  if (removed.size > 0) {
+    let kept = 0;
+    for (const row of rows) if (byId.get(row.id) === row) rows[kept++] = row;
+    rows.length = kept;
+  }
   return changed.size;
+}
+
+function setCells(row: TaskRow, cells: Record<string, string>): void {
+  for (const [name, value] of Object.entries(cells)) {
+    if (isKnownColumn(name)) row[name] = value;
+    else row.extra[name] = value;
+  }
 }
 
 /** A journaled row's cells back into a row: known columns by name, the rest as extra. */
 function rowFromCells(cells: Record<string, string>): TaskRow {
   const row = emptyRow();
-  for (const [name, value] of Object.entries(cells)) {
-    if (isKnownColumn(name)) row[name] = value;
-    else row.extra[name] = value;
-  }
+  setCells(row, cells);
   return row;
 }

@@ -9,6 +9,7 @@ import { settlePipeline, type Session, type SettledSession } from './session.js'
 import { checkSessionOwner, claimSession } from './session-owner.js';
 import { removeStaleTemporaries } from './stale-temporaries.js';
 import { TasksWriter } from './tasks-writer.js';
+import { withPipelineColumns } from '../pipelines/pipeline-columns.js';
 import { validateTasks, type TaskPlan } from './validate.js';
 
 /** How a command that changes the session (run, revise) holds it. */
@@ -60,7 +61,8 @@ export function prepareSession(session: Session, steps: PrepareSteps = {}): Read
   const lock = hold ? SessionLock.acquire(session.dir, hold.warn) : undefined;
   try {
     const read = hold ? readHeld(session, hold) : { table: readSessionTasks(session) };
-    settlePipeline(session, read.table.rows.map((row) => row.role));
+    const pipeline = settlePipeline(session, read.table.rows.map((row) => row.role));
+    withPipelineColumns(read.table, pipeline, session.displayPath);
     if (steps.bom) read.table.format.bom = true;
     return { session: session as SettledSession, ...read, ...(lock ? { lock } : {}) };
   } catch (error) {
@@ -81,11 +83,26 @@ function readHeld(session: Session, hold: HoldSteps): { table: TasksTable; write
   }
   const { table, writer } = TasksWriter.read(session.tasksPath, { maxRows: session.config.max_rows });
   const { recovered, interrupted } = recoverRows(table.rows, session.dir);
+  // A column of the person's own that the journal gives back cells of (a save during a run
+  // lacked it, and a kill came before the run wrote it back) is a column again.
+  if (recovered > 0) addJournaledColumns(table);
   if (hold.run) {
     if (recovered > 0) hold.warn(`Recovered ${recovered} task state(s) from the journal of an earlier run`);
     if (interrupted > 0) hold.warn(`${interrupted} task(s) left in progress by an interrupted run go back to pending`);
   }
   return { table, writer };
+}
+
+/** Appends the columns that rows hold cells of (their `extra`) and the table does not name, in the order first met. */
+function addJournaledColumns(table: TasksTable): void {
+  const named = new Set(table.columns);
+  for (const row of table.rows) {
+    for (const name of Object.keys(row.extra)) {
+      if (named.has(name)) continue;
+      named.add(name);
+      table.columns.push(name);
+    }
+  }
 }
 
 /** The session's tasks.csv; a read or parse error names the file as the user did. */

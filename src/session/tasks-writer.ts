@@ -7,6 +7,7 @@ import { serializeTasksInChunks } from '../csv/serialize-tasks.js';
 import type { TasksTable } from '../csv/tasks-table.js';
 import type { WriteFn } from '../files/write-all.js';
 import { WaveError } from '../errors.js';
+import { addFilledColumns } from '../pipelines/pipeline-columns.js';
 
 interface FileIdentity {
   ino: number;
@@ -14,9 +15,23 @@ interface FileIdentity {
   mtimeMs: number;
 }
 
+/** tasks.csv as someone else saved it during a run (TasksWriter.readSaved). */
+export type SavedRead =
+  /** Read and parsed, with its text; the writer now knows the file as this save. */
+  | { kind: 'read'; table: TasksTable }
+  /** It changed while it was read (a program still writing it): look again later. */
+  | { kind: 'settling' }
+  /**
+   * Gone, or no longer a tasks file csv-wave can read (not CSV, not UTF-8, a required
+   * column lost). `hash` names the bytes (empty when there are none), to tell whether a
+   * later look finds the same file.
+   */
+  | { kind: 'unreadable'; error: WaveError; hash: string };
+
 /**
  * Rewrites tasks.csv from memory while a run goes, and notices when someone else saved
- * it in between (a person in a spreadsheet): then it refuses to overwrite their edit.
+ * it in between (a person in a spreadsheet): then it refuses to overwrite their edit until
+ * it has read it (readSaved), for the run to merge.
  */
 export class TasksWriter {
   readonly #path: string;
@@ -79,8 +94,41 @@ export class TasksWriter {
   }
 
   /**
+   * Reads tasks.csv as someone else saved it, with its text (`keepText`), to merge it into
+   * the run. Once it is read, this writer knows the file as that save: its next write
+   * replaces it only if nothing was saved since. A file that changed during the read, or
+   * that cannot be read or parsed, is not taken as known: no write goes over it.
+   */
+  readSaved(options: ReadOptions = {}): SavedRead {
+    const before = identity(this.#path);
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(this.#path);
+    } catch (error) {
+      const message = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'the file is gone' : (error as Error).message;
+      return { kind: 'unreadable', error: new WaveError('IO', `Cannot read ${this.#path}: ${message}`, { path: this.#path, cause: error }), hash: '' };
+    }
+    const after = identity(this.#path);
+    if (before === undefined || after === undefined || before.ino !== after.ino || before.size !== after.size || before.mtimeMs !== after.mtimeMs) {
+      return { kind: 'settling' };
+    }
+    const hash = createHash('sha256').update(bytes).digest('hex');
+    let table: TasksTable;
+    try {
+      table = parseTasks(decodeUtf8Text(bytes, this.#path), this.#path, { ...options, keepText: true });
+    } catch (error) {
+      if (!(error instanceof WaveError)) throw error;
+      return { kind: 'unreadable', error, hash };
+    }
+    this.#written = before;
+    this.#writtenHash = hash;
+    return { kind: 'read', table };
+  }
+
+  /**
    * Writes the table atomically (temporary file, fsync, rename). Returns false, writing
-   * nothing, if someone else edited the file. The check is repeated right before the
+   * nothing, if someone else edited the file. A table whose text is the file's own bytes
+   * leaves the file untouched, and returns true. The check is repeated right before the
    * rename, so that an edit saved while the new text was serialised and flushed to disk
    * (the slow part, for a big file) is not replaced.
    *
@@ -90,16 +138,27 @@ export class TasksWriter {
   write(): boolean {
     if (this.editedByOthers()) return false;
     const started = performance.now();
+    addFilledColumns(this.#table);
     const hash = createHash('sha256');
+    let digest = '';
+    let unchanged = false;
     let replaced: boolean;
     try {
-      replaced = writeFileAtomic(this.#path, hashed(serializeTasksInChunks(this.#table), hash), () => !this.editedByOthers(), this.#write);
+      replaced = writeFileAtomic(this.#path, hashed(serializeTasksInChunks(this.#table), hash), () => {
+        if (this.editedByOthers()) return false;
+        // The same bytes as the file holds (a finished session run again): it is left as it
+        // is, its modification time too, so that a spreadsheet or a watcher sees no change.
+        digest = hash.digest('hex');
+        unchanged = digest === this.#writtenHash;
+        return !unchanged;
+      }, this.#write);
     } catch (error) {
       throw new WaveError('WRITE_FAILED', (error as Error).message, { path: this.#path, cause: error });
     }
+    if (unchanged) return true;
     if (!replaced) return false;
     this.#written = identity(this.#path);
-    this.#writtenHash = hash.digest('hex');
+    this.#writtenHash = digest;
     this.lastWriteAt = performance.now();
     this.lastWriteMs = this.lastWriteAt - started;
     return true;

@@ -7,6 +7,7 @@ import type { Violation } from '../errors.js';
 import { buildDag } from '../graph/dag.js';
 import { computeWaves } from '../graph/waves.js';
 import { pipelineRoles, roleHint } from '../pipelines/roles.js';
+import { pipelineFor } from '../pipelines/pipeline-for.js';
 import { taskRowSchema } from '../schema/row.js';
 import type { PipelineName } from '../schema/session.js';
 
@@ -31,6 +32,9 @@ export interface ValidationReport {
 export function validateTasks(table: TasksTable, pipeline: PipelineName): ValidationReport {
   const violations: Violation[] = [];
   const roles = pipelineRoles(pipeline);
+  const { required } = pipelineFor(pipeline).columns;
+  const needsDescription = required.includes('description');
+  const needsRole = required.includes('role');
   const firstById = new Map<string, TaskRow>();
   const outputColumns = new Set<string>(kOutputColumns);
   const inputColumns = table.columns.filter((column) => !outputColumns.has(column)).map((name) => ({ name, cell: cellReader(name) }));
@@ -40,7 +44,9 @@ export function validateTasks(table: TasksTable, pipeline: PipelineName): Valida
     if (!parsed.success) {
       for (const issue of parsed.error.issues) violations.push({ line: row.line, message: issueMessage(issue, row) });
     }
-    if (row.role !== '' && roles !== null && !roles.has(row.role)) {
+    if (needsDescription && row.description.trim() === '') violations.push({ line: row.line, message: `Empty description for task: ${showCell(row.id)}` });
+    if (needsRole && row.role === '') violations.push({ line: row.line, message: 'Invalid role: ' });
+    else if (row.role !== '' && roles !== null && !roles.has(row.role)) {
       violations.push({ line: row.line, message: `Invalid role: ${showCell(row.role)} (${roleHint(pipeline)})` });
     }
     if (firstById.has(row.id)) violations.push({ line: row.line, message: `Duplicate task ID: ${showCell(row.id)}` });

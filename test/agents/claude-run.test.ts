@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { answerSchema } from '../../src/executors/openai/contract-schema.js';
 import { sessionCommands } from '../../src/backend/local/child-groups.js';
@@ -215,7 +215,7 @@ describe('csv-wave run --executor claude', () => {
     const rows = readRows(dir);
     expect(rows.get('A')).toMatchObject({ status: 'completed' });
     expect(rows.get('B')).toMatchObject({ status: 'failed', error: expect.stringContaining('claude stopped at its budget (--max-budget-usd 0.00104') });
-    expect(rows.get('C')!.status).toBe('');
+    expect(rows.get('C')!.status).toBe('pending');
     expect(exited.stdout + exited.stderr).toContain('the budget of --max-cost');
     expect(usageLinesOf(dir).map((line) => line.task)).toEqual(['A', 'B']);
   });
@@ -249,6 +249,29 @@ describe('csv-wave run --executor claude', () => {
     expect(attempts).toMatch(/"task":"B".*"error_class":"transient"/);
     expect(attempts).toMatch(/"task":"C".*"error_class":"task-failure"/);
     expect(trap.connections).toEqual([]);
+  });
+
+  it('sandbox workspace-write: claude edits files of its working folder, and of no other (a write elsewhere, by a path that climbs out, is refused)', async () => {
+    const dir = buildSession([{ id: 'A', description: 'Write the notes', role: 'writer' }], {
+      session: { pipeline: 'generic', executor: { type: 'claude', model: 'scripted-model', sandbox: 'workspace-write' } },
+    });
+    const elsewhere = tempDir('elsewhere');
+    const outside = [join(elsewhere, 'outside.txt'), join(dir, '..', `${basename(dir)}-sibling.txt`)];
+    server = await startMessagesServer([
+      ...outside.map((file_path): MessagesReply => ({ kind: 'tool', name: 'Write', input: { file_path, content: 'written outside' } })),
+      { kind: 'tool', name: 'Write', input: { file_path: join(dir, 'notes.txt'), content: 'written inside' } },
+      answer('notes written'),
+    ]);
+    const exited = await spawnCliWith({ env: cliEnv({ ANTHROPIC_BASE_URL: server.origin }) }, 'run', dir).exited;
+    expect(exited.code, exited.stderr).toBe(0);
+    expect(readRows(dir).get('A')).toMatchObject({ status: 'completed', findings: 'notes written' });
+    expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe('written inside');
+    for (const file of outside) expect(existsSync(file), file).toBe(false);
+    // What claude told the model of each write, in the request after it.
+    const results = server.messageBodies().slice(1, 4).map((body) => JSON.stringify(body.messages?.at(-1)));
+    expect(results[0]).toMatch(/Permission to use Write has been denied/);
+    expect(results[1]).toMatch(/Permission to use Write has been denied/);
+    expect(results[2]).toMatch(/File created successfully/);
   });
 
   it('kills claude and what it started at --timeout: no process of the session is left, an unreported usage line', async () => {

@@ -157,7 +157,7 @@ describe('csv-wave run --executor codex', () => {
     const exited = await run(dir, () => ({ kind: 'text', text: answer('done'), usage: { input_tokens: 1000, output_tokens: 50 } }), '--max-tokens-total', '1000');
     expect(exited.code).toBe(1);
     expect(readRows(dir).get('A')!.status).toBe('completed');
-    expect(readRows(dir).get('B')!.status).toBe('');
+    expect(readRows(dir).get('B')!.status).toBe('pending');
     expect(server.responseBodies()).toHaveLength(1);
   });
 

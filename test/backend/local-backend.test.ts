@@ -6,6 +6,7 @@
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { ExecutionBackend } from '../../src/backend/execution-backend.js';
 import { LocalBackend } from '../../src/backend/local/local-backend.js';
@@ -50,6 +51,14 @@ describe('LocalBackend', () => {
       thread: expect.any(Number),
     });
     expect(readdirSync(session)).toEqual([]);
+  });
+
+  test('an agent attempt runs on the calling thread, not on a worker thread, and replies as the pool does', async () => {
+    const { session } = dirs();
+    const agent: AttemptRequest = { ...request(session, 'A', ''), executor: { type: 'codex', model: 'm' } };
+    // Without its prompt context the codex executor refuses at once: no codex is needed to see where it ran.
+    const reply = await localBackend(session).submit(agent, new AbortController().signal);
+    expect(reply).toMatchObject({ kind: 'error', errorClass: 'task-failure', error: expect.stringMatching(/needs the prompt context/), thread: threadId });
   });
 
   test('a failing attempt resolves with an error reply', async () => {

@@ -110,7 +110,7 @@ describe('batch tokens are priced with the batch discount and counted by the bud
     expect(`${run.stdout}${run.stderr}`).toMatch(/Halted: the session's model calls spent \d+ tokens, the budget of --max-tokens-total 200/);
     expect(server.created().flatMap((batch) => batch.customIds)).not.toContain('C/a1/r1');
     // Never started: its status cell is still empty (pending).
-    expect(readRows(dir).get('C')!.status).toBe('');
+    expect(readRows(dir).get('C')!.status).toBe('pending');
     expect(readFileSync(join(dir, 'usage.ndjson'), 'utf8')).toContain('"batch":true');
   });
 });

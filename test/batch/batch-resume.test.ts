@@ -147,7 +147,7 @@ describe('a batch outlives its coordinator', () => {
     expect(stopped.code, stopped.stderr).toBe(130);
     expect(server!.events.some((event) => event.kind === 'cancel')).toBe(false);
     // Taken back: pending again (D never started: its cell stays empty, which is pending too).
-    expect([...readRows(dir).values()].map((row) => row.status)).toEqual(['pending', 'pending', 'pending', '']);
+    expect([...readRows(dir).values()].map((row) => row.status)).toEqual(['pending', 'pending', 'pending', 'pending']);
 
     const resumed = await resumeAndRelease(dir, () => first.resolve('complete'), batch);
     expect(resumed.code, resumed.stderr).toBe(0);
@@ -166,7 +166,7 @@ describe('a batch outlives its coordinator', () => {
     expect(stopped.code, stopped.stderr).toBe(130);
     expect(server!.events.filter((event) => event.kind === 'cancel').map((event) => event.kind === 'cancel' && event.batch)).toEqual([batch]);
     // Taken back: pending again (D never started: its cell stays empty, which is pending too).
-    expect([...readRows(dir).values()].map((row) => row.status)).toEqual(['pending', 'pending', 'pending', '']);
+    expect([...readRows(dir).values()].map((row) => row.status)).toEqual(['pending', 'pending', 'pending', 'pending']);
     expect(readFileSync(join(dir, '.csv-wave', 'journal.ndjson'), 'utf8')).not.toContain(`"batch":"${batch}"`);
 
     const resumed = await runCli('resume', dir, ...flags());

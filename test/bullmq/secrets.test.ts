@@ -1,7 +1,6 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../helpers/fake-openai-server.js';
@@ -9,37 +8,12 @@ import { readRows } from '../helpers/session-builder.js';
 import { redisForFile } from '../helpers/bullmq-session.js';
 import { kRunRedisTests } from '../helpers/redis-server.js';
 import { spawnCliWith, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
+import { dumpAll, filesUnder } from '../helpers/secret-scan.js';
 import { kTestSecret } from '../helpers/test-secret.js';
 import { usageLinesOf } from '../helpers/usage-lines.js';
 
 /** A key no file, job or Redis value could hold by chance. */
 const kApiKey = 'sk-bullmq-DO-NOT-STORE-5d1e7a93c2b4f806';
-
-/** Every key of Redis with its DUMP (compression is off on the test server: texts appear as they are). */
-async function dumpAll(url: string): Promise<Map<string, Buffer>> {
-  const client = new Redis(url);
-  try {
-    const dumps = new Map<string, Buffer>();
-    let cursor = '0';
-    do {
-      const [next, keys] = await client.scan(cursor, 'COUNT', 1000);
-      cursor = next;
-      for (const key of keys) {
-        const dump = await client.dumpBuffer(key);
-        if (dump) dumps.set(key, dump);
-      }
-    } while (cursor !== '0');
-    return dumps;
-  } finally {
-    client.disconnect();
-  }
-}
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name));
-}
 
 const redis = redisForFile();
 

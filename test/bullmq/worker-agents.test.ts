@@ -1,6 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { Redis } from 'ioredis';
+import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentSpec } from '../../src/executors/agents/settings.js';
 import type { AttemptRequest } from '../../src/executors/messages.js';
@@ -12,6 +11,7 @@ import { jobIdSource, readyWorkerWith, redisForEachTest } from '../helpers/bullm
 import { kRunRedisTests } from '../helpers/redis-server.js';
 import { buildSession, readRows } from '../helpers/session-builder.js';
 import { spawnCliWith, waitFor, type SpawnedCli } from '../helpers/spawn-cli.js';
+import { dumpAll, filesUnder } from '../helpers/secret-scan.js';
 import { kTestSecret } from '../helpers/test-secret.js';
 import { usageLinesOf } from '../helpers/usage-lines.js';
 
@@ -57,32 +57,6 @@ function agentEnv(extra: Record<string, string | undefined> = {}): { env: Record
 }
 
 const answer = (findings: string) => JSON.stringify({ status: 'completed', findings, key_findings: [findings] });
-
-/** Every key of Redis with its DUMP (compression is off on the test server: texts appear as they are). */
-async function dumpAll(url: string): Promise<Map<string, Buffer>> {
-  const client = new Redis(url);
-  try {
-    const dumps = new Map<string, Buffer>();
-    let cursor = '0';
-    do {
-      const [next, keys] = await client.scan(cursor, 'COUNT', 1000);
-      cursor = next;
-      for (const key of keys) {
-        const dump = await client.dumpBuffer(key);
-        if (dump) dumps.set(key, dump);
-      }
-    } while (cursor !== '0');
-    return dumps;
-  } finally {
-    client.disconnect();
-  }
-}
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name));
-}
 
 /** A codex request as a coordinator sends it: with the prompt context the executor needs. */
 function codexRequest(id: string, executor: AgentSpec, row: Record<string, string> = {}): AttemptRequest {

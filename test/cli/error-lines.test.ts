@@ -67,6 +67,25 @@ describe('the run prints whole error lines', () => {
   });
 });
 
+describe('a model that answers failed', () => {
+  it('puts its reason (its findings) in the error: tasks.csv, the [FAIL] line and status', async () => {
+    const server = await startFakeOpenAiServer();
+    try {
+      const dir = buildSession([{ id: 'T-1', description: 'find the trend [[fake:failed-with-reason]]', role: 'writer' }]);
+      const result = await runCli('run', dir, '--executor', 'openai', '--model', 'm', '--base-url', server.baseUrl, '--retries', '0');
+      expect(result.code, result.stderr).toBe(1);
+      const row = readRows(dir).get('T-1')!;
+      expect(row.status).toBe('failed');
+      expect(row.error).toBe('The task reported failure: Tried the three sources; none of them has dates for 2024, so no trend can be given');
+      expect(result.stdout).toContain(`[FAIL] T-1 `);
+      expect(result.stdout).toContain(`-> ${row.error}\n`);
+      expect((await runCli('status', dir)).stdout).toContain(`-> ${row.error}\n`);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('a run against a model server that is gone', () => {
   it('prints the whole reason on the [FAIL] line and in status', async () => {
     const closed = await startFakeOpenAiServer();

@@ -9,7 +9,7 @@ describe('init: how to run the new session', () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'csv-wave-init-')), 'bs');
     const result = await runCli('init', dir, '--template', 'brainstorm', '--topic', 'Cheaper public transport');
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toContain(`Run it with: csv-wave run ${dir} --cmd '…' (or --module PATH, or --executor openai --model NAME)\n`);
+    expect(result.stdout).toContain(`Run it with: csv-wave run ${dir} --cmd '…' (or --module PATH, or --executor openai|codex|claude --model NAME)\n`);
   });
 
   test('with an executor recorded in session.json, the hint is the bare run', async () => {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -67,5 +67,33 @@ describe('the code examples of the README and docs/ run as written', () => {
     expect(rows.get('REPORT-001')!.findings).toMatch(/^reporter REPORT-001: Sum up/);
     // The rerun of no failure runs nothing.
     expect(stdout).toContain('Nothing to run');
+  });
+
+  test('README.md: the sample command runs a copy of samples/wordfreq; the sample stays as it is, and a second run writes nothing', async () => {
+    const first = docBlocks('README.md', 'sh')[0]!.trim().split('\n');
+    expect(first.slice(0, 2)).toEqual(['npm ci', 'npm test']);
+    const root = mkdtempSync(join(tmpdir(), 'csv-wave-readme-'));
+    const sample = readFileSync(join(kRepo, 'samples', 'wordfreq', 'tasks.csv'));
+    await run('/bin/sh', ['-e', '-c', first[2]!.replaceAll('/tmp/', `${root}/`).replaceAll('npx csv-wave', `node ${kBinPath}`)], { cwd: kRepo });
+    const dir = join(root, 'wordfreq');
+    expect([...readRows(dir).values()].every((row) => row.status === 'completed')).toBe(true);
+    expect(readFileSync(join(kRepo, 'samples', 'wordfreq', 'tasks.csv')).equals(sample)).toBe(true);
+    // Run again: nothing to run, and tasks.csv, context.md and report.html are left as they are.
+    const outputs = ['tasks.csv', 'context.md', 'report.html'];
+    const before = outputs.map((name) => [statSync(join(dir, name)).mtimeMs, readFileSync(join(dir, name), 'utf8')]);
+    const again = await run(process.execPath, [kBinPath, 'run', dir], { cwd: kRepo });
+    expect(again.stdout).toContain('Nothing to run: every task is finished');
+    expect(outputs.map((name) => [statSync(join(dir, name)).mtimeMs, readFileSync(join(dir, name), 'utf8')])).toEqual(before);
+  });
+
+  test('README.md: the offline brainstorm runs a copy of samples/brainstorm', async () => {
+    const line = /`(cp -r samples\/brainstorm [^`]+)`/.exec(readFileSync(join(kRepo, 'README.md'), 'utf8'))![1]!;
+    const root = mkdtempSync(join(tmpdir(), 'csv-wave-readme-'));
+    const sample = readFileSync(join(kRepo, 'samples', 'brainstorm', 'tasks.csv'));
+    await run('/bin/sh', ['-e', '-c', line.replaceAll('/tmp/', `${root}/`).replaceAll('npx csv-wave', `node ${kBinPath}`)], { cwd: kRepo });
+    const rows = [...readRows(join(root, 'brainstorm')).values()];
+    expect(rows.filter((row) => row.status === 'completed').length).toBeGreaterThan(5);
+    expect(rows.every((row) => row.status === 'completed' || row.status === 'skipped')).toBe(true);
+    expect(readFileSync(join(kRepo, 'samples', 'brainstorm', 'tasks.csv')).equals(sample)).toBe(true);
   });
 });

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -45,10 +45,13 @@ describe('the run summary counts what ran', () => {
     expect(result.stdout).toMatch(/^Halted: 1 task\(s\) failed/m);
   });
 
-  it('--json gives total, ran and attempts', async () => {
+  it('--json gives total, ran and attempts, and each failed task with its error class and line', async () => {
     const dir = failFirst();
     const result = await runCli('run', dir, '--cmd', failF, '--concurrency', '1', '--retries', '0', '--halt', 'fail=1', '--json');
-    expect(JSON.parse(result.stdout)).toMatchObject({ total: 4, ran: 1, attempts: 1, stopped: 'halt' });
+    const summary = JSON.parse(result.stdout) as { failed: { id: string; error_class: string; error: string }[] };
+    expect(summary).toMatchObject({ total: 4, ran: 1, attempts: 1, stopped: 'halt' });
+    expect(summary.failed).toEqual([{ id: 'f', error_class: 'task-failure', error: readRows(dir).get('f')!.error }]);
+    expect(summary.failed[0]!.error).toMatch(/exit/i);
   });
 
   it('a retried task counts each attempt: "Ran 2 task(s) (3 attempts)"', async () => {
@@ -93,6 +96,16 @@ describe('the failures of the run are listed at the end', () => {
   });
 });
 
+/** Whether the run recorded `id` as skipped: in its journal, or in tasks.csv once a checkpoint moved it there. */
+function skipJournaled(dir: string, id: string): boolean {
+  if (readRows(dir).get(id)?.status === 'skipped') return true;
+  const path = join(dir, '.csv-wave', 'journal.ndjson');
+  if (!existsSync(path)) return false;
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .some((line) => line.includes('"type":"finish"') && line.includes(`"id":${JSON.stringify(id)}`) && line.includes('"status":"skipped"'));
+}
+
 /** Wave 1: a fails at once, b waits for the file `go`; wave 2: c after a (skipped), and d after b unless left out. */
 function skipAheadSession(withD = true): { dir: string; cmd: string } {
   const dir = buildSession([
@@ -104,6 +117,22 @@ function skipAheadSession(withD = true): { dir: string; cmd: string } {
   const cmd = 'case "$CSV_WAVE_TASK_ID" in a) exit 1;; b) while [ ! -f go ]; do sleep 0.02; done;; esac; echo ok';
   return { dir, cmd };
 }
+
+describe('the status cell of a pending task', () => {
+  it('reads pending once the run has started, not empty', async () => {
+    const { dir, cmd } = skipAheadSession();
+    // buildSession leaves the status cells empty.
+    expect(readRows(dir).get('d')!.status).toBe('');
+    const run = spawnCli('run', dir, '--cmd', cmd, '--concurrency', '2', '--retries', '0');
+    running = { run, dir };
+    await waitFor(() => skipJournaled(dir, 'c'), 'c to be skipped');
+    // b waits for the file go; d, after b, has not started: its cell says so.
+    expect(readRows(dir).get('d')!.status).toBe('pending');
+    writeFileSync(join(dir, 'go'), '');
+    expect((await run.exited).code).toBe(1);
+    running = undefined;
+  });
+});
 
 describe('wave lines come in wave order', () => {
   it('brainstorm: a wave skipped by the GC round that converged is started and done after the wave before it', async () => {
@@ -123,13 +152,16 @@ describe('wave lines come in wave order', () => {
     const { dir, cmd } = skipAheadSession();
     const run = spawnCli('run', dir, '--cmd', cmd, '--concurrency', '2', '--retries', '0');
     running = { run, dir };
-    // c is skipped as soon as a fails, while b still runs; only then may b finish.
-    await waitFor(() => run.stdoutSoFar().includes('[SKIP] c '), 'c to be skipped');
+    // c is skipped as soon as a fails, while b still runs; only then may b finish. Its
+    // [SKIP] line waits for the header of wave 2, which starts after b.
+    await waitFor(() => skipJournaled(dir, 'c'), 'c to be skipped');
+    expect(run.stdoutSoFar()).not.toContain('[SKIP] c ');
     writeFileSync(join(dir, 'go'), '');
     const ended = await run.exited;
     running = undefined;
     expect(ended.code, ended.stderr).toBe(1);
     expectWavesInOrder(ended.stdout, 2);
+    expect(ended.stdout.indexOf('[SKIP] c ')).toBeGreaterThan(ended.stdout.indexOf('Wave 2: 2 task(s)'));
     expect(waveLines(ended.stdout)).toEqual([
       'Wave 1: 2 task(s)',
       'Wave 1 done: 1 completed, 1 failed, 0 skipped',
@@ -142,6 +174,7 @@ describe('wave lines come in wave order', () => {
     const { dir, cmd } = skipAheadSession(false);
     const run = spawnCli('run', dir, '--cmd', cmd, '--concurrency', '2', '--retries', '0', '--schedule', 'eager');
     running = { run, dir };
+    // No wave headers with eager: the [SKIP] line comes at once.
     await waitFor(() => run.stdoutSoFar().includes('[SKIP] c '), 'c to be skipped');
     writeFileSync(join(dir, 'go'), '');
     const ended = await run.exited;

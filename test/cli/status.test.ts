@@ -24,11 +24,11 @@ describe('csv-wave status', () => {
     const dir = buildSession(kAllStatusesCsv, { session: null });
     const result = await runCli('status', dir);
     expect(result.stderr).toBe('');
-    expect(result.code).toBe(0);
+    expect(result.code).toBe(1);  // IDEA-3 failed: exit 1, as for every command.
     const taskLines = result.stdout.split('\n').filter((line) => line.startsWith('['));
     expect(taskLines.map(parseLine)).toEqual([
-      // [DONE] shows the first 60 characters of the findings, on one line.
-      { tag: '[DONE]', id: 'IDEA-1', role: 'ideator', detail: 'Twelve ideas were generated across four angles, the stronges' },
+      // [DONE] shows the findings on one line, at most 60 characters, cut between two words.
+      { tag: '[DONE]', id: 'IDEA-1', role: 'ideator', detail: 'Twelve ideas were generated across four angles, the…' },
       // No run holds the lock: the task was left in_progress by a run that is gone.
       { tag: '[INTR]', id: 'IDEA-2', role: 'ideator', detail: 'interrupted: no run holds the lock; resume runs it again' },
       { tag: '[FAIL]', id: 'IDEA-3', role: 'ideator', detail: 'exit code 3: model refused' },
@@ -53,7 +53,7 @@ describe('csv-wave status', () => {
     try {
     writeFileSync(join(dir, '.csv-wave', 'lock'), JSON.stringify({ pid: live.pid, hostname: hostname(), started: 'now' }));
     const result = await runCli('status', dir);
-    expect(result.code).toBe(0);
+    expect(result.code).toBe(1);
     const line = result.stdout.split('\n').find((text) => text.includes(' IDEA-2 '));
     expect(parseLine(line!)).toEqual({ tag: '[RUN]', id: 'IDEA-2', role: 'ideator', detail: 'running' });
     expect(result.stdout).toContain('10 tasks: pending 2, in_progress 1, completed 4, failed 1, skipped 2\n');
@@ -74,7 +74,7 @@ describe('csv-wave status', () => {
     const dir = buildSession(kAllStatusesCsv, { session: null });
     const ids = (stdout: string) => stdout.split('\n').filter((line) => line.startsWith('[')).map((line) => parseLine(line).id);
     const skipped = await runCli('status', dir, '--only', 'skipped');
-    expect(skipped.code).toBe(0);
+    expect(skipped.code).toBe(1);
     expect(ids(skipped.stdout)).toEqual(['CHAL-1', 'REV-1']);
     expect(skipped.stdout).toContain('10 tasks: pending 2, interrupted 1, completed 4, failed 1, skipped 2\n');
     expect(ids((await runCli('status', dir, '--only', 'failed,pending')).stdout)).toEqual(['IDEA-3', 'CHAL-2', 'SYNTH-1']);
@@ -83,6 +83,19 @@ describe('csv-wave status', () => {
     const json = JSON.parse((await runCli('status', dir, '--json', '--only', 'failed')).stdout) as StatusDocument;
     expect(json.tasks.map((task) => task['id'])).toEqual(['IDEA-3']);
     expect(json.counts).toEqual({ pending: 2, in_progress: 1, completed: 4, failed: 1, skipped: 2 });
+  });
+
+  test('the exit code is a gate: 1 for a failed task, a task skipped for a failure or a block; 0 for completed, converged and pending', async () => {
+    const code = async (csv: string) => (await runCli('status', buildSession(csv, { session: null }))).code;
+    const header = 'id,description,role,deps,status,error\n';
+    expect(await code(`${header}A,do,ideator,,completed,\nB,do,ideator,,,\n`)).toBe(0);
+    expect(await code(`${header}A,do,ideator,,completed,\nB,do,challenger,A,skipped,Skipped: GC converged (CHECK-1)\n`)).toBe(0);
+    expect(await code(`${header}A,do,ideator,,failed,boom\n`)).toBe(1);
+    expect(await code(`${header}A,do,ideator,,completed,\nB,do,ideator,A,skipped,Dependency failed or skipped: X (failed)\n`)).toBe(1);
+    expect(await code(`${header}A,do,ideator,,completed,\nB,do,ideator,A,skipped,Blocked by checkpoint A: unsafe\n`)).toBe(1);
+    const json = await runCli('status', buildSession(`${header}A,do,ideator,,failed,boom\n`, { session: null }), '--json');
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ counts: { failed: 1 } });
   });
 
   test('--only and --wave refuse a bad value with exit 2', async () => {
@@ -102,7 +115,7 @@ B,do,ideator,,
 C,do,challenger,A;B,
 `, { session: null });
     const result = await runCli('status', dir);
-    expect(result.code).toBe(0);
+    expect(result.code).toBe(1);
     const line = result.stdout.split('\n').find((text) => text.includes(' C '));
     expect(parseLine(line!)).toEqual({ tag: '[WAIT]', id: 'C', role: 'challenger', detail: 'blocked by A, B' });
   });
@@ -111,7 +124,7 @@ C,do,challenger,A;B,
     const dir = buildSession(kAllStatusesCsv, { session: null });
     const result = await runCli('status', dir, '--json');
     expect(result.stderr).toBe('');
-    expect(result.code).toBe(0);
+    expect(result.code).toBe(1);
     const document = JSON.parse(result.stdout) as { tasks: Record<string, string>[]; counts: Record<string, number> };
     // `interrupted`: IDEA-2 is in_progress and no run holds the lock.
     expect(Object.keys(document).sort()).toEqual(['counts', 'interrupted', 'tasks']);

@@ -90,7 +90,7 @@ A,,ideator,
     const dir = buildSession(`id,description,role
 ,do,ideator
 B,do,
-`, { session: null });
+`, { session: { pipeline: 'brainstorm' } });
     const result = await runCli('validate', dir, '--json');
     expect(result.code).toBe(2);
     const document = JSON.parse(result.stdout) as ValidateJson;

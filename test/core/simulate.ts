@@ -73,7 +73,8 @@ export function simulate(rows: TaskRow[], script: Script = () => undefined, opti
   let now = 0;
   const perform = (effects: Iterable<Effect>): void => {
     for (const effect of effects) {
-      sim.log.push(describe(effect));
+      // Edit points are where a driver may feed an edit of tasks.csv (onEffect); the tables leave them out.
+      if (effect.type !== 'edit-point') sim.log.push(describe(effect));
       if (effect.type === 'dispatch') {
         sim.starts.push(`${effect.row.id}#${effect.attempt}`);
         running.push({ id: effect.row.id, attempt: effect.attempt });
@@ -117,8 +118,12 @@ function describe(effect: Effect): string {
       return `wave-file ${effect.wave}`;
     case 'wave-done':
       return `wave-done ${effect.wave} ${effect.completed}/${effect.failed}/${effect.skipped}`;
-    case 'tasks-changed':
-      return `changed +${effect.added.map((row) => row.id).join(',')} ~${effect.updated.map((update) => update.id).join(',')} waves=${effect.waveCount}`;
+    case 'tasks-changed': {
+      const removed = effect.removed.length > 0 ? ` -${effect.removed.join(',')}` : '';
+      return `changed +${effect.added.map((row) => row.id).join(',')} ~${effect.updated.map((update) => update.id).join(',')}${removed} waves=${effect.waveCount}`;
+    }
+    case 'edit-point':
+      return 'edit-point';
     case 'run-done':
       return `run-done ${effect.stopped ?? 'complete'}`;
   }

@@ -9,6 +9,7 @@ import { showCell } from '../../src/csv/columns.js';
 import { splitList } from '../../src/core/id-list.js';
 import { decodeUtf8Text, textProblem } from '../../src/csv/utf8-text.js';
 import { kDefaultMaxRows, parseTasks, readTasksFile } from '../../src/csv/parse-tasks.js';
+import { withPipelineColumns } from '../../src/pipelines/pipeline-columns.js';
 import { serializeTasks } from '../../src/csv/serialize-tasks.js';
 import { serializeWaveFile } from '../../src/csv/wave-file.js';
 import { readSessionConfig } from '../../src/session/session.js';
@@ -194,13 +195,9 @@ describe('a ;-separated file, as spreadsheets in European locales save it', () =
     expect(parseTasks(text).format.delimiter).toBeUndefined();
   });
 
-  test('a header with ; but no known name is read with commas, and reported as missing columns', () => {
+  test('a header with ; but no known name is read with commas, and reported as missing its id column', () => {
     const error = expectWaveError(() => parseTasks('ident;desc;job\nA;do;x\n'), { code: 'CSV_MISSING_COLUMN' });
-    expect(error.violations.map((v) => v.message)).toEqual([
-      'Missing required column: id',
-      'Missing required column: description',
-      'Missing required column: role',
-    ]);
+    expect(error.violations.map((v) => v.message)).toEqual(['Missing required column: id']);
   });
 });
 
@@ -300,8 +297,11 @@ describe('the header and line ends', () => {
   test('blank lines before the header are skipped, and lines still count from the top', () => {
     const table = parseTasks('\n  \r\nid,description,role\nA,do,ideator\n');
     expect(table.rows.map((row) => row.line)).toEqual([4]);
-    const error = expectWaveError(() => parseTasks('\n\nid,description\n'), { code: 'CSV_MISSING_COLUMN' });
-    expect(error.violations).toEqual([{ line: 3, message: 'Missing required column: role' }]);
+    const error = expectWaveError(() => parseTasks('\n\nname,description\n'), { code: 'CSV_MISSING_COLUMN' });
+    expect(error.violations).toEqual([{ line: 3, message: 'Missing required column: id' }]);
+    // A pipeline's own columns are missed at the same line.
+    const brainstorm = expectWaveError(() => withPipelineColumns(parseTasks('\n\nid,description\n'), 'brainstorm', 'tasks.csv'), { code: 'CSV_MISSING_COLUMN' });
+    expect(brainstorm.violations).toEqual([{ line: 3, message: 'Missing required column: role (the brainstorm pipeline needs it)' }]);
   });
 
   test('mixed line ends never leave a CR in a cell', () => {

@@ -6,6 +6,7 @@ import { describe, expect, test } from 'vitest';
 import { kTaskColumns, emptyRow } from '../../src/core/task.js';
 import type { TasksTable } from '../../src/csv/tasks-table.js';
 import { parseTasks } from '../../src/csv/parse-tasks.js';
+import { withPipelineColumns } from '../../src/pipelines/pipeline-columns.js';
 import { serializeTasks, writeTasksFile } from '../../src/csv/serialize-tasks.js';
 import { expectWaveError } from '../helpers/wave-error.js';
 
@@ -143,8 +144,11 @@ describe('columns', () => {
     expect(serializeTasks(table)).toBe(text);
   });
 
-  test('missing seed columns are appended at the end, in seed order', () => {
-    const table = parseTasks('notes,role,id,description,priority\n"n","ideator","A","Do A","P2"\n');
+  test('a plain batch gets only the columns a run writes; a seed pipeline every missing seed column, at the end, in seed order', () => {
+    const text = 'notes,role,id,description,priority\n"n","ideator","A","Do A","P2"\n';
+    expect(parseTasks(text).columns).toEqual(['notes', 'role', 'id', 'description', 'priority']);
+    expect(withPipelineColumns(parseTasks(text), 'generic', 'tasks.csv').columns).toEqual(['notes', 'role', 'id', 'description', 'priority', 'wave', 'status', 'findings', 'error']);
+    const table = withPipelineColumns(parseTasks(text), 'brainstorm', 'tasks.csv');
     const missing = kTaskColumns.filter((column) => !['role', 'id', 'description'].includes(column));
     expect(table.columns).toEqual(['notes', 'role', 'id', 'description', 'priority', ...missing]);
     const written = serializeTasks(table);

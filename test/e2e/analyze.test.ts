@@ -37,6 +37,12 @@ describe('analyze end to end (scripted agent)', () => {
     writeFileSync(answers, JSON.stringify(['Continue deeper', { decision: 'Adjust direction', focus: 'build cache costs' }, 'Done']));
     const run = await runCli('run', dir, '--answers', answers);
     expect(run.code, run.stderr).toBe(0);
+    // Each gate's answer is printed, with where it came from.
+    expect(run.stdout.split('\n').filter((line) => line.startsWith('[GATE]'))).toEqual([
+      '[GATE] DISCUSS-001: Continue deeper (from answers.json)',
+      '[GATE] DISCUSS-002: Adjust direction: build cache costs (from answers.json)',
+      '[GATE] DISCUSS-003: Done (from answers.json)',
+    ]);
 
     const rows = readRows(dir);
     expect([...rows.keys()]).toEqual([...kBase, 'DISCUSS-001', 'SYNTH-001', 'DISCUSS-002', 'ANALYZE-fix-2', 'DISCUSS-003']);
@@ -90,6 +96,7 @@ describe('analyze end to end (scripted agent)', () => {
     expect(discussionEntries(dir).map(({ round, text }) => [round, text])).toEqual([
       [1, 'Round limit 1 of standard mode reached: on to synthesis'],
     ]);
+    expect(run.stdout).toContain('[GATE] DISCUSS-001: Done (from the round limit of standard mode, 1)\n');
   });
 
   test('quick mode has no discussion task at all', async () => {
@@ -107,6 +114,7 @@ describe('analyze end to end (scripted agent)', () => {
     const dir = await analyzeSession('deep');
     const run = await runCli('run', dir, '--auto');
     expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('[GATE] DISCUSS-001: Done (from --auto)\n');
     const rows = readRows(dir);
     expect([...rows.keys()]).toEqual([...kBase, 'DISCUSS-001', 'SYNTH-001']);
     expect(rows.get('SYNTH-001')).toMatchObject({ status: 'completed', deps: 'DISCUSS-001' });

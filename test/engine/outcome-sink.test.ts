@@ -30,6 +30,7 @@ const kRun: { [K in keyof RunEvents]: [K, ...RunEvents[K]] }[keyof RunEvents][] 
     {
       added: [{ ...emptyRow(), id: 'b', title: 'B', description: 'added', role: 'r' }],
       updated: [{ id: 'c', deps: 'b' }],
+      removed: [],
       waveCount: 2,
     },
   ],
@@ -47,7 +48,7 @@ function record(sink: OutcomeSink, run: typeof kRun): void {
     if (name === 'task:start') sink.started(event as RunEvents['task:start'][0]);
     else if (name === 'task:retry') sink.retried(event as RunEvents['task:retry'][0]);
     else if (name === 'task:done') sink.finished(rowOf(event as TaskDoneEvent), undefined, event as TaskDoneEvent);
-    else if (name === 'tasks:changed') sink.tasksChanged(event as RunEvents['tasks:changed'][0]);
+    else if (name === 'tasks:changed') sink.tasksChanged({ ...(event as RunEvents['tasks:changed'][0]), by: 'task', previous: [] });
   }
 }
 

@@ -25,10 +25,13 @@ interface StatusJson {
   counts: Record<string, number>;
 }
 
+/** status --json, whose exit code follows the session: 1 when a task failed or was skipped for a failure. */
 async function statusJson(dir: string): Promise<StatusJson> {
   const result = await runCli('status', dir, '--json');
-  expect(result.code).toBe(0);
-  return JSON.parse(result.stdout) as StatusJson;
+  const document = JSON.parse(result.stdout) as StatusJson;
+  const failed = document.tasks.some((task) => task['status'] === 'failed' || (task['status'] === 'skipped' && !(task['error'] ?? '').startsWith('Skipped: GC converged')));
+  expect(result.code).toBe(failed ? 1 : 0);
+  return document;
 }
 
 describe('exit codes and statuses', () => {
@@ -357,9 +360,9 @@ describe('results and knowledge files', () => {
       artifacts_produced: [],
     });
     expect(read('BROKEN')).toMatchObject({ status: 'failed', findings: '', error: 'Command exited with code 4: it broke' });
-    expect(read('REPORTED')).toMatchObject({ status: 'failed', findings: 'half done', error: 'The task reported failure' });
+    expect(read('REPORTED')).toMatchObject({ status: 'failed', findings: 'half done', error: 'The task reported failure: half done' });
     expect(read('BLOCKED')).toMatchObject({ type: 'synth', status: 'skipped', error: 'Dependency failed or skipped: BROKEN (failed)' });
-    expect(readRows(dir).get('REPORTED')).toMatchObject({ status: 'failed', findings: 'half done', error: 'The task reported failure' });
+    expect(readRows(dir).get('REPORTED')).toMatchObject({ status: 'failed', findings: 'half done', error: 'The task reported failure: half done' });
   });
 
 

@@ -1,12 +1,17 @@
 import { describe, expect, test } from 'vitest';
-import { editedStopReason, runOutcome, writeStopReason, type RunFacts } from '../../src/run/run-outcome.js';
+import { WaveError } from '../../src/errors.js';
+import { runOutcome, unmergeableStopReason, writeStopReason, type RunFacts } from '../../src/run/run-outcome.js';
 
 const kPath = 'my-session';
 const kShown = 'my-session/tasks.csv';
 const kHalted = 'Halted: 2 task(s) failed (limit 2); no new tasks were started';
 const kGentle = 'Interrupted: no new task was started; running tasks were let finish and recorded. Run `csv-wave resume my-session` to go on.';
 const kTakenBack = 'Interrupted: no new task was started; the 1 running task(s) (a) were stopped at once and put back to pending. Run `csv-wave resume my-session` to go on.';
-const kEdited = editedStopReason(kShown, kPath);
+const kEdited = unmergeableStopReason(
+  kShown,
+  kPath,
+  new WaveError('CSV_PARSE', 'CSV parse error: unclosed quote', { violations: [{ line: 4, message: 'CSV parse error: unclosed quote' }] }),
+);
 const kProblem = 'EROFS: read-only file system';
 
 /** A run that went to its end with every task completed, tasks.csv showing them. */
@@ -15,7 +20,7 @@ function facts(changes: Partial<RunFacts>): RunFacts {
     ended: { stopped: undefined, reason: '' },
     interrupted: undefined,
     shown: true,
-    edited: false,
+    unmergeable: undefined,
     writeProblem: undefined,
     journalComplete: true,
     failedOrBlocked: false,
@@ -46,18 +51,18 @@ describe('runOutcome: the final {stopped, reason, exitCode} from the facts of a 
       { stopped: 'halt', reason: kHalted, exitCode: 1 },
     ],
     [
-      'edited during the run',
-      { ended: { stopped: 'edited', reason: kEdited }, shown: false, edited: true },
+      'a save that could not be merged during the run',
+      { ended: { stopped: 'edited', reason: kEdited }, shown: false, unmergeable: kEdited },
       { stopped: 'edited', reason: kEdited, exitCode: 3 },
     ],
     [
-      'an edit found at the last rewrite',
-      { shown: false, edited: true },
+      'a save that cannot be merged found at the last rewrite',
+      { shown: false, unmergeable: kEdited },
       { stopped: 'edited', reason: kEdited, exitCode: 3 },
     ],
     [
-      'an edit found at the last rewrite of a halted run adds to its reason',
-      { ended: { stopped: 'halt', reason: kHalted }, shown: false, edited: true },
+      'a save that cannot be merged found at the last rewrite of a halted run adds to its reason',
+      { ended: { stopped: 'halt', reason: kHalted }, shown: false, unmergeable: kEdited },
       { stopped: 'edited', reason: `${kHalted}\n${kEdited}`, exitCode: 3 },
     ],
     [
@@ -97,7 +102,7 @@ describe('runOutcome: the final {stopped, reason, exitCode} from the facts of a 
     ],
     [
       'an edit wins over a failed write',
-      { ended: { stopped: 'edited', reason: kEdited }, shown: false, edited: true, writeProblem: kProblem },
+      { ended: { stopped: 'edited', reason: kEdited }, shown: false, unmergeable: kEdited, writeProblem: kProblem },
       { stopped: 'edited', reason: kEdited, exitCode: 3 },
     ],
   ])('%s', (_name, changes, expected) => {
@@ -105,7 +110,10 @@ describe('runOutcome: the final {stopped, reason, exitCode} from the facts of a 
   });
 
   test('the reasons name the session as the user did and say what to do', () => {
-    expect(kEdited).toContain('my-session/tasks.csv was changed by someone else during the run');
+    expect(kEdited).toMatch(/^my-session\/tasks\.csv:4: CSV parse error: unclosed quote\n/);
+    expect(kEdited).toContain('my-session/tasks.csv was saved during the run in a form csv-wave cannot merge');
+    expect(kEdited).toContain('wrote nothing over the file');
+    expect(kEdited).toContain('Fix the file');
     expect(kEdited).toContain('csv-wave resume my-session');
     expect(writeStopReason(kProblem, kPath, false, false)).toContain('could not be written either');
     expect(writeStopReason(kProblem, kPath, false, true)).toContain('kept in the journal');

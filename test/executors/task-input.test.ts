@@ -33,9 +33,9 @@ describe('the task input, as docs/executors.md documents it', () => {
     const run = await runCli('run', dir, '--module', module);
     expect(run.code, run.stderr + run.stdout).toBe(0);
     const rows = readRows(dir);
-    expect(rows.get('STEP-001')!.findings).toMatch(/^First step \(attempt 1\): Replace this row with your first task/);
+    expect(rows.get('STEP-001')!.findings).toMatch(/^STEP-001 \(attempt 1\): Replace this row with your first task/);
     const report = rows.get('REPORT-001')!.findings;
-    expect(report).toMatch(/^Report \(attempt 1\): STEP-001: First step \(attempt 1\): .*; STEP-002: Second step \(attempt 1\): /);
+    expect(report).toMatch(/^REPORT-001 \(attempt 1\): STEP-001: STEP-001 \(attempt 1\): .*; STEP-002: STEP-002 \(attempt 1\): /);
   });
 
   test('a command reads the documented fields from stdin, exactly those', async () => {

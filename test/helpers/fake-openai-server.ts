@@ -52,6 +52,8 @@ export type FakeBehaviour =
   | 'only-error'
   /** `status: failed` with an error and no findings, every time. */
   | 'failed-no-findings'
+  /** `status: failed` with the reason in its findings and no error, every time: what the contract asks of a model that cannot do the task. */
+  | 'failed-with-reason'
   /** The role's result without gc_signal and severity_summary, every time. */
   | 'no-signal'
   /** The role's result with an evaluation score of 14 out of 10, every time. */
@@ -122,7 +124,7 @@ const kBehaviours = new Set<FakeBehaviour>([
   'ok', 'fenced', 'no-usage', 'rate-limit', 'rate-limit-ms', 'rate-limit-date', 'quota', 'server-error', 'unavailable',
   'bad-request', 'unauthorized', 'invalid-then-valid', 'schema-then-valid', 'no-signal-then-valid', 'loose-severity', 'always-invalid',
   'refusal', 'slow', 'hang-up',
-  'empty-object', 'empty-then-valid', 'only-error', 'failed-no-findings', 'no-signal', 'score-out-of-range', 'block',
+  'empty-object', 'empty-then-valid', 'only-error', 'failed-no-findings', 'failed-with-reason', 'no-signal', 'score-out-of-range', 'block',
   'invalid-then-slow', 'repair-fails-once',
 ]);
 
@@ -265,6 +267,8 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
         return answer(JSON.stringify({ error: 'I could not do this task' }));
       case 'failed-no-findings':
         return answer(JSON.stringify({ status: 'failed', error: 'I could not do this task' }));
+      case 'failed-with-reason':
+        return answer(JSON.stringify({ status: 'failed', findings: 'Tried the three sources;\n none of them has dates for 2024, so no trend can be given' }));
       case 'no-signal': {
         const { gc_signal: _signal, severity_summary: _summary, ...rest } = roleResult(role, id);
         return answer(JSON.stringify(rest));

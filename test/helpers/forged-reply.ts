@@ -1,3 +1,4 @@
+import { failureText } from '../../src/executors/finish-attempt.js';
 import { Worker } from 'bullmq';
 import { sealReply } from '../../src/backend/bullmq/trust/job-admission.js';
 import { queueNameOf } from '../../src/backend/bullmq/jobs/names.js';
@@ -65,7 +66,7 @@ export async function forgeReplies(
 export function unruledReply(taskId: string, role: string, result: TaskResultInput): FinishedAttemptReply {
   const status = result.status ?? 'completed';
   const findings = result.findings ?? '';
-  const error = result.error ?? (status === 'failed' ? 'The task reported failure' : '');
+  const error = status === 'failed' ? failureText(result.error, findings) : (result.error ?? '');
   return {
     kind: 'finished',
     status,

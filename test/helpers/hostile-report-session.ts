@@ -24,22 +24,45 @@ export function hostilePayloads(recorder: string): string[] {
   ];
 }
 
+/** A column name of tasks.csv that is markup (a header cell of tasksCsv is not quoted: no quote, no comma). */
+export const kMarkupColumn = '<img src=x onerror=alert(14)>';
+
 /**
  * A session folder as an attacker would hand one over (copied, unzipped): its name is HTML,
  * and every file the report reads holds the payloads. Tasks whose ids are the names of the
  * page's objects' methods (`constructor`, `toString`, `hasOwnProperty`) and a role
- * `__proto__` try the page's lookups by key. One findings cell is 1 MB, one title 100 KB.
+ * `__proto__`, and columns named `__proto__`, `constructor` and in markup, try the page's
+ * lookups by key. One findings cell is 1 MB, one title 100 KB.
  */
 export function hostileReportSession(recorder: string): { dir: string; payloads: string[]; all: string } {
   const payloads = hostilePayloads(recorder);
   const all = payloads.join(' | ');
   const dir = join(mkdtempSync(join(tmpdir(), 'csv-wave-hostile-')), 'session <img src=x onerror="alert(9)"> "\'`');
+  // Columns of the person's own named in markup, and like an object's own properties: every row has each as its own key.
+  const ownColumns = (markup: string, proto: string, constructor: string): Record<string, string> =>
+    Object.fromEntries([
+      [kMarkupColumn, markup],
+      ['__proto__', proto],
+      ['constructor', constructor],
+    ]);
   const rows = [
-    { id: 'H1', title: payloads[0]!, description: all, role: payloads[1]!, wave: '1', status: 'completed', findings: all, gc_signal: payloads[2]!, severity_summary: payloads[3]!, notes: all },
-    { id: 'constructor', title: payloads[7]!, description: 'x', role: '__proto__', wave: '1', status: 'failed', error: all },
-    { id: 'toString', title: payloads[4]!, description: 'x', role: 'constructor', deps: 'constructor', wave: '2', status: 'skipped', error: 'constructor' },
-    { id: 'hasOwnProperty', title: `${payloads[8]!} `.repeat(1000).slice(0, 100_000), description: payloads[9]!, role: 'r', wave: '2', status: 'pending' },
-    { id: 'valueOf', title: payloads[10]!, description: payloads[5]!, role: payloads[6]!, wave: '2', status: 'in_progress', findings: `${all}\n`.repeat(1_000_000 / all.length) },
+    {
+      id: 'H1',
+      title: payloads[0]!,
+      description: all,
+      role: payloads[1]!,
+      wave: '1',
+      status: 'completed',
+      findings: all,
+      gc_signal: payloads[2]!,
+      severity_summary: payloads[3]!,
+      notes: all,
+      ...ownColumns(payloads[0]!, payloads[2]!, payloads[7]!),
+    },
+    { id: 'constructor', title: payloads[7]!, description: 'x', role: '__proto__', wave: '1', status: 'failed', error: all, ...ownColumns('', '', '') },
+    { id: 'toString', title: payloads[4]!, description: 'x', role: 'constructor', deps: 'constructor', wave: '2', status: 'skipped', error: 'constructor', ...ownColumns('', '', '') },
+    { id: 'hasOwnProperty', title: `${payloads[8]!} `.repeat(1000).slice(0, 100_000), description: payloads[9]!, role: 'r', wave: '2', status: 'pending', ...ownColumns('', '', '') },
+    { id: 'valueOf', title: payloads[10]!, description: payloads[5]!, role: payloads[6]!, wave: '2', status: 'in_progress', findings: `${all}\n`.repeat(1_000_000 / all.length), ...ownColumns('', '', '') },
   ];
   buildSession(rows, { dir });
   const attempt = (task: string, extra: Record<string, unknown>) =>

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** samples/agents/scripted-agent.mjs: a deterministic stand-in for every brainstorm and analyze role. */
-export const kScriptedAgentPath = fileURLToPath(new URL('../../samples/agents/scripted-agent.mjs', import.meta.url));
+/** samples/brainstorm/scripted-agent.mjs: a deterministic stand-in for every brainstorm and analyze role. */
+export const kScriptedAgentPath = fileURLToPath(new URL('../../samples/brainstorm/scripted-agent.mjs', import.meta.url));
 
 /** The command template that runs the scripted agent for each task. */
 export const kScriptedAgentCmd = `node ${JSON.stringify(kScriptedAgentPath)}`;

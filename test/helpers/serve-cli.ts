@@ -9,11 +9,13 @@ export interface ServedSession {
   port: number;
 }
 
-/** Starts `csv-wave serve` (the built CLI, a process of its own) on a free port and resolves with the URL it printed. */
+/** Starts `csv-wave serve` (the built CLI, a process of its own) on a free port and resolves with the URL it printed on a line of its own. */
 export async function serve(dir: string, ...flags: string[]): Promise<ServedSession> {
   const server = spawnCli('serve', dir, '--port', '0', ...flags);
-  await waitFor(() => /at (http:\/\/\S+\/)/.test(server.stdoutSoFar()) || server.child.exitCode !== null, 'serve to listen');
-  const url = /at (http:\/\/\S+\/)/.exec(server.stdoutSoFar())?.[1];
+  // The address is alone on its line (so that it is copied without anything else).
+  const address = /^(http:\/\/\S+\/)$/m;
+  await waitFor(() => address.test(server.stdoutSoFar()) || server.child.exitCode !== null, 'serve to listen');
+  const url = address.exec(server.stdoutSoFar())?.[1];
   if (!url) throw new Error(`serve did not start: ${server.stderrSoFar()}`);
   return { server, url, port: Number(new URL(url).port) };
 }

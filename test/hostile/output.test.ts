@@ -210,7 +210,8 @@ describe('formula triggers', () => {
     expect(byId.get('JSONCELLS')!['findings']).toBe(`'${expected.JSONCELLS.findings}`);
     expect(byId.get('TABBED')!['findings']).toBe(`'${expected.TABBED.findings}`);
     const status = await runCli('status', dir, '--json');
-    expect(status.code).toBe(0);
+    // The session has a failed task (exit 1 above): status says so too.
+    expect(status.code).toBe(1);
     const tasks = (JSON.parse(status.stdout) as { tasks: Record<string, string>[] }).tasks;
     for (const [id, cells] of Object.entries(expected)) {
       const task = tasks.find((row) => row['id'] === id)!;

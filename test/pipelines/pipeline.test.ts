@@ -32,12 +32,14 @@ describe('roles', () => {
   test('a session naming no pipeline is brainstorm only while every role is a brainstorm role', () => {
     expect(inferPipeline(['ideator', 'challenger', '', 'gc-controller'])).toBe('brainstorm');
     expect(inferPipeline(['ideator', 'explorer'])).toBe('generic');
-    expect(inferPipeline([])).toBe('brainstorm');
+    // No role at all: a plain batch, not a brainstorm.
+    expect(inferPipeline([])).toBe('generic');
+    expect(inferPipeline(['', ''])).toBe('generic');
   });
 
   test('the hint names the roles of the pipeline in force', () => {
     expect(roleHint('analyze')).toMatch(/^the analyze pipeline takes explorer, analyst, discussant, synthesizer; /);
-    expect(roleHint('generic')).toMatch(/^the generic pipeline takes any non-empty role; /);
+    expect(roleHint('generic')).toMatch(/^the generic pipeline takes any role; /);
   });
 });
 

@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { openBrowser, type WatchedBrowser } from '../helpers/browser.js';
 import { runCli } from '../helpers/cli.js';
-import { hostileReportSession } from '../helpers/hostile-report-session.js';
+import { hostileReportSession, kMarkupColumn } from '../helpers/hostile-report-session.js';
 import { startRequestRecorder, type RequestRecorder } from '../helpers/request-recorder.js';
 import { serve, stop, type ServedSession } from '../helpers/serve-cli.js';
 
@@ -41,8 +41,21 @@ async function readEverything(watched: WatchedBrowser): Promise<void> {
   await page.click('#tab-failures');
   for (const chip of await page.locator('#view-failures button.chip').all()) await chip.click();
   await page.click('#tab-dag');
-  for (const id of kIds) await page.click(`#dag g.node[data-id="${id}"]`);
+  for (const id of kIds) await page.click(`#dag-chart g.node[data-id="${id}"]`);
+  await page.click('#tab-timeline');
+  await page.selectOption('#timeline-run', '0');
+  // A click opens the task beside the timeline, which draws it anew at its new width. The
+  // session's two attempts of one task lie on each other: each bar gets its click itself.
+  const bars = await page.locator('#timeline-chart rect.bar').count();
+  for (let i = 0; i < bars; i++) await page.locator('#timeline-chart rect.bar').nth(i).dispatchEvent('click');
+  // The address names views only: anything else in it opens the summary.
+  await page.evaluate(`location.hash = ${JSON.stringify(`#${session.payloads[0]!}`)}`);
+  await page.waitForSelector('#view-summary:not([hidden])');
+  await page.evaluate("location.hash = '#__proto__'");
   await page.click('#tab-tasks');
+  // Each click sorts, and draws the headings anew.
+  const headings = await page.locator('.thead span').count();
+  for (let i = 0; i < headings; i++) await page.locator('.thead span').nth(i).click();
   await page.fill('#filter-text', 'script');
   await page.selectOption('#filter-role', '__proto__');
 }
@@ -81,6 +94,12 @@ async function expectTextsAsWritten(watched: WatchedBrowser): Promise<void> {
   expect(await page.textContent('#detail pre[data-field="discoveries"]')).toContain(`"toString": ${JSON.stringify(session.payloads[3])}`);
   await page.click('.trow[data-id="valueOf"]');
   expect((await page.textContent('#detail pre[data-field="findings"]'))!.length).toBeGreaterThan(900_000);
+  // The person's columns are headings as named, their cells as written.
+  const headings = await page.locator('.thead [data-col]').allTextContents();
+  expect(headings).toContain(kMarkupColumn);
+  expect(headings).toContain('constructor');
+  expect(await page.textContent(`.trow[data-id="H1"] [data-col=${JSON.stringify(kMarkupColumn)}]`)).toBe(session.payloads[0]);
+  expect(await page.textContent('.trow[data-id="H1"] [data-col="constructor"]')).toBe(session.payloads[7]);
   // The filter lists the role `__proto__` like any other.
   expect(await page.locator('#filter-role option').allTextContents()).toContain('__proto__');
 }
@@ -126,7 +145,7 @@ describe('report.html of a hostile session, through csv-wave serve', () => {
       appendFileSync(join(session.dir, 'attempts.ndjson'), `${line.replace('"outcome":"completed"', '"outcome":"retried"').replace('"error":""', `"error":${JSON.stringify(session.all)}`)}\n`);
       await page.waitForSelector('body:not([data-updates="0"])');
       await page.click('#tab-timeline');
-      expect(await page.locator('#timeline rect.bar').count()).toBe(6);
+      expect(await page.locator('#timeline-chart rect.bar').count()).toBe(6);
       await readEverything(watched);
       await expectNothingRan(watched);
       expect(watched.requests.filter((url) => !url.startsWith(origin))).toEqual([]);

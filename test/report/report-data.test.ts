@@ -1,8 +1,11 @@
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { emptyRow, type TaskRow } from '../../src/core/task.js';
 import { embedJson } from '../../src/report/page/embed-json.js';
 import { groupFailures } from '../../src/report/failures.js';
-import { assignLanes } from '../../src/report/lanes.js';
+import { buildReportData } from '../../src/report/report-data.js';
+import { readTasksFile } from '../../src/csv/parse-tasks.js';
+import { buildSession } from '../helpers/session-builder.js';
 
 function row(id: string, status: string, error = '', deps = ''): TaskRow {
   return { ...emptyRow(), id, status, error, deps, description: 'd', role: 'r' };
@@ -47,22 +50,29 @@ describe('groupFailures', () => {
   });
 });
 
-describe('assignLanes', () => {
-  test('no two intervals of a lane overlap, and lanes are reused once free', () => {
-    const intervals = [
-      { start: 0, end: 10 },
-      { start: 2, end: 5 },
-      { start: 5, end: 9 },
-      { start: 10, end: 12 },
-      { start: 3, end: 4 },
-    ];
-    const lanes = assignLanes(intervals);
-    expect(lanes).toEqual([0, 1, 1, 0, 2]);
-    for (let i = 0; i < intervals.length; i++) {
-      for (let j = i + 1; j < intervals.length; j++) {
-        if (lanes[i] !== lanes[j]) continue;
-        expect(intervals[i]!.end <= intervals[j]!.start || intervals[j]!.end <= intervals[i]!.start).toBe(true);
-      }
-    }
+describe('buildReportData', () => {
+  test('the columns of tasks.csv in file order, empty ones left out, with the cells of those a task array does not hold', () => {
+    const dir = buildSession('id,owner,description,role,notes,gc_signal,status\nA,ana,d,r,,,completed\nB,,d,r,,x,\n');
+    const data = buildReportData(dir, readTasksFile(join(dir, 'tasks.csv')));
+    expect(data.columns).toEqual([{ name: 'id' }, { name: 'owner', cells: ['ana', ''] }, { name: 'description' }, { name: 'role' }, { name: 'gc_signal', cells: ['', 'x'] }, { name: 'status' }]);
+  });
+
+  test('the cost is priced as status prices it, and what failed tasks spent is said apart', () => {
+    const line = (task: string, extra: Record<string, unknown>) =>
+      JSON.stringify({ ts: '2026-01-01T00:00:00.000Z', task, attempt: 1, request: 1, kind: 'first', model: 'm', prompt_tokens: 8000, completion_tokens: 948, cached_tokens: 0, reported: true, ...extra });
+    const dir = buildSession(
+      [
+        { id: 'A', description: 'd', role: 'r', status: 'failed' },
+        { id: 'B', description: 'd', role: 'r', status: 'completed' },
+      ],
+      { files: { 'usage.ndjson': `${line('A', {})}\n${line('B', { cost_usd: 2 })}\n` } },
+    );
+    const table = readTasksFile(join(dir, 'tasks.csv'));
+    const unpriced = buildReportData(dir, table);
+    expect([unpriced.cost, unpriced.failedSpend]).toEqual(['$2.00 (2 request(s); 1 of them without a price, not counted)', '8,948 tokens on tasks that failed (cost unknown)']);
+    expect(unpriced.details['A']?.usage?.cost_text).toBe('unknown');
+    const priced = buildReportData(dir, table, { pricing: { m: { input: 1, output: 2 } } });
+    expect([priced.cost, priced.failedSpend]).toEqual(['$2.01 (2 request(s))', '8,948 tokens on tasks that failed ($0.0099)']);
+    expect(priced.details['A']?.usage?.cost_text).toBe('$0.0099');
   });
 });

@@ -40,10 +40,9 @@ describe('csv-wave serve', () => {
     const origin = started.url.replace(/\/$/, '');
     browser = await openBrowser([origin]);
     const { page } = browser;
+    // Loads, not navigations: a tab click moves the address's #view, which is no reload.
     let navigations = 0;
-    page.on('framenavigated', (frame) => {
-      if (frame === page.mainFrame()) navigations++;
-    });
+    page.on('load', () => navigations++);
     await page.goto(started.url);
     await page.waitForSelector('body[data-ready="true"]');
     await page.click('#tab-tasks');
@@ -85,10 +84,9 @@ describe('csv-wave serve: a change is a notice, and the page fetches the data', 
     let reader: LiveReader | undefined;
     try {
       const { page } = watched;
+      // Loads, not navigations: a tab click moves the address's #view, which is no reload.
       let navigations = 0;
-      page.on('framenavigated', (frame) => {
-        if (frame === page.mainFrame()) navigations++;
-      });
+      page.on('load', () => navigations++);
       await page.goto(url);
       await page.waitForSelector('body[data-ready="true"]');
       await page.click('#tab-tasks');

@@ -133,11 +133,12 @@ export class BullmqWorker {
     else await worker.#serve(options.sessionId);
     const what = options.sessionId === undefined ? `every running session (queues ${queueNameOf('*')})` : queueNameOf(options.sessionId);
     options.log(`worker ${worker.name}: taking jobs of ${what}, ${options.concurrency} at once${options.sessionId === undefined ? ' per session' : ''}`);
-    const { signing, executors, baseUrls, sandboxes, agentArgs } = options.rules;
+    const { signing, executors, baseUrls, claudeBaseUrls, sandboxes, agentArgs } = options.rules;
     const agents = kAgentTypes.filter((type) => executors.has(type));
     options.log(
       `worker ${worker.name}: runs ${[...executors].join(', ')} jobs ${signing.insecure ? 'unsigned too (--insecure-no-secret: whoever can write to the Redis can run commands here)' : 'signed with its secret'}` +
         (executors.has('openai') || executors.has('codex') ? `; sends its OPENAI_API_KEY only to ${[...baseUrls].join(', ')}` : '') +
+        (executors.has('claude') ? `; sends its ANTHROPIC_API_KEY only to ${[...claudeBaseUrls].join(', ')}` : '') +
         (agents.length === 0 ? '' : `; ${agents.join(', ')} jobs in the sandboxes ${[...sandboxes].join(', ')}, ${agentArgs ? 'with' : 'without'} CLI arguments or tools of their own`),
     );
     return worker;

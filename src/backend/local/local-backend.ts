@@ -1,9 +1,11 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import { killChildProcessGroups, killLeftoverCommands } from './child-groups.js';
+import { isAgentKind } from '../../executors/agents/settings.js';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
 import { abortError, AttemptNotRun, type ExecutionBackend } from '../execution-backend.js';
 import { Launchers } from './launchers.js';
-import { WorkerPool, type WorkerPoolOptions } from './worker-pool.js';
+import { readReply } from './pool-replies.js';
+import type { WorkerPool, WorkerPoolOptions } from './worker-pool.js';
 
 export interface LocalBackendOptions extends WorkerPoolOptions {
   /** The session whose commands cancelAll ends. */
@@ -17,7 +19,8 @@ export interface LocalBackendOptions extends WorkerPoolOptions {
 /**
  * Runs attempts on this machine: commands from a small launcher process (launchers.ts),
  * in process groups of their own that cancelling kills; modules and model calls on the
- * piscina worker pool, model calls within the endpoint's limit.
+ * piscina worker pool, model calls within the endpoint's limit; agent attempts (codex,
+ * claude) on this thread, where they only start their CLI and read its output.
  *
  * Aborting one submit ends that task's command with its process group (Linux, where a
  * process's environment names its task). An attempt still queued, or running inside a
@@ -27,8 +30,11 @@ export interface LocalBackendOptions extends WorkerPoolOptions {
 export class LocalBackend implements ExecutionBackend {
   readonly #sessionDir: string;
   readonly #options: WorkerPoolOptions;
-  /** Started on the first attempt that needs it: a run of commands never needs the pool. */
-  #pool: WorkerPool | undefined;
+  /**
+   * Started on the first attempt that needs it, and only then loaded (piscina with it): a
+   * run of commands or agents never needs the pool.
+   */
+  #pool: Promise<WorkerPool> | undefined;
   readonly #launchers: Launchers;
   readonly #endpoint: LimitFunction | undefined;
   /** Submits not answered yet, and how to reject each. */
@@ -44,11 +50,11 @@ export class LocalBackend implements ExecutionBackend {
     this.#endpoint = options.endpointConcurrency === undefined ? undefined : pLimit(options.endpointConcurrency);
   }
 
-  submit(request: AttemptRequest, signal?: AbortSignal): Promise<AttemptReply> {
+  submit(request: AttemptRequest, signal?: AbortSignal, replied?: (reply: AttemptReply) => void): Promise<AttemptReply> {
     if (signal?.aborted) return Promise.reject(abortError(signal.reason));
     // The pool would answer a worker crash, and the scheduler retry it: a closed backend is a bug of its caller.
     if (this.#closed) return Promise.reject(new Error('The local backend is closed: it runs no more attempts'));
-    const work = this.#run(request);
+    const work = this.#run(request, replied);
     return new Promise<AttemptReply>((resolve, reject) => {
       const onAbort = () => {
         cancel(abortError(signal?.reason));
@@ -85,7 +91,7 @@ export class LocalBackend implements ExecutionBackend {
    * wait for a thread to start.
    */
   warm(): void {
-    this.#pool ??= new WorkerPool(this.#options);
+    void this.#workerPool();
   }
 
   holdBack(): void {
@@ -104,13 +110,41 @@ export class LocalBackend implements ExecutionBackend {
 
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.all([this.#pool?.close(), this.#launchers.close()]);
+    await Promise.all([this.#pool?.then((pool) => pool.close()), this.#launchers.close()]);
   }
 
-  #run(request: AttemptRequest): Promise<AttemptReply> {
-    if (request.executor.type === 'command') return this.#launchers.run(request);
-    const pool = (this.#pool ??= new WorkerPool(this.#options));
-    // Held back, a waiting attempt frees its slot at once: the next one is held back too.
-    return this.#endpoint ? this.#endpoint(() => (this.#held ? Promise.reject(new AttemptNotRun()) : pool.run(request))) : pool.run(request);
+  #workerPool(): Promise<WorkerPool> {
+    this.#pool ??= import('./worker-pool.js').then(({ WorkerPool }) => new WorkerPool(this.#options));
+    return this.#pool;
   }
+
+  #run(request: AttemptRequest, replied: ((reply: AttemptReply) => void) | undefined): Promise<AttemptReply> {
+    if (request.executor.type === 'command') return this.#launchers.run(request);
+    if (isAgentKind(request.executor.type)) return runOnThisThread(request);
+    const run = () => this.#workerPool().then((pool) => pool.run(request));
+    if (!this.#endpoint) return run();
+    // Held back, a waiting attempt frees its slot at once: the next one is held back too. A
+    // reply is told before its slot is freed: its tokens reach the budget (which may hold
+    // the rest back) before the next waiting request begins, however late the main thread
+    // gets to the reply.
+    return this.#endpoint(async () => {
+      if (this.#held) throw new AttemptNotRun();
+      const reply = await run();
+      replied?.(reply);
+      return reply;
+    });
+  }
+}
+
+/**
+ * Runs an agent attempt on this thread, through the worker entry's own code (worker.ts
+ * `replyText`: the executor, then the result checks) and its JSON text, read back as a
+ * pool's reply is. An agent attempt spends its time waiting on its CLI (spawned in a
+ * process group of its own, which cancelAll kills as a command's), so a worker thread
+ * would only add its start (about 0.1 s of CPU, with its own copy of the modules) and a
+ * message each way. Imported on the first agent attempt: other runs do not load it.
+ */
+async function runOnThisThread(request: AttemptRequest): Promise<AttemptReply> {
+  const { replyText } = await import('../../executors/worker.js');
+  return readReply(await replyText(request));
 }

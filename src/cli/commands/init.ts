@@ -59,7 +59,7 @@ export function registerInit(program: Command, io: CliIo, done: (code: number) =
         io.stdout(`Wrote ${result.tasks.length} tasks in ${result.waveCount} waves to ${dir}/tasks.csv (${result.config.pipeline}${mode})\n`);
         if (result.config.pipeline === 'generic') io.stdout(`Edit ${dir}/tasks.csv: replace the starter rows with your own tasks (any role)\n`);
         if (!result.config.executor) {
-          io.stdout(`Run it with: csv-wave run ${dir} --cmd '…' (or --module PATH, or --executor openai --model NAME)\n`);
+          io.stdout(`Run it with: csv-wave run ${dir} --cmd '…' (or --module PATH, or --executor openai|codex|claude --model NAME)\n`);
         }
         else io.stdout(`Run it with: csv-wave run ${dir}\n`);
       }

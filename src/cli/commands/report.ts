@@ -16,10 +16,12 @@ export function registerReport(program: Command, io: CliIo, done: (code: number)
     .action((sessionPath: string, options: { out?: string; json?: boolean }) => {
       const session = openSession(sessionPath);
       const table = currentTasks(session);
+      // Priced as status prices them: one computation of the cost, in knowledge/.
+      const pricing = session.config.pricing;
       if (options.json) {
-        printJson(io, buildReportData(session.dir, table));
+        printJson(io, buildReportData(session.dir, table, { ...(pricing ? { pricing } : {}) }));
       } else {
-        const path = writeReport(session.dir, table, options.out === undefined ? undefined : resolve(options.out));
+        const path = writeReport(session.dir, table, { out: options.out === undefined ? undefined : resolve(options.out), pricing });
         io.stdout(`Wrote ${path}\n`);
       }
       done(ExitCode.Ok);

@@ -2,6 +2,7 @@ import { constants as osConstants } from 'node:os';
 import type { Command } from 'commander';
 import { RunEmitter } from '../../events/events.js';
 import { WaveError } from '../../errors.js';
+import { errorLine } from '../../text/error-line.js';
 import { AnswerFile, AutoAnswers, NoAnswers, TerminalAnswers } from '../../interactive/answers.js';
 import type { AnswerSource } from '../../interactive/types.js';
 import { htmlReport } from '../../report/run-reporter.js';
@@ -32,6 +33,13 @@ export async function runWithReporter(
   extra: Pick<RunSessionOptions, 'prepare' | 'rerun'>,
 ): Promise<number> {
   const events = new RunEmitter();
+  // With --json, the tasks that failed in this run, each with its class and its error's line.
+  const failed: { id: string; error_class: string; error: string }[] = [];
+  if (flags.json) {
+    events.on('task:done', (event) => {
+      if (event.status === 'failed') failed.push({ id: event.id, error_class: event.errorClass ?? 'task-failure', error: errorLine(event.error) });
+    });
+  }
   const tty = io === processIo && process.stderr.isTTY === true;
   const detachReporter = attachReporter(events, io, flags.json ? 'json' : tty ? 'tty' : 'lines');
   const interrupted = io === processIo ? onSignals(io, graceFromFlags(flags)) : undefined;
@@ -43,7 +51,7 @@ export async function runWithReporter(
       options.killSignal = interrupted.killSignal;
     }
     const summary = await runSession(sessionPath, options);
-    if (flags.json) printJson(io, summary);
+    if (flags.json) printJson(io, { ...summary, failed });
     // As a shell reports a process a signal ended: 130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP.
     const received = interrupted?.received();
     return summary.stopped === 'signal' && received ? 128 + osConstants.signals[received] : summary.exitCode;

@@ -31,7 +31,9 @@ export function registerServe(program: Command, io: CliIo, done: (code: number) 
       const session = openSession(sessionPath);
       const token = options.token ?? process.env['CSV_WAVE_TOKEN'];
       const server = await startLiveServer(session, { host: options.host, port, token, clientTimeoutMs: Math.ceil(clientTimeout * 1000) });
-      io.stdout(`Serving ${session.displayPath} at ${server.url}${token ? ' (open it with ?token=…)' : ''}; Ctrl-C stops\n`);
+      // The address alone on its line: a double click or a terminal's link copies it, and nothing else.
+      const open = token ? 'open this address with ?token=<the token> after it' : 'open this address in a browser';
+      io.stdout(`Serving ${session.displayPath} (Ctrl-C stops); ${open}:\n${server.url}\n`);
       await new Promise<void>((resolve) => {
         const stop = () => resolve();
         process.once('SIGINT', stop);

@@ -11,7 +11,7 @@ import { countByStatus, countByWave, rowObject, staleInSession, taskLines } from
 import { cachedResults, readAttempts } from '../../knowledge/attempt-lines.js';
 import { cacheText } from '../../knowledge/cost-text.js';
 import { kTaskStatuses } from '../../schema/row.js';
-import { statusOf } from '../../core/skip-cause.js';
+import { skippedForFailure, statusOf } from '../../core/skip-cause.js';
 import { readUsage } from '../../knowledge/usage.js';
 import { costLine, spendJson, spendText, usageProblemLines } from '../../knowledge/cost-text.js';
 import { currentTasks } from '../../report/session-state.js';
@@ -35,7 +35,7 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
     .command('status')
     .description('one line per task ([DONE] [STALE] [RUN] [INTR] [WAIT] [FAIL] [SKIP] [----]), then counts per status and wave')
     .argument('<session>', 'session folder, or the path of its tasks.csv')
-    .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}, "usage"?: {tokens, cost_usd, tasks: {id: …}, problems?: [{line, problem}]}, "interrupted"?: [ids], "cache"?: {tasks, saved_usd}, "stale"?: {id: [what changed]}}')
+    .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}, "usage"?: {prompt, completion, cached, requests, cost_usd, unpriced_requests, tasks: {id: the same}, problems?: [{line, problem}]}, "cache"?: {tasks, saved_usd}, "stale"?: {id: [what changed]}, "interrupted"?: [ids], "workers"?: {id: worker}}; exit 1 when tasks failed')
     .option('--only <statuses>', `list only the tasks of these statuses, comma-separated (${kTaskStatuses.join(', ')}); counts stay the whole session's`)
     .option('--wave <n>', 'list only the tasks of wave N (counts stay the whole session\'s)'), flagOptionEntries(), 'status'))
     .action(async (sessionPath: string, options: StatusFlags & { pipeline?: PipelineName }) => {
@@ -58,6 +58,9 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       // A task left in_progress with no run holding the lock was in flight when its run was killed.
       const running = runHoldsLock(session.dir);
       const interrupted = running ? [] : table.rows.filter((row) => statusOf(row) === 'in_progress').map((row) => row.id);
+      // The README's rule for every command: failed tasks, or tasks skipped for a failure or a
+      // blocking checkpoint, are exit 1, so that `csv-wave status s && deploy` is a gate.
+      const exitCode = table.rows.some((row) => statusOf(row) === 'failed' || skippedForFailure(row)) ? ExitCode.TasksFailed : ExitCode.Ok;
       const workers = running && counts.in_progress > 0 ? await workersOfRunningTasks(session.dir, options, session.config.backend, io) : new Map<string, string>();
       // The result cache (docs/cache.md): the results taken from it, and the completed tasks whose inputs changed since.
       const attempts = readAttempts(session.dir);
@@ -80,7 +83,7 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
         const fromCache = cached.tasks > 0 ? { cache: cached } : {};
         const changed = stale.size > 0 ? { stale: Object.fromEntries(stale) } : {};
         printJson(io, { tasks: table.rows.filter(wanted).map((row) => rowObject(table, row)), counts, ...tokens, ...interruptedJson, ...where, ...fromCache, ...changed });
-        done(ExitCode.Ok);
+        done(exitCode);
         return;
       }
       const lines = taskLines(table, running, stale).filter((_, index) => wanted(table.rows[index]!));
@@ -117,7 +120,7 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
         const label = wave === 0 ? 'No wave (on a cycle)' : `Wave ${wave}`;
         io.stdout(`${label}: ${done}/${inWave} finished (completed ${byStatus.completed}, failed ${byStatus.failed}, skipped ${byStatus.skipped}, ${running ? 'running' : 'interrupted'} ${byStatus.in_progress}, pending ${byStatus.pending})\n`);
       }
-      done(ExitCode.Ok);
+      done(exitCode);
     });
 }
 

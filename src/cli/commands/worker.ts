@@ -5,7 +5,7 @@ import { redisUrlFrom } from '../../backend/bullmq/redis/redis-url.js';
 import { kSecretEnv, signingFrom } from '../../backend/bullmq/trust/secret-source.js';
 import { WaveError } from '../../errors.js';
 import { checkExecutor } from '../../run/check-executor.js';
-import { flagOptionEntries, kFlagDefaults, kFlagOptionTable, kOfficialBaseUrl, kWorkerSandboxes } from '../../option-table.js';
+import { flagOptionEntries, kAnthropicBaseUrl, kFlagDefaults, kFlagOptionTable, kOfficialBaseUrl, kWorkerSandboxes } from '../../option-table.js';
 import { secretFromFlags } from '../backend-flag.js';
 import { addTableFlags, tableFlag } from '../table-flags.js';
 import { ExitCode, processIo, type CliIo } from '../io.js';
@@ -73,21 +73,17 @@ export function registerWorker(program: Command, io: CliIo, done: (code: number)
     });
 }
 
-/** What the worker runs (job-admission.ts): its secret, `--executors`, `--allow-base-url`. */
+/** What the worker runs (job-admission.ts): its secret, `--executors`, `--allow-base-url`, `--allow-sandbox`, `--allow-agent-args`. */
 function workerRules(flags: WorkerFlags): WorkerRules {
   const signing = signingFrom(secretFromFlags(flags) ?? {}, 'csv-wave worker');
   const executors = new Set<ExecutorType>(tableFlag(kFlagOptionTable.executors, flags) ?? kFlagOptionTable.executors.default);
   const ownBaseUrl = process.env['OPENAI_BASE_URL']?.trim() || undefined;
-  const baseUrls = new Set<string>();
   const allowed = tableFlag(kFlagOptionTable.allowBaseUrls, flags);
-  for (const each of allowed ?? [ownBaseUrl ?? kOfficialBaseUrl]) {
-    const key = baseUrlKey(each);
-    if (key === undefined) {
-      const where = allowed === undefined ? 'OPENAI_BASE_URL' : '`--allow-base-url`';
-      throw new WaveError('USAGE', `Expected ${where} to be ${kFlagOptionTable.allowBaseUrls.what}, e.g. http://127.0.0.1:8080/v1, got \`${each}\``);
-    }
-    baseUrls.add(key);
-  }
+  const baseUrls = baseUrlKeys(allowed, ['OPENAI_BASE_URL', ownBaseUrl ?? kOfficialBaseUrl]);
+  // Without --allow-base-url, each key goes only where the worker sends it already: claude's to its own ANTHROPIC_BASE_URL.
+  const claudeBaseUrls = executors.has('claude')
+    ? baseUrlKeys(allowed, ['ANTHROPIC_BASE_URL', process.env['ANTHROPIC_BASE_URL']?.trim() || kAnthropicBaseUrl])
+    : new Set<string>();
   const sandboxes = new Set<string>([kDefaultSandbox]);
   for (const each of tableFlag(kFlagOptionTable.allowSandboxes, flags) ?? []) {
     if (!(kWorkerSandboxes as readonly string[]).includes(each)) {
@@ -96,13 +92,28 @@ function workerRules(flags: WorkerFlags): WorkerRules {
     sandboxes.add(each);
   }
   const agentArgs = tableFlag(kFlagOptionTable.allowAgentArgs, flags) ?? false;
-  return { signing, executors, baseUrls, ownBaseUrl, sandboxes, agentArgs };
+  return { signing, executors, baseUrls, ownBaseUrl, claudeBaseUrls, sandboxes, agentArgs };
+}
+
+/** The allow-list of model servers: `--allow-base-url`'s, else the one default (its variable's name, its value), as baseUrlKey gives them. */
+function baseUrlKeys(allowed: readonly string[] | undefined, [variable, fallback]: [string, string]): Set<string> {
+  const keys = new Set<string>();
+  for (const each of allowed ?? [fallback]) {
+    const key = baseUrlKey(each);
+    if (key === undefined) {
+      const where = allowed === undefined ? variable : '`--allow-base-url`';
+      throw new WaveError('USAGE', `Expected ${where} to be ${kFlagOptionTable.allowBaseUrls.what}, e.g. http://127.0.0.1:8080/v1, got \`${each}\``);
+    }
+    keys.add(key);
+  }
+  return keys;
 }
 
 /**
  * The agent CLIs the worker offers, checked once before it takes a job, as a run checks
- * its own (check-executor.ts: on PATH, `--version` no older than csv-wave runs): a worker
- * whose CLI is missing would otherwise fail every agent job it takes. Exit 2 saying what to do.
+ * its own (check-executor.ts: on PATH, `--version` no older than csv-wave runs, and
+ * claude's login as far as it shows without the network): a worker whose CLI is missing
+ * would otherwise fail every agent job it takes. Exit 2 saying what to do.
  */
 async function checkAgentClis(executors: ReadonlySet<ExecutorType>): Promise<void> {
   const agents = kAgentTypes.filter((type: AgentType) => executors.has(type));

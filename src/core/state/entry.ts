@@ -30,13 +30,18 @@ export interface Entry {
 
 const kPriorityRank: Record<string, number> = { P0: 0, P1: 1, '': 1, P2: 2 };
 
+/** The ready queues' rank of a priority cell (P1 for an empty or unknown one). */
+export function rankOf(priority: string): number {
+  return kPriorityRank[priority] ?? 1;
+}
+
 /** A task of the run that has not started and waits on nothing yet (the core wires it). */
 export function newEntry(row: TaskRow, index: number, wave: number): Entry {
   return {
     row,
     index,
     wave,
-    rank: kPriorityRank[row.priority] ?? 1,
+    rank: rankOf(row.priority),
     state: 'waiting',
     remaining: 0,
     dependents: [],

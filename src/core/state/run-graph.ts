@@ -1,13 +1,13 @@
-import { doom, newEntry, type Entry } from './entry.js';
+import { doom, newEntry, rankOf, type Entry } from './entry.js';
 import { splitList } from '../id-list.js';
-import { applyToRows, checkChanges, type TaskChanges } from '../session-changes.js';
+import { applyToRows, checkChanges, type ChangeRules, type SessionEdit, type TaskChanges } from '../session-changes.js';
 import type { SkipCause } from '../skip-cause.js';
 import type { TaskRow } from '../task.js';
 
 /**
  * The tasks of a run among the session's rows, and what each waits on: the wiring the
  * scheduling core reads, derived again from the rows whenever an interactive task
- * changes the session (dynamic tasks, new deps).
+ * changes the session (dynamic tasks, new deps), or a person's edit of tasks.csv does.
  */
 export class RunGraph {
   /** The session's table: dynamic tasks are appended to it, and results written into it. */
@@ -62,20 +62,59 @@ export class RunGraph {
   }
 
   /**
-   * Writes what an interactive task added and rewired into the rows and entries (DESIGN.md
-   * section 4: new rows appended, waves recomputed), without rewiring. Returns why the
-   * change was refused, leaving the session as it was, or the new number of waves.
+   * Writes what an interactive task added and rewired, or what an edit of tasks.csv
+   * changed, into the rows and entries (DESIGN.md section 4: new rows appended, waves
+   * recomputed), without rewiring. `floor` is the lowest wave a task the change adds or
+   * moves may take (0: any). Returns why the change was refused, leaving the session as it
+   * was, or the new number of waves and how many unfinished tasks it removed.
    */
-  apply(changes: TaskChanges): { problem: string } | { waveCount: number } {
-    const problem = checkChanges(this.rows, changes, (id) => {
-      const entry = this.entryById.get(id);
-      return entry !== undefined && entry.attempts === 0 && entry.state !== 'done';
-    });
+  apply(changes: TaskChanges | SessionEdit, rules: ChangeRules, floor = 0): { problem: string } | { waveCount: number; removed: number } {
+    const problem = checkChanges(this.rows, changes, rules);
     if (problem) return { problem: `Invalid session change: ${problem}` };
-    for (const row of changes.add) this.byId.set(row.id, row);
-    const { waves, waveCount } = applyToRows(this.rows, this.byId, changes);
-    for (const entry of this.entries) entry.wave = waves.get(entry.row.id)!;
+    const added = new Set(changes.add);
+    // A new task starts at the floor. One that has not started keeps the wave it had, up to
+    // the floor: a change can move it later, or earlier down to the floor, never into a
+    // wave that is running (nor one that is done, where it would never run).
+    const { waves, waveCount } = applyToRows(this.rows, this.byId, changes, (row) => {
+      if (floor === 0) return 0;
+      if (added.has(row)) return floor;
+      const entry = this.entryById.get(row.id);
+      return entry !== undefined && unstarted(entry) ? Math.min(entry.wave, floor) : 0;
+    });
+    const removed = this.#remove('remove' in changes ? changes.remove : []);
+    // A task that started keeps its wave: the lines and files of that wave counted it there.
+    for (const entry of this.entries) if (unstarted(entry)) entry.wave = waves.get(entry.row.id)!;
+    for (const update of changes.update) {
+      const entry = this.entryById.get(update.id);
+      if (entry === undefined || entry.state === 'done') continue;
+      // Its priority or exec_mode may have changed: queued again, in the right queue and place.
+      entry.rank = rankOf(entry.row.priority);
+      if (entry.state === 'ready') entry.state = 'waiting';
+    }
     for (const row of changes.add) this.#add(row, this.rows.indexOf(row), waves.get(row.id)!);
-    return { waveCount };
+    return { waveCount, removed };
   }
+
+  /** Takes removed tasks out of the run; their queue slots are passed over (they read as done). */
+  #remove(ids: readonly string[]): number {
+    if (ids.length === 0) return 0;
+    const gone = new Set(ids);
+    let removed = 0;
+    let kept = 0;
+    for (const entry of this.entries) {
+      if (!gone.has(entry.row.id)) {
+        this.entries[kept++] = entry;
+        continue;
+      }
+      if (entry.state !== 'done') removed++;
+      entry.state = 'done';
+      this.entryById.delete(entry.row.id);
+    }
+    this.entries.length = kept;
+    return removed;
+  }
+}
+
+function unstarted(entry: Entry): boolean {
+  return entry.attempts === 0 && entry.state !== 'done';
 }

@@ -36,6 +36,11 @@ export class WaveBook {
     return this.#current;
   }
 
+  /** Whether the wave the gate is at has no unfinished task (true before the gate moved at all). */
+  currentDone(): boolean {
+    return (this.#unfinishedByWave.get(this.#current) ?? 0) === 0;
+  }
+
   /** Holds a task at the gate when its wave is not open yet (schedule `waves`); false when it may be queued. */
   hold(entry: Entry): boolean {
     if (this.#schedule !== 'waves' || entry.wave <= this.#current) return false;

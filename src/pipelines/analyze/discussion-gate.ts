@@ -11,6 +11,9 @@ import { statusOf, supersededCause } from '../../core/skip-cause.js';
 import type { GateDecision, HandlerResult, InteractiveContext, InteractiveHandler, SessionChanges } from '../../interactive/types.js';
 import { kLayout, type SessionFileWriter } from '../../layout.js';
 
+/** A gate decision as a person reads it. */
+const kLabels: Record<GateDecision['decision'], string> = { continue: 'Continue deeper', adjust: 'Adjust direction', done: 'Done' };
+
 /** The roles of a discussion loop: the discussions and the supplementary analyses between them. */
 const kLoopRoles = new Set(['discussant', 'analyst']);
 
@@ -29,14 +32,17 @@ export class DiscussionGate implements InteractiveHandler {
     const maxRounds = kAnalyzeModes[mode];
 
     let decision: GateDecision;
+    let source: string;
     if (round >= maxRounds) {
       decision = { decision: 'done' };
+      source = `the round limit of ${mode} mode, ${maxRounds}`;
       note(context.files, round, `Round limit ${maxRounds} of ${mode} mode reached: on to synthesis`);
     } else {
       decision = await context.answers.decide(`Discussion round ${round} complete. What next?`);
-      const label = { continue: 'Continue deeper', adjust: 'Adjust direction', done: 'Done' }[decision.decision];
-      note(context.files, round, decision.focus ? `${label}: ${decision.focus}` : label);
+      source = context.answers.source ?? 'the answer source';
+      note(context.files, round, decision.focus ? `${kLabels[decision.decision]}: ${decision.focus}` : kLabels[decision.decision]);
     }
+    context.decided?.({ id: self.id, round, label: kLabels[decision.decision], ...(decision.focus ? { focus: decision.focus } : {}), source });
     return {
       reply,
       changes: gateChanges(context.rows, self, round, decision, topic),

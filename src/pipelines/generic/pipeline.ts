@@ -6,7 +6,8 @@ import { reuseExplorations } from '../analyze/explorer-cache.js';
 import { genericStarterTasks } from './starter.js';
 
 /**
- * Any non-empty role: plain batch work, with no interactive handler. A generic session
+ * Plain batch work, with no interactive handler: a task needs only an id (and something to
+ * run it); a role and a description are its own columns, when it has them. A generic session
  * may still hold rows of the other pipelines' roles (a session with no session.json is
  * generic as soon as one role is not a brainstorm role), and those keep the rules that
  * applied to them before pipelines owned their rules: an `explorer` reuses explorations,
@@ -14,6 +15,8 @@ import { genericStarterTasks } from './starter.js';
  */
 export const genericPipeline = {
   name: 'generic',
+  // The cells a run writes; the brainstorm's own columns (angle, gc_round, title, …) are not forced on a plain batch.
+  columns: { required: ['id'], written: ['wave', 'status', 'findings', 'error'] },
   settings: topicSettings,
   ...roleRulesFor('generic'),
   handlers: new Map<string, InteractiveHandler>(),

@@ -11,19 +11,16 @@ export function genericStarterTasks(topic: string | undefined): TaskRow[] {
   return [
     newRow({
       id: 'STEP-001',
-      title: 'First step',
       description: `Replace this row with your first task${about}; it runs in wave 1.`,
       role: 'worker',
     }),
     newRow({
       id: 'STEP-002',
-      title: 'Second step',
       description: `Replace this row with a task that runs beside STEP-001${about}.`,
       role: 'worker',
     }),
     newRow({
       id: 'REPORT-001',
-      title: 'Report',
       description: 'Sum up the findings of STEP-001 and STEP-002, which this task receives as prev_context.',
       role: 'reporter',
       deps: 'STEP-001;STEP-002',

@@ -69,7 +69,8 @@ export class LiveSnapshots {
     const started = performance.now();
     let data: Buffer;
     try {
-      const report = buildReportData(this.#session.dir, currentTasks(this.#session), { live: true, waveContexts: this.#waveContexts });
+      const pricing = this.#session.config.pricing;
+      const report = buildReportData(this.#session.dir, currentTasks(this.#session), { live: true, waveContexts: this.#waveContexts, ...(pricing ? { pricing } : {}) });
       data = Buffer.from(embedJson({ ...report, generation }), 'utf8');
     } catch (error) {
       if (latest) return latest;

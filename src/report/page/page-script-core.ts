@@ -1,5 +1,5 @@
 /**
- * The report page's script, part 1: data, helpers, tabs, summary, task details, failures. Every text from a task or a model is shown with
+ * The report page's script, part 1: data, helpers, tabs (and the address's `#view`), summary, task details, failures. Every text from a task or a model is shown with
  * textContent or an SVG text node, never parsed as HTML; links are relative paths only.
  * Plain ES5-style JavaScript in a string: it runs in the browser, not in Node.
  */
@@ -10,8 +10,10 @@ var STATUSES = ['completed', 'failed', 'skipped', 'in_progress', 'pending'];
 var STATUS_COLORS = { completed: '#2e7d32', failed: '#c62828', skipped: '#9e9e9e', in_progress: '#1565c0', pending: '#f9a825' };
 var OUTCOME_COLORS = { completed: '#2e7d32', failed: '#c62828', retried: '#ef6c00' };
 var T = { id: 0, title: 1, role: 2, wave: 3, status: 4, findings: 5, error: 6, deps: 7, mode: 8, description: 9 };
+var A = { task: 0, attempt: 1, start: 2, ms: 3, outcome: 4, errorClass: 5, thread: 6, run: 7 };
 var ROW_H = 24;
 var indexById = new Map();
+var statsCache = null;
 
 function el(tag, className, text) {
   var e = document.createElement(tag);
@@ -41,9 +43,24 @@ function cut(text, n) {
   var s = text.slice(0, n);
   return /[\uD800-\uDBFF]$/.test(s) ? s.slice(0, -1) : s;
 }
+/** 12345 as 12,345, the same in every locale. */
+function fmtInt(n) { return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ','); }
 function reindex() {
   indexById = new Map();
+  statsCache = null;
   for (var i = 0; i < D.tasks.length; i++) indexById.set(D.tasks[i][T.id], i);
+}
+/** Per task, over every run: its attempts, and the time they ran (typed arrays: one number per task, even for a million). */
+function taskStats() {
+  if (statsCache) return statsCache;
+  var count = new Int32Array(D.tasks.length), ms = new Float64Array(D.tasks.length);
+  for (var j = 0; j < D.attempts.length; j++) { var a = D.attempts[j]; count[a[A.task]]++; ms[a[A.task]] += a[A.ms]; }
+  statsCache = { count: count, ms: ms };
+  return statsCache;
+}
+/** A task's requests (usage.ndjson), or null. */
+function usageOf(id) {
+  return Object.prototype.hasOwnProperty.call(D.details, id) && D.details[id].usage ? D.details[id].usage : null;
 }
 
 var VIEWS = ['summary', 'dag', 'timeline', 'failures', 'tasks'];
@@ -69,7 +86,11 @@ function buildShell() {
     var b = el('button', null, LABELS[view]);
     b.id = 'tab-' + view;
     b.setAttribute('role', 'tab');
-    b.addEventListener('click', function () { show(view); });
+    // The address says the view: the back button goes to the view before (hashchange below).
+    b.addEventListener('click', function () {
+      show(view);
+      if (location.hash !== '#' + view) location.hash = view;
+    });
     tabs[view] = b;
     nav.appendChild(b);
   });
@@ -98,7 +119,14 @@ function renderHeader() {
   document.getElementById('generated').textContent = 'written ' + D.generated + (D.live ? live : '');
 }
 
+/** The view the address names (report.html#timeline), or the summary. */
+function viewInAddress() {
+  var view = location.hash.slice(1);
+  return VIEWS.indexOf(view) >= 0 ? view : 'summary';
+}
+
 function show(view) {
+  if (view === current && rendered[view]) return;
   current = view;
   VIEWS.forEach(function (v) {
     sections[v].hidden = v !== view;
@@ -136,6 +164,11 @@ RENDER.summary = function (root) {
   tr.appendChild(td);
   table.appendChild(tr);
   root.appendChild(table);
+  if (D.failedSpend) {
+    var spent = el('p', 'callout', D.failedSpend);
+    spent.id = 'failed-spend';
+    root.appendChild(spent);
+  }
   var facts = el('dl', 'facts');
   var fact = function (name, value) { facts.appendChild(el('dt', null, name)); facts.appendChild(el('dd', null, value)); };
   fact('waves', D.waveCount);
@@ -144,22 +177,15 @@ RENDER.summary = function (root) {
   fact('retries', D.retries);
   fact('runs', D.runs.length);
   fact('tokens', D.tokens ? fmtTokens(D.tokens) : 'none recorded');
-  if (D.tokens) fact('cost', fmtCost(D.tokens));
-  // As knowledge/cost-text.ts cacheText: the results taken from the cache (docs/cache.md).
-  if (D.cache) fact('from the cache', D.cache.tasks + ' task' + (D.cache.tasks === 1 ? '' : 's') + (D.cache.saved_usd > 0 ? ', ' + fmtCost({ cost_usd: D.cache.saved_usd, unpriced: 0 }) + ' not spent' : ''));
+  // The cost's text comes with the data, made by the functions status and context.md use.
+  if (D.cost) fact('cost', D.cost);
+  // The results taken from the cache (docs/cache.md), as status says it.
+  if (D.cache) fact('from the cache', D.cache.text);
   root.appendChild(facts);
 };
 
 function fmtTokens(u) {
-  return u.prompt + ' prompt (' + u.cached + ' cached), ' + u.completion + ' completion, in ' + u.requests + ' request' + (u.requests === 1 ? '' : 's');
-}
-
-// As knowledge/pricing.ts formatUsd; requests without a price are said, never counted as free.
-function fmtCost(u) {
-  var usd = u.cost_usd >= 1 ? '$' + u.cost_usd.toFixed(2) : u.cost_usd === 0 ? '$0' : '$' + u.cost_usd.toPrecision(2);
-  if (u.unpriced === 0) return usd;
-  if (u.cost_usd === 0) return 'unknown: no price for the model (session.json pricing)';
-  return usd + ' and ' + u.unpriced + ' request' + (u.unpriced === 1 ? '' : 's') + ' without a price';
+  return fmtInt(u.prompt) + ' prompt (' + fmtInt(u.cached) + ' cached), ' + fmtInt(u.completion) + ' completion, in ' + fmtInt(u.requests) + ' request' + (u.requests === 1 ? '' : 's');
 }
 
 function showDetail(id) {
@@ -176,8 +202,10 @@ function showDetail(id) {
   aside.appendChild(close);
   aside.appendChild(el('h2', null, t[T.id] + (t[T.title] ? ' — ' + t[T.title] : '')));
   var facts = el('dl', 'facts');
-  var spent = d.usage ? [['tokens', fmtTokens(d.usage)], ['cost', fmtCost(d.usage)]] : [];
-  [['status', t[T.status]], ['role', t[T.role]], ['wave', t[T.wave]], ['deps', t[T.deps] || '—'], ['exec_mode', t[T.mode] || 'csv-wave']].concat(spent).forEach(function (f) {
+  var stats = taskStats();
+  var ran = stats.count[i] > 0 ? [['duration', fmtMs(stats.ms[i])], ['attempts', stats.count[i]]] : [];
+  var spent = d.usage ? [['tokens', fmtTokens(d.usage)], ['cost', d.usage.cost_text]] : [];
+  [['status', t[T.status]], ['role', t[T.role]], ['wave', t[T.wave]], ['deps', t[T.deps] || '—'], ['exec_mode', t[T.mode] || 'csv-wave']].concat(ran, spent).forEach(function (f) {
     facts.appendChild(el('dt', null, f[0]));
     facts.appendChild(el('dd', null, f[1]));
   });
@@ -193,12 +221,13 @@ function showDetail(id) {
   block('Findings', t[T.findings], 'findings');
   block('Description', t[T.description], 'description');
   block('prev_context', d.prev_context, 'prev_context');
-  var tries = D.attempts.filter(function (a) { return a[0] === i; });
+  var tries = D.attempts.filter(function (a) { return a[A.task] === i; });
   if (tries.length > 0) {
     aside.appendChild(el('h3', null, 'Attempts'));
     var ul = el('ul');
     tries.forEach(function (a) {
-      ul.appendChild(el('li', null, '#' + a[1] + ' ' + a[4] + (a[5] ? ' (' + a[5] + ')' : '') + ', ' + fmtMs(a[3]) + (a[6] === null ? '' : ', thread ' + a[6])));
+      var run = D.runs.length > 1 ? ', run ' + (a[A.run] + 1) : '';
+      ul.appendChild(el('li', null, '#' + a[A.attempt] + ' ' + a[A.outcome] + (a[A.errorClass] ? ' (' + a[A.errorClass] + ')' : '') + ', ' + fmtMs(a[A.ms]) + (a[A.thread] === null ? '' : ', thread ' + a[A.thread]) + run));
     });
     aside.appendChild(ul);
   }

@@ -1,12 +1,11 @@
 /**
- * The report page's script, part 3: the DAG laid out by wave (SVG; per-wave aggregates
- * that expand on click past kDagLimit tasks), the timeline (one bar per attempt, lanes
- * by slot, wave starts marked, zoom with the wheel or buttons, pan by dragging), start-up and
- * live updates from `csv-wave serve`.
+ * The report page's script, part 3: the DAG laid out by wave (SVG; each box with its
+ * task's role and duration; per-wave aggregates that expand on click past kDagLimit tasks),
+ * start-up, the address's `#view`, and live updates from `csv-wave serve`.
  */
 export const kPageScriptGraphs = String.raw`
 var DAG_LIMIT = 2000;
-var NODE_W = 150, NODE_H = 22, COL_W = 200, ROW_GAP = 30;
+var NODE_W = 170, NODE_H = 34, COL_W = 220, ROW_GAP = 44;
 
 RENDER.dag = function (root) {
   clear(root);
@@ -33,7 +32,8 @@ function drawDag(box, indexes) {
     maxRows = Math.max(maxRows, byWave[w].length);
   });
   var s = svg('svg', { width: 20 + (maxWave - minWave + 1) * COL_W, height: 40 + maxRows * ROW_GAP });
-  s.id = 'dag';
+  s.id = 'dag-chart';
+  var stats = taskStats();
   for (var w = minWave; w <= maxWave; w++) {
     if (!byWave[w]) continue;
     var label = svg('text', { x: 10 + (w - minWave) * COL_W, y: 14 });
@@ -56,13 +56,18 @@ function drawDag(box, indexes) {
     var t = D.tasks[i], p = pos.get(i);
     var g = svg('g', { class: 'node', 'data-id': t[T.id], 'data-status': t[T.status] });
     var rect = svg('rect', { x: p.x, y: p.y, width: NODE_W, height: NODE_H, rx: 4, fill: STATUS_COLORS[t[T.status]] || '#777' });
+    // Its role, and the time its attempts ran (every run's), under its id.
+    var meta = t[T.role] + (stats.count[i] > 0 ? ' · ' + fmtMs(stats.ms[i]) : '');
     var title = svg('title', {});
-    title.textContent = t[T.id] + ' (' + t[T.status] + ')' + (t[T.title] ? ': ' + t[T.title] : '');
+    title.textContent = t[T.id] + ' (' + t[T.status] + ')' + (t[T.title] ? ': ' + t[T.title] : '') + '\n' + meta;
     rect.appendChild(title);
-    var text = svg('text', { x: p.x + 6, y: p.y + 15, fill: '#fff' });
-    text.textContent = t[T.id].length > 22 ? t[T.id].slice(0, 21) + '…' : t[T.id];
+    var text = svg('text', { x: p.x + 6, y: p.y + 14, fill: '#fff' });
+    text.textContent = t[T.id].length > 24 ? cut(t[T.id], 23) + '…' : t[T.id];
+    var sub = svg('text', { x: p.x + 6, y: p.y + 28, fill: '#fff', class: 'node-meta' });
+    sub.textContent = meta.length > 28 ? cut(meta, 27) + '…' : meta;
     g.appendChild(rect);
     g.appendChild(text);
+    g.appendChild(sub);
     g.addEventListener('click', function () { showDetail(t[T.id]); });
     s.appendChild(g);
   });
@@ -78,7 +83,7 @@ function drawAggregates(root, box) {
   });
   var keys = Object.keys(waves).map(Number).sort(function (a, b) { return a - b; });
   var s = svg('svg', { width: 20 + keys.length * COL_W, height: 90 });
-  s.id = 'dag';
+  s.id = 'dag-chart';
   var expanded = el('div');
   keys.forEach(function (w, col) {
     var info = waves[w], x = 10 + col * COL_W;
@@ -115,103 +120,14 @@ function drawAggregates(root, box) {
   root.appendChild(expanded);
 }
 
-RENDER.timeline = function (root) {
-  clear(root);
-  root.appendChild(el('h2', null, 'Timeline'));
-  if (D.attempts.length === 0) { root.appendChild(el('p', 'muted', 'No attempt recorded yet (attempts.ndjson is empty).')); return; }
-  var bar = el('div', 'controls');
-  var zoomIn = el('button', 'chip', 'zoom in'), zoomOut = el('button', 'chip', 'zoom out'), reset = el('button', 'chip', 'reset');
-  zoomIn.id = 'timeline-zoom-in';
-  zoomOut.id = 'timeline-zoom-out';
-  bar.appendChild(zoomIn); bar.appendChild(zoomOut); bar.appendChild(reset);
-  var legend = el('span', 'muted', 'wheel to zoom, drag to pan · ');
-  bar.appendChild(legend);
-  Object.keys(OUTCOME_COLORS).forEach(function (o) {
-    var sw = el('span', 'swatch');
-    sw.style.background = OUTCOME_COLORS[o];
-    bar.appendChild(sw);
-    bar.appendChild(el('span', null, o + ' '));
-  });
-  root.appendChild(bar);
-  var wrap = el('div', 'graph timeline');
-  root.appendChild(wrap);
-  var lanes = 1, end = 1;
-  D.attempts.forEach(function (a) { lanes = Math.max(lanes, a[7] + 1); end = Math.max(end, a[2] + a[3]); });
-  var width = Math.max(600, root.clientWidth - 20), LANE_H = 16, TOP = 28;
-  var s = svg('svg', { width: width, height: TOP + lanes * LANE_H + 10 });
-  s.id = 'timeline';
-  var marks = svg('g', {}), bars = svg('g', {});
-  s.appendChild(marks);
-  s.appendChild(bars);
-  wrap.appendChild(s);
-  var k0 = (width - 20) / end, k = k0, tx = 10;
-  var nodes = D.attempts.map(function (a) {
-    var t = D.tasks[a[0]];
-    var r = svg('rect', { class: 'bar', y: TOP + a[7] * LANE_H + 1, height: LANE_H - 3, rx: 2, fill: OUTCOME_COLORS[a[4]] || '#777', 'data-task': t[T.id], 'data-outcome': a[4] });
-    var title = svg('title', {});
-    title.textContent = t[T.id] + ' #' + a[1] + ' ' + a[4] + (a[5] ? ' (' + a[5] + ')' : '') + ' · ' + fmtMs(a[3]) + ' · wave ' + t[T.wave];
-    r.appendChild(title);
-    r.addEventListener('click', function () { showDetail(t[T.id]); });
-    bars.appendChild(r);
-    return r;
-  });
-  // Wave starts: the first start of each wave in each run.
-  var waveStarts = {};
-  D.attempts.forEach(function (a) {
-    var key = a[8] + ':' + D.tasks[a[0]][T.wave];
-    if (!(key in waveStarts) || a[2] < waveStarts[key].at) waveStarts[key] = { at: a[2], wave: D.tasks[a[0]][T.wave] };
-  });
-  function draw() {
-    // The zoom factor, for people reading the page's state (and tests).
-    s.setAttribute('data-zoom', String(Math.round((k / k0) * 1000) / 1000));
-    nodes.forEach(function (r, i) {
-      var a = D.attempts[i];
-      r.setAttribute('x', String(tx + a[2] * k));
-      r.setAttribute('width', String(Math.max(2, a[3] * k)));
-    });
-    clear(marks);
-    Object.keys(waveStarts).forEach(function (key) {
-      var x = tx + waveStarts[key].at * k;
-      marks.appendChild(svg('line', { x1: x, x2: x, y1: 14, y2: TOP + lanes * LANE_H, stroke: '#5f6b76', 'stroke-dasharray': '3 3', class: 'wave-mark' }));
-      var label = svg('text', { x: x + 2, y: 12 });
-      label.textContent = 'wave ' + waveStarts[key].wave;
-      marks.appendChild(label);
-    });
-    var axis = svg('text', { x: 4, y: TOP - 2 });
-    axis.textContent = 'view: ' + fmtMs(Math.max(0, -tx / k)) + ' → ' + fmtMs((width - tx) / k);
-    marks.appendChild(axis);
-  }
-  var scheduled = false;
-  function redraw() {
-    if (scheduled) return;
-    scheduled = true;
-    requestAnimationFrame(function () { scheduled = false; draw(); });
-  }
-  function zoom(factor, at) {
-    tx = at - (at - tx) * factor;
-    k *= factor;
-    redraw();
-  }
-  zoomIn.addEventListener('click', function () { zoom(2, width / 2); });
-  zoomOut.addEventListener('click', function () { zoom(0.5, width / 2); });
-  reset.addEventListener('click', function () { k = k0; tx = 10; redraw(); });
-  s.addEventListener('wheel', function (e) {
-    e.preventDefault();
-    zoom(Math.exp(-e.deltaY * 0.002), e.clientX - s.getBoundingClientRect().left);
-  }, { passive: false });
-  var dragFrom = null;
-  s.addEventListener('mousedown', function (e) { dragFrom = { x: e.clientX, tx: tx }; });
-  window.addEventListener('mousemove', function (e) { if (dragFrom) { tx = dragFrom.tx + e.clientX - dragFrom.x; redraw(); } });
-  window.addEventListener('mouseup', function () { dragFrom = null; });
-  draw();
-};
-
 // Start-up, and live updates from csv-wave serve.
 reindex();
 buildShell();
 renderHeader();
-// A view can be linked to: report.html#timeline opens on the timeline.
-show(VIEWS.indexOf(location.hash.slice(1)) >= 0 ? location.hash.slice(1) : 'summary');
+// A view can be linked to: report.html#timeline opens on the timeline. A new #view in the
+// address (typed, or the back button after a tab) switches to it.
+show(viewInAddress());
+window.addEventListener('hashchange', function () { show(viewInAddress()); });
 var updates = 0;
 document.body.setAttribute('data-updates', '0');
 if (D.live && /^https?:$/.test(location.protocol) && typeof EventSource === 'function') {

@@ -21,11 +21,17 @@ table.counts td, table.counts th { border: 1px solid var(--line); padding: 4px 1
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 6px; }
 .controls { display: flex; gap: 8px; flex-wrap: wrap; margin-bottom: 8px; align-items: center; }
 .controls input, .controls select { font: inherit; padding: 3px 6px; }
-.thead, .trow { display: grid; grid-template-columns: 14em 14em 8em 4em 7em 1fr; gap: 8px; padding: 0 6px; align-items: center; }
-.thead { font-weight: 600; border-bottom: 1px solid var(--line); height: 28px; }
-.thead span { cursor: pointer; user-select: none; }
-.viewport { height: 62vh; overflow-y: auto; position: relative; border: 1px solid var(--line); }
-.spacer { position: relative; }
+.thead, .trow { display: grid; grid-template-columns: var(--cols); gap: 8px; padding: 0 6px; align-items: center; }
+.thead { font-weight: 600; border-bottom: 1px solid var(--line); height: 28px; position: sticky; top: 0; z-index: 1; background: var(--bg); min-width: var(--table-width); }
+.thead span { cursor: pointer; user-select: none; overflow: hidden; white-space: nowrap; text-overflow: ellipsis; }
+.thead span[aria-sort="ascending"]::after { content: " ▲"; }
+.thead span[aria-sort="descending"]::after { content: " ▼"; }
+.thead .stat, .trow [data-stat] { text-align: right; }
+/* The id stays in view when the table scrolls sideways. */
+.thead [data-col="id"], .trow [data-col="id"] { position: sticky; left: 0; background: inherit; }
+.trow { background: var(--bg); }
+.viewport { height: 62vh; overflow: auto; position: relative; border: 1px solid var(--line); }
+.spacer { position: relative; min-width: var(--table-width); }
 .trow { position: absolute; left: 0; right: 0; height: 24px; cursor: pointer; border-bottom: 1px solid #eef1f4; }
 .trow:hover { background: var(--panel); }
 .trow span { overflow: hidden; white-space: nowrap; text-overflow: ellipsis; }
@@ -39,6 +45,14 @@ h2 { font-size: 16px; margin: 4px 0 8px; } h3 { font-size: 14px; margin: 10px 0 
 .graph { overflow: auto; border: 1px solid var(--line); max-height: 75vh; }
 .graph svg text { font: 11px system-ui, sans-serif; pointer-events: none; }
 .node, .bar, .aggregate { cursor: pointer; }
-.timeline svg { cursor: grab; display: block; }
+.timeline { max-height: 62vh; overflow-y: auto; overflow-x: hidden; border: 1px solid var(--line); }
+.tl-spacer { position: relative; }
+#timeline-chart { position: sticky; top: 0; display: block; cursor: grab; }
+#timeline-chart text { font: 11px system-ui, sans-serif; fill: var(--fg); }
+#timeline-chart .tl-name { font-size: 12px; cursor: pointer; }
+#timeline-chart .tl-retries { fill: #ef6c00; font-weight: 600; }
+#timeline-chart .wave-label, #timeline-chart .tick-label, #timeline-chart .tl-head { fill: var(--muted); }
+.controls select { max-width: 40em; }
+.callout { border-left: 4px solid #c62828; background: #fdecea; padding: 6px 10px; margin: 0 0 12px; font-weight: 600; }
 .muted { color: var(--muted); }
 `;

@@ -3,10 +3,11 @@ import { embedJson } from './embed-json.js';
 import { kPageScriptCore } from './page-script-core.js';
 import { kPageScriptGraphs } from './page-script-graphs.js';
 import { kPageScriptTable } from './page-script-table.js';
+import { kPageScriptTimeline } from './page-script-timeline.js';
 import { kPageStyle } from './page-style.js';
 import type { ReportData } from '../report-data.js';
 
-const kScript = `(function () {\n'use strict';\n${kPageScriptCore}\n${kPageScriptTable}\n${kPageScriptGraphs}\n})();\n`;
+const kScript = `(function () {\n'use strict';\n${kPageScriptCore}\n${kPageScriptTable}\n${kPageScriptTimeline}\n${kPageScriptGraphs}\n})();\n`;
 
 function sha256(text: string): string {
   return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;

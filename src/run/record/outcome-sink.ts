@@ -3,10 +3,10 @@ import type { TaskRow } from '../../core/task.js';
 import { rowCells } from '../../csv/tasks-table.js';
 import type { CacheNote, WorkerReply } from '../../executors/messages.js';
 import { AttemptLog } from './attempt-log.js';
-import type { TaskDoneEvent, TaskRetryEvent, TaskStartEvent, TasksChangedEvent } from '../../events/events.js';
+import type { TaskDoneEvent, TaskRetryEvent, TaskStartEvent } from '../../events/events.js';
 import type { Journal } from '../../session/journal.js';
 import type { KnowledgeSink } from './knowledge-sink.js';
-import type { RunRecorder } from '../scheduler.js';
+import type { RecordedChange, RunRecorder } from '../scheduler.js';
 import type { PrevContexts } from '../prev-contexts.js';
 
 export interface OutcomeSinkSetup {
@@ -25,6 +25,12 @@ export interface OutcomeSinkSetup {
   jobs?: AttemptJobs | undefined;
   /** The result cache's note of a task's completed result (its key, whether it came from the cache): set on its finish event. */
   cacheNote?: ((id: string) => CacheNote | undefined) | undefined;
+  /**
+   * Told of every change of the session's tasks once it is journaled: what the run's own
+   * tasks added and rewired, so that a person's save that still shows the old cells is
+   * read as older, not as their edit (session/edits/edit-ledger.ts).
+   */
+  changed?: (change: RecordedChange) => void;
 }
 
 /**
@@ -84,10 +90,13 @@ export class OutcomeSink implements RunRecorder {
     this.#journal.flush();
   }
 
-  tasksChanged(change: TasksChangedEvent): void {
+  /** Journaled and written at once: a person's edit is in the journal before tasks.csv shows it. */
+  tasksChanged(change: RecordedChange): void {
+    for (const id of change.removed) this.#journal.append({ type: 'remove', id });
     for (const row of change.added) this.#journal.append({ type: 'add', row: rowCells(row) });
     for (const update of change.updated) this.#journal.append({ type: 'update', ...update });
     this.#journal.flush();
+    this.#setup.changed?.(change);
   }
 
   waveReady(wave: number, contexts: PrevContexts): void {

@@ -1,6 +1,9 @@
-import type { AgentOverride, AgentSpec } from '../../../executors/agents/settings.js';
+import { basename, dirname, isAbsolute, resolve } from 'node:path';
+import { kDefaultClaudeMaxTurns } from '../../../executors/agents/claude/args.js';
+import { agentSettingsFor, baseAgentSettings, type AgentOverride, type AgentRowCells, type AgentSpec } from '../../../executors/agents/settings.js';
 import type { AttemptRequest, ExecutorSpec } from '../../../executors/messages.js';
-import { kOfficialBaseUrl, kWorkerAgentTypes, kWorkerExecutorTypes, kWorkerSandboxes } from '../../../option-table.js';
+import { kAnthropicBaseUrl, kOfficialBaseUrl, kSessionIdPattern, kWorkerAgentTypes, kWorkerExecutorTypes, kWorkerSandboxes } from '../../../option-table.js';
+import { kTaskIdPattern } from '../../../schema/row.js';
 import type { CodexSandbox } from '../../../schema/session.js';
 import { jobSigned, replySigned, requestDigest, type Signing } from './signing.js';
 import type { JobReplyEnvelope } from '../jobs/job-data.js';
@@ -11,12 +14,12 @@ export type ExecutorType = (typeof kExecutorTypes)[number];
 
 /**
  * The agent CLIs a worker may offer (option-table.ts kWorkerAgentTypes): their jobs are
- * judged by agentRefusal, the same rules for each (claude joins with one entry there).
+ * judged by agentRefusal, the same rules for each.
  */
 export const kAgentTypes = kWorkerAgentTypes satisfies readonly AgentSpec['type'][];
 export type AgentType = (typeof kAgentTypes)[number];
 
-/** The sandboxes `--allow-sandbox` takes: codex's, no more, no fewer. */
+/** The sandboxes `--allow-sandbox` takes: codex's, no more, no fewer (claude's are its tools: read-only, or with its edit tools). */
 export type WorkerSandbox = (typeof kWorkerSandboxes)[number];
 const kSandboxesMatch: [WorkerSandbox, CodexSandbox] extends [CodexSandbox, WorkerSandbox] ? true : never = true;
 void kSandboxesMatch;
@@ -26,6 +29,15 @@ export const kDefaultSandbox: WorkerSandbox = 'read-only';
 
 /** The model server the openai SDK talks to when none is given: the worker's own OPENAI_BASE_URL, else OpenAI's (the table's). */
 export { kOfficialBaseUrl };
+
+/** The Messages-API server claude talks to when none is given: the worker's own ANTHROPIC_BASE_URL, else Anthropic's (the table's). */
+export { kAnthropicBaseUrl };
+
+/**
+ * The turns an agent job may ask for (`max_turns`) without `--allow-agent-args`: claude's
+ * default. More turns are more tool calls, on the worker's key.
+ */
+export const kWorkerMaxTurns = kDefaultClaudeMaxTurns;
 
 /** What a worker runs: the jobs signed with its secret, of the executors it offers, sending its key only where it allows. */
 export interface WorkerRules {
@@ -39,9 +51,15 @@ export interface WorkerRules {
   baseUrls: ReadonlySet<string>;
   /** The worker's own OPENAI_BASE_URL (the SDK's default when a job names none). */
   ownBaseUrl: string | undefined;
+  /**
+   * The Messages-API servers a claude job may name, where claude sends the worker's
+   * ANTHROPIC_API_KEY (or its token), as `baseUrlKey` gives them (`--allow-base-url`).
+   * @default the worker's own ANTHROPIC_BASE_URL, else kAnthropicBaseUrl
+   */
+  claudeBaseUrls: ReadonlySet<string>;
   /** The sandboxes agent jobs may run in (`--allow-sandbox`, and kDefaultSandbox always). @default read-only */
   sandboxes: ReadonlySet<string>;
-  /** `--allow-agent-args`: agent jobs may add CLI arguments (args) and tools (allowed_tools). @default false */
+  /** `--allow-agent-args`: agent jobs may add CLI arguments (args) and tools (allowed_tools), and ask for more than kWorkerMaxTurns turns. @default false */
   agentArgs: boolean;
 }
 
@@ -69,6 +87,13 @@ export function admitJob(queue: string, jobId: string, data: unknown, rules: Wor
   }
   const unsigned = rules.signing.refusal(jobSigned(queue, jobId, digest), job.sig);
   if (unsigned !== undefined) return { kind: 'refuse', why: unsigned };
+  // The id names folders on the worker (`workdirs/<id>`, emptied first): never one with a `/` or a `..` (as every row's id is).
+  const taskId: unknown = request.task?.id;
+  if (typeof taskId !== 'string' || !kTaskIdPattern.test(taskId)) {
+    return { kind: 'refuse', why: `its task id ${JSON.stringify(String(taskId).slice(0, 40))} is not a task id (letters, digits, . _ -)` };
+  }
+  const misplaced = workdirRefusal(request.workdir, taskId);
+  if (misplaced !== undefined) return { kind: 'refuse', why: misplaced };
   const type = request.executor.type;
   if (!rules.executors.has(type as ExecutorType)) {
     return { kind: 'refuse', why: `its executor ${String(type).slice(0, 40)} is not one this worker runs (--executors ${[...rules.executors].join(',')})` };
@@ -92,6 +117,36 @@ export function admitJob(queue: string, jobId: string, data: unknown, rules: Wor
   return { kind: 'run', request, digest };
 }
 
+/** The fields a worktree plan has (executors/workdir/workdir-plan.ts WorktreePlan). */
+const kWorktreePlanKeys = ['mode', 'repo', 'base', 'branch', 'replaced', 'path', 'keep'];
+
+/**
+ * Why a job's workdir plan is refused, or undefined. The worker empties the plan's folder
+ * and runs git there, so a plan may name only what the run itself makes: `task` (a folder
+ * of the job's own), or a worktree at `<…>/worktrees/<task id>` inside the repository it
+ * names, on the task's own branches, from a commit named by its hash.
+ */
+export function workdirRefusal(plan: unknown, taskId: string): string | undefined {
+  if (plan === undefined) return undefined;
+  if (plan === null || typeof plan !== 'object' || Array.isArray(plan)) return 'its workdir plan is not an object';
+  const fields = plan as Record<string, unknown>;
+  if (fields['mode'] === 'task') return Object.keys(fields).length === 1 ? undefined : 'its workdir plan holds more than its mode';
+  if (fields['mode'] !== 'worktree') return `its workdir mode ${JSON.stringify(String(fields['mode']).slice(0, 40))} is not task or worktree`;
+  const extra = Object.keys(fields).filter((key) => !kWorktreePlanKeys.includes(key));
+  if (extra.length > 0) return `its worktree plan holds ${shownKeys(extra)}, which this worker does not know (a newer coordinator?) and so does not run`;
+  const { repo, path, base, branch, replaced, keep } = fields;
+  const plain = (value: unknown): value is string => typeof value === 'string' && isAbsolute(value) && resolve(value) === value && !value.includes('\0');
+  if (!plain(repo) || repo === '/') return 'its worktree plan names no repository folder (an absolute path)';
+  if (!plain(path) || !path.startsWith(`${repo}/`) || basename(path) !== taskId || basename(dirname(path)) !== 'worktrees') {
+    return `its worktree folder ${JSON.stringify(String(path).slice(0, 200))} is not <session>/worktrees/${taskId} inside its repository`;
+  }
+  if (typeof base !== 'string' || !/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(base)) return 'its worktree base is not a commit hash';
+  const ours = (value: unknown, prefix: string) => typeof value === 'string' && value.startsWith(prefix) && value.endsWith(`/${taskId}`) && kSessionIdPattern.test(value.slice(prefix.length, -taskId.length - 1));
+  if (!ours(branch, 'csv-wave/') || !ours(replaced, 'csv-wave-replaced/')) return `its worktree branches are not the task's own (csv-wave/<session id>/${taskId})`;
+  if (typeof keep !== 'boolean') return 'its worktree plan says neither keep nor not';
+  return undefined;
+}
+
 function isAgentType(type: string): type is AgentType {
   return (kAgentTypes as readonly string[]).includes(type);
 }
@@ -108,10 +163,13 @@ const kEffortPattern = /^[A-Za-z0-9_-]{1,32}$/;
  * program with tools on this machine, so whatever in the job could widen what it may do is
  * held to the worker's own flags, in the run's settings and in every role's override alike
  * (whichever the task's role picks), and in the row's cells: the agent it names must be one
- * the worker offers, its sandbox one `--allow-sandbox` allows, extra CLI arguments or tools
- * need `--allow-agent-args`, a base URL (where the CLI sends the worker's key) one
- * `--allow-base-url` allows. The program itself is never the job's to choose: the spec has
- * no field for it, and a field this worker does not know refuses the job.
+ * the worker offers, its sandbox one `--allow-sandbox` allows, extra CLI arguments or tools,
+ * or more turns than kWorkerMaxTurns, need `--allow-agent-args`, a base URL (where the CLI
+ * sends the worker's key: OPENAI_API_KEY for codex, ANTHROPIC_API_KEY for claude) one
+ * `--allow-base-url` allows for the agent that uses it, the one the task runs with included
+ * (a row's agent cell keeps the base URL of its settings). The program itself is never the
+ * job's to choose: the spec has no field for it, and a field this worker does not know
+ * refuses the job.
  */
 export function agentRefusal(spec: AgentSpec, row: Readonly<Record<string, unknown>> | undefined, rules: WorkerRules): string | undefined {
   const unknown = Object.keys(spec).filter((key) => !kAgentSpecKeys.has(key));
@@ -124,7 +182,7 @@ export function agentRefusal(spec: AgentSpec, row: Readonly<Record<string, unkno
     if (layer === null || typeof layer !== 'object' || Array.isArray(layer)) return `${where} are not an object`;
     const extra = where === 'its agent settings' ? [] : Object.keys(layer).filter((key) => !kAgentOverrideKeys.has(key));
     if (extra.length > 0) return `${where} hold ${shownKeys(extra)}, which this worker does not know (a newer coordinator?) and so does not run`;
-    const why = settingsRefusal(layer as AgentOverride, rules);
+    const why = settingsRefusal(layer as AgentOverride, spec.type as AgentType, rules);
     if (why !== undefined) return `${where} ${why}`;
   }
   // The row's cells win over the settings (agentSettingsFor): its agent and effort are judged too.
@@ -133,15 +191,43 @@ export function agentRefusal(spec: AgentSpec, row: Readonly<Record<string, unkno
     return `its row's agent ${cell('agent').slice(0, 40)} is not one this worker runs (--executors ${[...rules.executors].join(',')})`;
   }
   if (cell('effort') !== '' && !kEffortPattern.test(cell('effort'))) return `its row's effort ${JSON.stringify(cell('effort').slice(0, 40))} is not a word`;
+  // What the task runs with: a row or role that switches agent keeps the base URL of the settings below it.
+  const cells: AgentRowCells = {};
+  for (const name of ['role', 'agent', 'model', 'effort'] as const) if (typeof row?.[name] === 'string') cells[name] = row[name] as string;
+  const task = agentSettingsFor(baseAgentSettings(spec), roles as Record<string, AgentOverride>, cells);
+  if (task.baseUrl !== undefined && !allowsBaseUrl(task.agent as AgentType, task.baseUrl, rules)) {
+    return `its task runs ${task.agent} with the model server ${String(task.baseUrl).slice(0, 200)}, not one this worker sends its key to (--allow-base-url; allowed for ${task.agent}: ${[...baseUrlsFor(task.agent as AgentType, rules)].join(', ')})`;
+  }
   return undefined;
 }
 
-/** Why one layer of agent settings asks for more than the worker allows. */
-function settingsRefusal(settings: AgentOverride, rules: WorkerRules): string | undefined {
+/** The model servers a job of `agent` may name: those of the key it sends (claude: ANTHROPIC_API_KEY; codex: OPENAI_API_KEY). */
+function baseUrlsFor(agent: AgentType, rules: WorkerRules): ReadonlySet<string> {
+  return agent === 'claude' ? rules.claudeBaseUrls : rules.baseUrls;
+}
+
+function allowsBaseUrl(agent: AgentType, baseUrl: unknown, rules: WorkerRules): boolean {
+  const key = typeof baseUrl === 'string' ? baseUrlKey(baseUrl) : undefined;
+  return key !== undefined && baseUrlsFor(agent, rules).has(key);
+}
+
+/**
+ * Why one layer of agent settings asks for more than the worker allows. Its base URL is
+ * judged for the agent of the layer: a role's own `agent`, else the run's (`runAgent`).
+ */
+function settingsRefusal(settings: AgentOverride, runAgent: AgentType, rules: WorkerRules): string | undefined {
   if (settings.agent !== undefined && !(typeof settings.agent === 'string' && isAgentType(settings.agent) && rules.executors.has(settings.agent))) {
     return `name the agent ${String(settings.agent).slice(0, 40)}, not one this worker runs (--executors ${[...rules.executors].join(',')})`;
   }
   if (settings.model !== undefined && typeof settings.model !== 'string') return 'give a model that is not a string';
+  if (settings.maxTurns !== undefined) {
+    if (typeof settings.maxTurns !== 'number' || !Number.isSafeInteger(settings.maxTurns) || settings.maxTurns < 1) {
+      return `give max_turns ${JSON.stringify(settings.maxTurns)?.slice(0, 40)}, not a positive integer`;
+    }
+    if (settings.maxTurns > kWorkerMaxTurns && !rules.agentArgs) {
+      return `ask for max_turns ${settings.maxTurns}, more than the ${kWorkerMaxTurns} this worker allows (--allow-agent-args)`;
+    }
+  }
   if (settings.sandbox !== undefined && !rules.sandboxes.has(settings.sandbox)) {
     return `ask for the sandbox ${String(settings.sandbox).slice(0, 40)}, which this worker does not allow (--allow-sandbox; allowed: ${[...rules.sandboxes].join(', ')})`;
   }
@@ -154,9 +240,10 @@ function settingsRefusal(settings: AgentOverride, rules: WorkerRules): string | 
     return `give an effort ${JSON.stringify(String(settings.effort).slice(0, 40))} that is not a word`;
   }
   if (settings.baseUrl !== undefined) {
-    const key = typeof settings.baseUrl === 'string' ? baseUrlKey(settings.baseUrl) : undefined;
-    if (key === undefined || !rules.baseUrls.has(key)) {
-      return `name the model server ${String(settings.baseUrl).slice(0, 200)}, not one this worker sends its key to (--allow-base-url; allowed: ${[...rules.baseUrls].join(', ')})`;
+    // An agent the worker offers (checked above): the role's own, else the run's.
+    const agent = (settings.agent ?? runAgent) as AgentType;
+    if (!allowsBaseUrl(agent, settings.baseUrl, rules)) {
+      return `name the model server ${String(settings.baseUrl).slice(0, 200)}, not one this worker sends its key to (--allow-base-url; allowed for ${agent}: ${[...baseUrlsFor(agent, rules)].join(', ')})`;
     }
   }
   return undefined;

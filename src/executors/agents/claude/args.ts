@@ -4,8 +4,14 @@
  * read-only role cannot write, run a shell, fetch from the web or start sub-agents.
  */
 export const kClaudeReadOnlyTools: readonly string[] = ['Read', 'Grep', 'Glob'];
-/** The tools added for a role whose sandbox is `workspace-write`: editing files of its folder. */
-export const kClaudeWriteTools: readonly string[] = ['Edit', 'Write', 'NotebookEdit'];
+/**
+ * The tools added for a role whose sandbox is `workspace-write`: editing files of its
+ * working folder, and of no other. A rule of claude's `Edit` covers every tool that edits
+ * files (Edit, Write, NotebookEdit); `./**` is the working folder and what is under it. A
+ * bare `Write` would let the agent write wherever the user may (seen with claude 2.1.197):
+ * `~/.bashrc`, or claude's own settings with a hook that runs a shell.
+ */
+export const kClaudeWriteTools: readonly string[] = ['Edit(./**)'];
 /**
  * claude's permission mode: a tool not pre-approved by `--allowedTools` is refused, never
  * asked about (no one is there to answer). `settings.args` may name another mode: the

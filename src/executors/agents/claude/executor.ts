@@ -1,6 +1,7 @@
 import type { RequestUsage } from '../../../knowledge/usage.js';
 import { sumUsage } from '../../../knowledge/usage.js';
 import { SecretScrubber } from '../../../text/secret-scrubber.js';
+import { kMaxEventLineChars } from '../../../text/text-lines.js';
 import { describe } from '../../module.js';
 import { quoteAnswer } from '../../openai/answer.js';
 import { answerSchema } from '../../openai/contract-schema.js';
@@ -189,7 +190,8 @@ export class ClaudeExecutor implements AgentRunner {
     if (result === undefined) {
       const how = ran.signal ? `was killed by ${ran.signal}` : `exited with code ${ran.code}`;
       const reason = stderrTail(ran.stderr);
-      return { kind: 'error', errorClass: failureClass(reason), error: `claude ${how} without a result${reason === '' ? '' : `: ${reason}`}` };
+      const dropped = ran.stream.droppedLines ? ` (${ran.stream.droppedLines} line(s) of its output over ${kMaxEventLineChars / 1024 / 1024} MiB were dropped)` : '';
+      return { kind: 'error', errorClass: failureClass(reason), error: `claude ${how} without a result${dropped}${reason === '' ? '' : `: ${reason}`}` };
     }
     if (!result.isError && result.subtype === 'success') return undefined;
     return resultFailure(result, settings.maxTurns ?? kDefaultClaudeMaxTurns, options.maxBudgetUsd);

@@ -1,3 +1,4 @@
+import { TextLines } from '../../../text/text-lines.js';
 /** The tokens of one `claude -p` invocation, all its turns together (its result's usage). */
 export interface ClaudeUsage {
   input_tokens: number;
@@ -31,6 +32,8 @@ export interface ClaudeStream {
   /** Assistant messages seen (API answers): an invocation stopped on its way spent tokens on them. */
   assistantMessages: number;
   result?: ClaudeResult;
+  /** Lines of its output dropped for their length (TextLines). */
+  droppedLines?: number;
 }
 
 /**
@@ -40,19 +43,16 @@ export interface ClaudeStream {
  */
 export class ClaudeStreamReader {
   readonly state: ClaudeStream = { assistantMessages: 0 };
-  #partial = '';
+  readonly #lines = new TextLines((line) => this.#line(line));
 
   push(chunk: string): void {
-    const text = this.#partial + chunk;
-    const lines = text.split('\n');
-    this.#partial = lines.pop() ?? '';
-    for (const line of lines) this.#line(line);
+    this.#lines.push(chunk);
   }
 
   /** The state once stdout has ended (a last line without its newline is read too). */
   end(): ClaudeStream {
-    if (this.#partial !== '') this.#line(this.#partial);
-    this.#partial = '';
+    this.#lines.end();
+    if (this.#lines.dropped > 0) this.state.droppedLines = this.#lines.dropped;
     return this.state;
   }
 

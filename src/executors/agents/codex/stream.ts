@@ -1,3 +1,4 @@
+import { TextLines } from '../../../text/text-lines.js';
 /** The tokens codex reports for a turn (`turn.completed`'s usage). */
 export interface CodexUsage {
   input_tokens: number;
@@ -16,6 +17,8 @@ export interface CodexStream {
   usage?: CodexUsage;
   /** The message of `turn.failed`, else of the last `error` event. */
   failure?: string;
+  /** Lines of its output dropped for their length (TextLines): the answer is read from --output-last-message all the same. */
+  droppedLines?: number;
 }
 
 /**
@@ -26,21 +29,18 @@ export interface CodexStream {
  */
 export class CodexStreamReader {
   readonly state: CodexStream = {};
-  #partial = '';
+  readonly #lines = new TextLines((line) => this.#line(line));
   #lastError: string | undefined;
   #turnFailed: string | undefined;
 
   push(chunk: string): void {
-    const text = this.#partial + chunk;
-    const lines = text.split('\n');
-    this.#partial = lines.pop() ?? '';
-    for (const line of lines) this.#line(line);
+    this.#lines.push(chunk);
   }
 
   /** The state once stdout has ended (a last line without its newline is read too). */
   end(): CodexStream {
-    if (this.#partial !== '') this.#line(this.#partial);
-    this.#partial = '';
+    this.#lines.end();
+    if (this.#lines.dropped > 0) this.state.droppedLines = this.#lines.dropped;
     const failure = this.#turnFailed ?? this.#lastError;
     if (failure !== undefined) this.state.failure = failure;
     return this.state;

@@ -4,7 +4,7 @@
 // offline. Everything it writes says it is scripted. It reads the task as JSON on stdin
 // and prints one result object on stdout.
 //
-//   csv-wave run SESSION --cmd 'node /path/to/samples/agents/scripted-agent.mjs'
+//   csv-wave run SESSION --cmd 'node /path/to/samples/brainstorm/scripted-agent.mjs'
 //
 // The challenger reports HIGH severity in round 0 and none after, so the GC loop runs one
 // revision round; set SCRIPTED_AGENT_ALWAYS_HIGH=1 to make it never satisfied.
