@@ -271,7 +271,7 @@ describe('what the cache saved, as status, context.md and report.html say it', (
     expect(JSON.parse((await cli('status', dir, '--json')).stdout)).toMatchObject({ cache: { tasks: 2, saved_usd: 0 } });
     expect(readFileSync(join(dir, 'context.md'), 'utf8')).toContain('This run took 2 task(s) from the cache.');
     const report = JSON.parse((await cli('report', dir, '--json')).stdout) as { cache: unknown };
-    expect(report.cache).toEqual({ tasks: 2, saved_usd: 0 });
+    expect(report.cache).toEqual({ tasks: 2, saved_usd: 0, text: '2 task(s) from the cache' });
     // A task run again for good is no longer counted.
     expect((await cli('rerun', dir, '--task', 'B')).code).toBe(0);
     expect(JSON.parse((await cli('status', dir, '--json')).stdout)).toMatchObject({ cache: { tasks: 1 } });
