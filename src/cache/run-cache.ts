@@ -34,7 +34,8 @@ export interface RunCacheSetup {
  */
 export async function openRunCache(setup: RunCacheSetup): Promise<ResultCache> {
   const { session, settings, files, limits, warn } = setup;
-  recordLastRun(files, { executor: settings.executor, workdir: settings.workdir, limits, prev_context_cap: settings.prevContextCap });
+  // A run with nothing to run writes nothing: the record stays that of the run whose results the session holds.
+  if (setup.runIds.size > 0) recordLastRun(files, { executor: settings.executor, workdir: settings.workdir, limits, prev_context_cap: settings.prevContextCap });
   const forced = new Set(readForcedTasks(session.dir).filter((id) => setup.runIds.has(id)));
   const policy = new CachePolicy({ cache: settings.cache, ...(session.config.roles === undefined ? {} : { roles: session.config.roles }), forced });
   const store = new CacheStore(CacheFolder.of(session.dir, session.config.cache_dir), warn);
