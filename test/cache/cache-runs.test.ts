@@ -232,6 +232,19 @@ describe('stale tasks', () => {
   });
 });
 
+describe('a run with nothing to run', () => {
+  test('writes nothing of the cache: no pack, and the last run\'s record stays', async () => {
+    const dir = session();
+    expect((await cli('run', dir)).code).toBe(0);
+    const record = readFileSync(join(dir, '.csv-wave', 'last-run.json'), 'utf8');
+    const packs = readdirSync(join(dir, '.csv-wave', 'cache', 'packs')).sort();
+    const again = await cli('run', dir, '--cmd', 'echo another');
+    expect(again.stdout).toMatch(/Nothing to run/);
+    expect(readFileSync(join(dir, '.csv-wave', 'last-run.json'), 'utf8')).toBe(record);
+    expect(readdirSync(join(dir, '.csv-wave', 'cache', 'packs')).sort()).toEqual(packs);
+  });
+});
+
 describe('the tasks a rerun forced', () => {
   test('stay forced when the rerun is interrupted and resumed; they leave .csv-wave/forced.json once they ran', async () => {
     const dir = session();
