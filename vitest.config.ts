@@ -12,6 +12,7 @@ const kUnit = [
   'test/backend/{knowledge-sink,module-batches,module-signal}.test.ts',
   'test/batch/batch-journal.test.ts',
   'test/bullmq/{names,reply-schema,signing}.test.ts',
+  'test/cache/{task-key,cache-store}.test.ts',
   'test/cli/{progress-bar-burst,progress-bar}.test.ts',
   'test/core/**/*.test.ts',
   'test/csv/**/*.test.ts',
@@ -46,7 +47,7 @@ const kE2e = [
   'test/engine/{attempts-log,edit-during-run,lock-owner,lock-race,lock,resume,stale-temporaries,touch-during-run,two-tasks-files}.test.ts',
   'test/executors/{command,escaped-processes}.test.ts',
   'test/model/**/*.test.ts',
-  'test/reliability/{crash-loop,edit-kill,escaped-commands,full-disk,leftover-commands,lost-output,read-only,signals,task-files-unwritable}.test.ts',
+  'test/reliability/{cache-kill,crash-loop,edit-kill,escaped-commands,full-disk,leftover-commands,lost-output,read-only,signals,task-files-unwritable}.test.ts',
   'test/report/{hostile-report,report-page,run-report,serve-load,serve-requests,serve}.test.ts',
 ];
 

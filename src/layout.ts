@@ -51,6 +51,12 @@ export const kLayout = {
   owner: join(kEngine, 'tasks-file'),
   /** The session's id on Redis (--backend bullmq). */
   sessionId: join(kEngine, 'session-id'),
+  /** The result cache (docs/cache.md): packs of entries, each `packs/<pack>.pack` with its `.index`; session.json's `cache_dir` may name another folder. */
+  cache: join(kEngine, 'cache'),
+  /** What the last run ran with: its executor (no secret), output limits and workdir, for status's keys. */
+  lastRun: join(kEngine, 'last-run.json'),
+  /** The tasks a rerun chose, which execute rather than take a cached result, kept until they ran (a resume keeps them forced). */
+  forced: join(kEngine, 'forced.json'),
 } as const;
 
 /** The wave file of wave `wave`: its csv-wave rows with their prev_context. */
@@ -109,4 +115,6 @@ export interface SessionFileWriter {
   append(path: string, data: string): void;
   /** Replaces the file at `path` by a rename, for a file a reader must never see half of; returns its absolute path. */
   replace(path: string, data: string): string;
+  /** Removes the file at `path` when it is there. */
+  remove(path: string): void;
 }

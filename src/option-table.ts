@@ -34,6 +34,8 @@ export interface OptionDefinition<T = unknown> {
   fromText?: 'number' | 'none' | { scale: number; what: string } | ((text: string) => unknown);
   /** The values commander offers (and refuses others). */
   choices?: readonly string[];
+  /** A second flag that gives the option `false`: `--no-cache` beside `--cache <mode>`. */
+  negation?: string;
   /** The flag may be given again, each value added to a list (`--allow-base-url`); its value is that list. */
   repeatable?: true;
   /** The value when no source gives one; absent when there is none or it depends on other options. */
@@ -98,6 +100,33 @@ export const kDiscoveryFilePolicies = [
   /** Only a task whose result holds more than its row (or that failed). */
   'when-rich',
 ] as const;
+
+/**
+ * The result cache's modes as the `--cache` flag names them (docs/cache.md). The option's
+ * value is true, 'read' or false, as session.json's `cache` key takes it.
+ */
+export const kCacheModes = [
+  /** A task whose inputs are unchanged takes its earlier result; every new result is written. */
+  'on',
+  /** Cached results are taken; none is written. */
+  'read',
+  /** Every task executes; nothing is read or written. */
+  'off',
+] as const;
+export type CacheMode = (typeof kCacheModes)[number];
+
+/** Parses `--cache on|read|off` into the option's value. */
+function parseCacheMode(text: string): boolean | 'read' {
+  if (text === 'on') return true;
+  if (text === 'off') return false;
+  if (text === 'read') return 'read';
+  throw new WaveError('USAGE', `Expected \`--cache\` to be on, read or off, got \`${text}\``);
+}
+
+/** The cache mode of an option value (true, 'read' or false). */
+export function cacheModeOf(value: boolean | 'read' | undefined): CacheMode {
+  return value === false ? 'off' : value === 'read' ? 'read' : 'on';
+}
 
 /** Stop starting tasks after N failures (`count`) or N% of the run's tasks (`percent`). */
 const haltType = z.union([z.object({ count: positiveInteger }).strict(), z.object({ percent: z.number().gt(0).max(100) }).strict()]);
@@ -234,6 +263,19 @@ export const kRunOptionTable = {
     default: false,
     defaultText: 'off (removed once the task\'s changes are on its branch)',
     doc: 'with --workdir worktree: keep each task\'s worktree after it ran (locked, so that no later run removes it; `git worktree unlock` then `git worktree remove` to drop one)',
+    commands: kRunCommands,
+  }),
+  cache: option({
+    flag: '--cache <mode>',
+    negation: '--no-cache',
+    key: 'cache',
+    type: z.union([z.boolean(), z.literal('read')]),
+    what: 'true, false or "read"',
+    fromText: parseCacheMode,
+    choices: kCacheModes,
+    default: true,
+    defaultText: 'on',
+    doc: 'the result cache (docs/cache.md): on, a task whose inputs are unchanged since a completed run takes that result without executing; read, take results but write none; off (or --no-cache, or "cache": false), execute every task',
     commands: kRunCommands,
   }),
   bom: option({

@@ -1,6 +1,7 @@
 import type { RunEmitter } from '../events/events.js';
 import { errorLine } from '../text/error-line.js';
 import { formatDuration } from '../knowledge/context-report.js';
+import { formatUsd } from '../knowledge/pricing.js';
 import type { CliIo } from './io.js';
 import { attachBar, type TerminalStream } from './progress-bar.js';
 import { oneLine } from '../text/one-line.js';
@@ -59,12 +60,14 @@ function attachLines(events: RunEmitter, io: CliIo): void {
     ),
   );
   events.on('task:done', (event) => {
-    const tag = event.status === 'completed' ? '[DONE]' : event.status === 'failed' ? '[FAIL]' : '[SKIP]';
+    const tag = event.status === 'completed' ? (event.cache?.cached ? '[CACHED]' : '[DONE]') : event.status === 'failed' ? '[FAIL]' : '[SKIP]';
     // Findings show their beginning, cut between words; an error its whole first line (errorLine).
     const detail = event.status === 'completed' ? oneLine(event.findings, kFindingsChars) : errorLine(event.error);
     // With --backend bullmq the duration is the workers' time; the wait for them is said apart.
     const queued = event.queuedMs === undefined ? '' : `, queued ${formatDuration(event.queuedMs)}`;
-    const line = `${tag} ${event.id} (wave ${event.wave}, ${formatDuration(event.durationMs)}${queued}) -> ${detail}\n`;
+    // A cached result took no time worth telling: its line says what was not spent.
+    const took = event.cache?.cached ? `from the cache${event.cache.savedUsd ? `, ${formatUsd(event.cache.savedUsd)} not spent` : ''}` : `${formatDuration(event.durationMs)}${queued}`;
+    const line = `${tag} ${event.id} (wave ${event.wave}, ${took}) -> ${detail}\n`;
     if (lastStarted > 0 && event.wave > lastStarted) held.set(event.wave, [...(held.get(event.wave) ?? []), line]);
     else io.stdout(line);
   });

@@ -5,7 +5,7 @@ import { kRunDefaults, kRunOptionTable, runOptionEntries, type OptionDefinition,
 import type { PipelineName } from '../schema/session.js';
 import { addPipelineFlag } from './pipeline-flag.js';
 import { addBackendFlags, type BackendFlags } from './backend-flag.js';
-import { attributeOf, flagsOf, tableFlag, tableOption } from './table-flags.js';
+import { attributeOf, flagsOf, tableFlag, tableOptions } from './table-flags.js';
 
 /**
  * The flags `run`, `resume` and `rerun` share, as commander hands them over: the table's
@@ -53,7 +53,7 @@ export function addRunFlags(command: Command): Command {
     )
     .option('--answers <file>', 'answers for the discussion gate: a JSON list, used in order')
     .option('--auto', 'answer every discussion gate with Done');
-  for (const [, definition] of tableFlags()) command.addOption(tableOption(definition));
+  for (const [, definition] of tableFlags()) for (const option of tableOptions(definition)) command.addOption(option);
   return command
     .option('--json', 'print only a JSON summary when the run ends')
     .option('--price-input <usd>', "with --executor openai: the model's price of a million prompt tokens, in US dollars (with --price-output)")

@@ -2,6 +2,7 @@ import type { BatchProgressEvent, RunSummary, TasksEditedEvent } from '../events
 import type { GateDecidedEvent } from '../interactive/types.js';
 import { errorLine } from '../text/error-line.js';
 import { formatDuration } from '../knowledge/context-report.js';
+import { cacheText } from '../knowledge/cost-text.js';
 
 /** A task that failed in this run, as the end-of-run summary lists it. */
 export interface FailedTask {
@@ -29,9 +30,13 @@ function failureList(failures: readonly FailedTask[]): string {
 }
 
 /** What ran, not what was scheduled: `Ran 6 of 50 task(s)`, and the attempts when some were retried. */
-function ranText({ ran, total, attempts }: RunSummary): string {
+function ranText({ ran, total, attempts, cache }: RunSummary): string {
   const tasks = ran === total ? `Ran ${ran} task(s)` : `Ran ${ran} of ${total} task(s)`;
-  return attempts > ran ? `${tasks} (${attempts} attempts)` : tasks;
+  const more = [
+    ...(attempts > ran ? [`${attempts} attempts`] : []),
+    ...(cache === undefined ? [] : [cacheText(cache.tasks, cache.saved_usd)]),
+  ];
+  return more.length > 0 ? `${tasks} (${more.join('; ')})` : tasks;
 }
 
 export function summaryLine(summary: RunSummary): string {

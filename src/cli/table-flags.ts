@@ -15,6 +15,13 @@ export function tableOption(definition: OptionDefinition): Option {
   return definition.choices === undefined ? option : option.choices(definition.choices);
 }
 
+/** A table option's flags: its own, and the flag that negates it (`--no-cache`), if any. */
+export function tableOptions(definition: OptionDefinition): Option[] {
+  const option = tableOption(definition);
+  if (definition.negation === undefined) return [option];
+  return [option, new Option(definition.negation, `the same as ${definition.flag!.split(' ')[0]} off`)];
+}
+
 /** Commander's name for a flag's value: `redisTimeout` for `--redis-timeout <seconds>`. */
 export function attributeOf(definition: OptionDefinition): string {
   return new Option(definition.flag!).attributeName();
@@ -27,7 +34,7 @@ export function flagsOf<N extends string>(entries: Array<[N, OptionDefinition]>,
 
 /** Adds the flags of `entries` that `name` takes to `command`, in the table's order. */
 export function addTableFlags(command: Command, entries: Array<[string, OptionDefinition]>, name: OptionCommand): Command {
-  for (const [, definition] of flagsOf(entries, name)) command.addOption(tableOption(definition));
+  for (const [, definition] of flagsOf(entries, name)) for (const option of tableOptions(definition)) command.addOption(option);
   return command;
 }
 

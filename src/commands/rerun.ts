@@ -10,6 +10,13 @@ export interface RerunSelection {
   failed?: boolean;
   waves?: readonly number[];
   tasks?: readonly string[];
+  /**
+   * Completed tasks whose inputs changed since their result was made (`rerun --stale`):
+   * the run computes them (cache/stale.ts) and fills `staleIds`.
+   */
+  stale?: boolean;
+  /** The stale tasks, with `stale`. */
+  staleIds?: ReadonlySet<string>;
   /** Also reset everything downstream of the chosen tasks. @default true */
   cascade?: boolean;
 }
@@ -17,6 +24,12 @@ export interface RerunSelection {
 export interface RerunPlan {
   /** Tasks the selection names. */
   chosen: string[];
+  /**
+   * The chosen tasks that execute whatever the result cache holds (a person asked for new
+   * results): all of them but the tasks `--failed` chose because they were skipped, which,
+   * like the cascaded ones, take a cached result when their inputs are unchanged.
+   */
+  forced: string[];
   /**
    * Their dependents that go back to pending: every one of them, or with `cascade: false`
    * only those skipped because of the chosen tasks (completed dependents keep their results).
@@ -37,16 +50,20 @@ export function planRerun(rows: readonly TaskRow[], waves: ReadonlyMap<string, n
     }
   }
   const chosen = new Set<string>(selection.tasks ?? []);
+  const forced = new Set<string>(selection.tasks ?? []);
   for (const row of rows) {
     const failed = row.status === 'failed' || skippedForFailure(row);
-    if ((selection.failed && failed) || selection.waves?.includes(waves.get(row.id) ?? 0)) chosen.add(row.id);
+    const inWave = selection.waves?.includes(waves.get(row.id) ?? 0) === true;
+    const stale = selection.stale === true && selection.staleIds?.has(row.id) === true;
+    if ((selection.failed && failed) || inWave || stale) chosen.add(row.id);
+    if ((selection.failed && row.status === 'failed') || inWave || stale) forced.add(row.id);
   }
   const cascaded =
     selection.cascade === false
       ? skippedBecauseOf(rows, waves, chosen)
       : downstream(buildDag(rows.map((row) => ({ id: row.id, deps: splitList(row.deps) }))), chosen);
   const inFileOrder = (set: Set<string>) => rows.filter((row) => set.has(row.id)).map((row) => row.id);
-  return { chosen: inFileOrder(chosen), cascaded: inFileOrder(cascaded) };
+  return { chosen: inFileOrder(chosen), forced: inFileOrder(forced), cascaded: inFileOrder(cascaded) };
 }
 
 /**

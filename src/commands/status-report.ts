@@ -4,6 +4,12 @@ import type { TaskRow } from '../core/task.js';
 import { kTaskStatuses, type TaskStatus } from '../schema/row.js';
 import { satisfiesDependents, statusOf } from '../core/skip-cause.js';
 import { errorLine } from '../text/error-line.js';
+import type { Session } from '../session/session.js';
+import { keySessionOf } from '../cache/session-keys.js';
+import type { AttemptLine } from '../schema/attempt.js';
+import { recordedKeys, staleTasks } from '../cache/stale.js';
+import { CacheStore } from '../cache/cache-store.js';
+import { CacheFolder } from '../session/files/cache-folder.js';
 import { oneLine } from '../text/one-line.js';
 
 export interface TaskLine {
@@ -12,7 +18,7 @@ export interface TaskLine {
    * validate. `[QUEUED]`: a task out whose job waits in the queue for a worker (--backend
    * bullmq), which only Redis knows: the status command sets it on a `[RUN]` line.
    */
-  tag: '[DONE]' | '[RUN]' | '[QUEUED]' | '[INTR]' | '[WAIT]' | '[FAIL]' | '[SKIP]' | '[----]' | '[????]';
+  tag: '[DONE]' | '[STALE]' | '[RUN]' | '[QUEUED]' | '[INTR]' | '[WAIT]' | '[FAIL]' | '[SKIP]' | '[----]' | '[????]';
   id: string;
   role: string;
   /** What follows the arrow: findings, error, what blocks the task, or `ready`. */
@@ -26,7 +32,7 @@ const kDetailLength = 60;
  * `running` is false when no run holds the session's lock: its `in_progress` tasks were
  * left so by a run that was killed, and show as interrupted.
  */
-export function taskLines(table: TasksTable, running: boolean): TaskLine[] {
+export function taskLines(table: TasksTable, running: boolean, stale: ReadonlyMap<string, readonly string[]> = new Map()): TaskLine[] {
   const byId = new Map(table.rows.map((row) => [row.id, row]));
   return table.rows.map((row) => {
     const line = (tag: TaskLine['tag'], detail: string): TaskLine => ({
@@ -39,8 +45,11 @@ export function taskLines(table: TasksTable, running: boolean): TaskLine[] {
     const errorOf = (tag: TaskLine['tag']): TaskLine => ({ tag, id: row.id, role: row.role, detail: errorLine(row.error) });
     if (!hasKnownStatus(row)) return line('[????]', `invalid status: ${row.status}`);
     switch (statusOf(row)) {
-      case 'completed':
-        return line('[DONE]', row.findings);
+      case 'completed': {
+        // What changed is said whole: it is what a person acts on.
+        const changes = stale.get(row.id);
+        return changes === undefined ? line('[DONE]', row.findings) : { tag: '[STALE]', id: row.id, role: row.role, detail: changes.join('; ') };
+      }
       case 'in_progress':
         return running ? line('[RUN]', 'running') : line('[INTR]', 'interrupted: no run holds the lock; resume runs it again');
       case 'failed':
@@ -96,4 +105,19 @@ export function rowObject(table: TasksTable, row: TaskRow): Record<string, strin
   const object: Record<string, string> = {};
   for (const column of table.columns) Object.defineProperty(object, column, { value: cellOf(row, column), enumerable: true, writable: true, configurable: true });
   return object;
+}
+
+/**
+ * The stale tasks of a session as `status` shows them (docs/cache.md): keys computed with
+ * what the last run ran with (`.csv-wave/last-run.json`), else session.json's executor;
+ * none when neither names one, or the session's settings do not read.
+ */
+export function staleInSession(session: Session, rows: readonly TaskRow[], lines: readonly AttemptLine[], warn: (message: string) => void): Map<string, string[]> {
+  const recorded = recordedKeys(lines);
+  if (recorded.size === 0) return new Map();
+  const keyed = keySessionOf(session, rows);
+  if (keyed === undefined) return new Map();
+  const store = new CacheStore(CacheFolder.of(session.dir, session.config.cache_dir), warn);
+  const stale = staleTasks(keyed.session, keyed.run, recorded, store);
+  return new Map(stale.map((task) => [task.id, task.changes]));
 }

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { TaskOutcome, TaskRow } from '../core/task.js';
 import type { TaskStatus } from '../schema/row.js';
 import type { ErrorClass, TokenUsage } from '../executors/types.js';
+import type { CacheNote } from '../executors/messages.js';
 import type { StopReason } from '../core/stop-reason.js';
 import type { GateDecidedEvent } from '../interactive/types.js';
 import { emitToEach, listenerFailureText, type ListenerFailure } from './safe-emit.js';
@@ -13,6 +14,8 @@ export interface AttemptDetail {
   usage?: TokenUsage;
   /** With --backend bullmq: the `csv-wave worker` that ran it, when its signed reply told it. */
   worker?: AttemptWorker;
+  /** A completed result's input key, and whether it came from the cache (docs/cache.md). */
+  cache?: CacheNote;
 }
 
 /** An attempt a `csv-wave worker` ran (--backend bullmq), as the attempts log records it. */
@@ -120,6 +123,11 @@ export interface RunSummary {
   ran: number;
   /** Attempts started in this run: a retried task counts each of its attempts. */
   attempts: number;
+  /**
+   * Tasks this run completed from the result cache, without executing them, and what their
+   * results had cost (US dollars, as far as it was known): absent when none came from it.
+   */
+  cache?: { tasks: number; saved_usd: number };
   counts: Record<TaskStatus, number>;
   durationMs: number;
   /** Why the run stopped early, if it did. */

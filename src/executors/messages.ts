@@ -149,6 +149,22 @@ export interface FinishedReply extends CoreFinishedReply {
   notes?: string[];
 }
 
+/**
+ * A completed result's input key, recorded in its attempts.ndjson line so that `status` can
+ * tell later whether its inputs changed (the cache entry of the key says what they were);
+ * and whether it came from the cache.
+ */
+export interface CacheNote {
+  /** The SHA-256 input key (cache/task-key.ts). */
+  key: string;
+  /** The key without the parts every later task changes (the board's and wisdom's digests); absent when it is `key`. */
+  inputKey?: string;
+  /** The result was taken from the cache: the task did not execute. */
+  cached?: true;
+  /** With `cached`: what the result cost when it was made, in US dollars, when known. */
+  savedUsd?: number;
+}
+
 /** An attempt that produced no result; the engine decides whether to retry it. */
 export interface FailedAttemptReply {
   kind: 'error';

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { TasksTable } from '../csv/tasks-table.js';
 import { readDiscoveries } from './discoveries-board.js';
 import { readUsage } from './usage.js';
-import { costLine, costText, usageProblemLines } from './cost-text.js';
+import { cacheText, costLine, costText, usageProblemLines } from './cost-text.js';
 import type { PriceTable } from './pricing.js';
 import { kLayout, type SessionFileWriter } from '../layout.js';
 
@@ -14,6 +14,8 @@ export interface ContextReportInput {
   stopReason: string;
   /** Prices by model, for usage lines written without a cost. @default none */
   pricing?: PriceTable;
+  /** The tasks this run took from the result cache, and what their results had cost. @default none */
+  cache?: { tasks: number; saved_usd: number };
 }
 
 const kMaxDetailedTasks = 1000;
@@ -33,6 +35,7 @@ export function writeContextReport(files: SessionFileWriter, input: ContextRepor
     if (count > 0) lines.push(`| ${status} | ${count} |`);
   }
   lines.push(`| total | ${table.rows.length} |`, '');
+  if (input.cache !== undefined && input.cache.tasks > 0) lines.push(`This run took ${cacheText(input.cache.tasks, input.cache.saved_usd)}.`, '');
 
   lines.push('## Waves', '', '| wave | tasks | completed | failed | skipped |', '|---|---|---|---|---|');
   const byWave = new Map<number, string[]>();

@@ -63,3 +63,8 @@ export function usageProblemLines(problems: readonly UsageProblem[]): string[] {
   if (problems.length > kMaxProblemLines) lines.push(`usage.ndjson: ${problems.length - kMaxProblemLines} more line(s) not counted or counted once (status --json lists them all)`);
   return lines;
 }
+
+/** What came from the result cache, in words: `12 task(s) from the cache, $0.84 not spent` (the sum only when some was spent). */
+export function cacheText(tasks: number, savedUsd: number): string {
+  return `${tasks} task(s) from the cache${savedUsd > 0 ? `, ${formatUsd(savedUsd)} not spent` : ''}`;
+}

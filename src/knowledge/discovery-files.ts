@@ -73,6 +73,14 @@ export function writeDiscoveryFile(files: SessionFileWriter, input: DiscoveryFil
   files.write(join(kLayout.discoveryRecords, `${input.taskId}.json`), `${JSON.stringify(record, null, 2)}\n`);
 }
 
+/**
+ * Removes `discoveries/<id>.json`: a task that finished again without a record of its own
+ * must not leave an earlier attempt's (a failure's) for its dependents to read.
+ */
+export function removeDiscoveryFile(files: SessionFileWriter, taskId: string): void {
+  files.remove(join(kLayout.discoveryRecords, `${taskId}.json`));
+}
+
 /** The parsed discovery file of a task, or null when there is none (or it is unreadable). */
 export function readDiscoveryFile(sessionDir: string, taskId: string): DiscoveryFile | null {
   const path = join(sessionDir, kLayout.discoveryRecords, `${taskId}.json`);

@@ -29,6 +29,10 @@ export class KnownFiles {
     this.#discoveries?.add(taskId);
   }
 
+  discoveryRemoved(taskId: string): void {
+    this.#discoveries?.delete(taskId);
+  }
+
   /** False only when `wisdom/` is surely missing. */
   mayHaveWisdom(): boolean {
     return this.#wisdom;

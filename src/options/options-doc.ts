@@ -15,7 +15,7 @@ function cell(text: string): string {
 /** The run options as a Markdown table, one row per definition of the table (option-table.ts). */
 export function optionsTableMarkdown(): string {
   const rows = runOptionEntries().map(([name, definition]) => {
-    const flag = definition.flag === undefined ? '' : `\`${definition.flag}\``;
+    const flag = definition.flag === undefined ? '' : `\`${definition.flag}\`${definition.negation === undefined ? '' : `, \`${definition.negation}\``}`;
     const key = definition.key === undefined ? '' : `\`${definition.key}\``;
     const commands = definition.commands.join(', ');
     // A flag in other units (--retry-delay in seconds, retryBaseMs in ms) says both.

@@ -106,6 +106,7 @@ export function normalizeRunOptions(options: RunOptions, session?: OptionSession
     batchPollSeconds: chosen.batchPollSeconds!,
     workdir: chosen.workdir!,
     keepWorktrees: chosen.keepWorktrees!,
+    cache: chosen.cache!,
     ...(base === undefined ? {} : { base }),
     ...(halt ? { halt: halt as HaltPolicy } : {}),
     ...(bom === undefined ? {} : { bom }),

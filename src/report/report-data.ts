@@ -1,7 +1,7 @@
 import { basename, join } from 'node:path';
 import { cellReader, type TasksTable } from '../csv/tasks-table.js';
 import { countByStatus } from '../commands/status-report.js';
-import { costSummary, costText, failedSpendText } from '../knowledge/cost-text.js';
+import { cacheText, costSummary, costText, failedSpendText } from '../knowledge/cost-text.js';
 import { readDiscoveries } from '../knowledge/discoveries-board.js';
 import type { PriceTable } from '../knowledge/pricing.js';
 import { readUsage, usageOfTasks, type UsageSum, type UsageTotals } from '../knowledge/usage.js';
@@ -10,7 +10,7 @@ import type { AttemptEnd, AttemptLine } from '../schema/attempt.js';
 import type { TaskStatus } from '../schema/row.js';
 import { listArtifacts } from './artifact-files.js';
 import { groupFailures, type FailureGroup } from './failures.js';
-import { readAttempts } from './read-attempts.js';
+import { cachedResults, readAttempts, type AttemptLinesReader, type CachedResults } from '../knowledge/attempt-lines.js';
 import { WaveContexts } from './wave-contexts.js';
 import { kLayout } from '../layout.js';
 
@@ -81,6 +81,11 @@ export interface ReportData {
   retries: number;
   /** The session's model and agent requests, from usage.ndjson; null when none was made. */
   tokens: ReportUsage | null;
+  /**
+   * The completed tasks whose result came from the result cache, what those results had
+   * cost, and that as status says it (cacheText); null when none did.
+   */
+  cache: (CachedResults & { text: string }) | null;
   /** The session's cost as status and context.md say it (costSummary); null when no request was made. */
   cost: string | null;
   /** What the tasks that failed spent (`8,948 tokens on tasks that failed ($0.012)`); null when they made no request. */
@@ -110,12 +115,16 @@ export function buildReportData(
    * `waveContexts`: kept by a caller that builds the report again and again (a run), so that
    * unchanged wave files are not parsed again. `pricing`: prices by model for usage lines
    * written without a cost, as status and context.md price them (session.json `pricing`).
+   * `attempts`: a run's reader of attempts.ndjson, which parses only the lines added since
+   * its last report.
    */
-  options: { live?: boolean; waveContexts?: WaveContexts; pricing?: PriceTable } = {},
+  options: { live?: boolean; waveContexts?: WaveContexts; pricing?: PriceTable; attempts?: AttemptLinesReader } = {},
 ): ReportData {
   const rows = table.rows;
   const index = new Map(rows.map((row, i) => [row.id, i]));
-  const lines = readAttempts(sessionDir).filter((line) => index.has(line.task));
+  // A run's reporter reads only the lines added since its last report.
+  const readLines = options.attempts?.read() ?? readAttempts(sessionDir);
+  const lines = readLines.filter((line) => index.has(line.task));
   const runs = [...new Set(lines.map((line) => line.run))];
   const starts = lines.map((line) => Date.parse(line.start));
   const t0 = starts.reduce((first, start) => Math.min(first, start), starts[0] ?? 0);
@@ -136,6 +145,7 @@ export function buildReportData(
     wallMs: wallTime(latest),
     retries: lines.filter((line) => line.outcome === 'retried').length,
     tokens: usage ? reportUsage(usage) : null,
+    cache: cachedOrNull(readLines, rows),
     cost: usage ? costSummary(usage) : null,
     failedSpend: failedSpend ? failedSpendText(failedSpend) : null,
     columns: reportColumns(table),
@@ -223,4 +233,10 @@ function taskDetails(sessionDir: string, table: TasksTable, waveContexts: WaveCo
   for (const [id, path] of listArtifacts(sessionDir, ids)) (detail(id).artifacts ??= []).push(path);
   for (const [id, sum] of usage?.byTask ?? []) if (ids.has(id)) detail(id).usage = reportUsage(sum);
   return details;
+}
+
+/** The results taken from the cache, or null when none was. */
+function cachedOrNull(lines: readonly AttemptLine[], rows: readonly TaskRow[]): (CachedResults & { text: string }) | null {
+  const cached = cachedResults(lines, () => new Set(rows.filter((row) => row.status === 'completed').map((row) => row.id)));
+  return cached.tasks > 0 ? { ...cached, text: cacheText(cached.tasks, cached.saved_usd) } : null;
 }

@@ -3,6 +3,7 @@ import type { PriceTable } from '../knowledge/pricing.js';
 import type { RunReport, RunReportFactory } from '../run/run-session.js';
 import { WaveContexts } from './wave-contexts.js';
 import { writeReport } from './write-report.js';
+import { AttemptLinesReader } from '../knowledge/attempt-lines.js';
 
 /** Share of a run's time that rewriting report.html at wave ends may take; past it a wave end is passed over. */
 const kMaxShareOfTime = 0.05;
@@ -21,9 +22,12 @@ export class RunReporter implements RunReport {
   #lastDuration = 0;
   /** The run's wave files, parsed once rather than at every rewrite; those the run writes, never (KnowledgeSink.waveReady). */
   readonly waveContexts = new WaveContexts();
+  /** attempts.ndjson, each line parsed once however many times the report is written. */
+  readonly #attempts: AttemptLinesReader;
 
   constructor(sessionDir: string, table: TasksTable, warn: (message: string) => void, pricing?: PriceTable) {
     this.#sessionDir = sessionDir;
+    this.#attempts = new AttemptLinesReader(sessionDir);
     this.#table = table;
     this.#warn = warn;
     this.#pricing = pricing;
@@ -42,7 +46,7 @@ export class RunReporter implements RunReport {
   #write(): void {
     this.#lastStart = performance.now();
     try {
-      writeReport(this.#sessionDir, this.#table, { waveContexts: this.waveContexts, pricing: this.#pricing });
+      writeReport(this.#sessionDir, this.#table, { waveContexts: this.waveContexts, pricing: this.#pricing, attempts: this.#attempts });
     } catch (error) {
       this.#warn(`report.html was not written: ${error instanceof Error ? error.message : String(error)}`);
     }

@@ -9,6 +9,7 @@ import { sessionPathForWrite } from '../files/session-path.js';
 import { buildReportData } from './report-data.js';
 import { reportHtml } from './page/report-html.js';
 import type { WaveContexts } from './wave-contexts.js';
+import type { AttemptLinesReader } from '../knowledge/attempt-lines.js';
 import { kLayout } from '../layout.js';
 
 export const kReportFile = kLayout.report;
@@ -21,6 +22,8 @@ export interface WriteReportOptions {
   waveContexts?: WaveContexts | undefined;
   /** Prices by model for usage lines written without a cost (session.json `pricing`, and the run's `--price-*`). */
   pricing?: PriceTable | undefined;
+  /** A run's reader of attempts.ndjson, which parses only the lines added since its last report. */
+  attempts?: AttemptLinesReader | undefined;
 }
 
 /**
@@ -31,8 +34,8 @@ export interface WriteReportOptions {
  * mode, and the page is a view that the next run or `csv-wave report` writes again.
  */
 export function writeReport(sessionDir: string, table: TasksTable, options: WriteReportOptions = {}): string {
-  const { out, waveContexts, pricing } = options;
-  const html = reportHtml(buildReportData(sessionDir, table, { ...(waveContexts ? { waveContexts } : {}), ...(pricing ? { pricing } : {}) }));
+  const { out, waveContexts, pricing, attempts } = options;
+  const html = reportHtml(buildReportData(sessionDir, table, { ...(waveContexts ? { waveContexts } : {}), ...(pricing ? { pricing } : {}), ...(attempts ? { attempts } : {}) }));
   if (out !== undefined) {
     writeFileAtomic(out, html);
     return out;

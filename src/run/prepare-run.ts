@@ -9,11 +9,21 @@ import { checkAgentSettings } from '../options/agent-settings-check.js';
 import { checkExecutor } from './check-executor.js';
 import { normalizeRunOptions, type NormalizedRunOptions, type RunOptions } from '../options/options.js';
 import { fillWaveColumn } from '../core/wave-column.js';
-import { planTasks, prepareSession, writeFirst, type HeldSession } from '../session/prepare-session.js';
+import { planTasks, prepareSession, writeFirst, type HeldSession, type ReadSession } from '../session/prepare-session.js';
+import { recoverRows } from '../session/journal.js';
+import { checkSessionOwner } from '../session/session-owner.js';
 import { openSession } from '../session/session.js';
 import type { TaskPlan } from '../session/validate.js';
 import { sessionIdOf } from '../session/files/session-id.js';
 import { checkWorktreeRun, runWorkdir, type RunWorkdir } from './workdir/workdir-setup.js';
+import { planRerun, resetTasks, type RerunPlan, type RerunSelection } from '../commands/rerun.js';
+import { staleTasks, recordedKeys, type StaleTask } from '../cache/stale.js';
+import { readAttempts } from '../knowledge/attempt-lines.js';
+import { readForcedTasks, writeForcedTasks } from '../cache/forced-tasks.js';
+import { SessionWriter } from '../session/files/session-writer.js';
+import { CacheFolder } from '../session/files/cache-folder.js';
+import { CacheStore } from '../cache/cache-store.js';
+import { statusOf } from '../core/skip-cause.js';
 
 /** What a run is asked to do (the fields of RunSessionOptions that preparing it reads). */
 export interface RunRequest extends RunOptions {
@@ -21,6 +31,12 @@ export interface RunRequest extends RunOptions {
   /** Where attempts run: on workers (bullmq), the agents' logins are theirs. @default session.json's `backend`, else local */
   backend?: BackendChoice | undefined;
   prepare?: (rows: TaskRow[], waves: ReadonlyMap<string, number>) => void | Iterable<string>;
+  /**
+   * A rerun (`csv-wave rerun`): the tasks it chooses and their dependents go back to pending
+   * before the run; the chosen ones execute whatever the cache holds, the others may take a
+   * cached result (docs/cache.md).
+   */
+  rerun?: RerunSelection;
 }
 
 export interface PreparedRun extends HeldSession {
@@ -33,6 +49,8 @@ export interface PreparedRun extends HeldSession {
   reset: ReadonlySet<string>;
   /** Where the tasks work when not in the session folder (--workdir task|worktree), checked before any task. */
   workdir?: RunWorkdir;
+  /** With `rerun`: what it reset, and the stale tasks it found (`--stale`). */
+  rerun?: RerunPlan & { stale: StaleTask[] };
 }
 
 /**
@@ -65,6 +83,8 @@ export async function prepareRun(path: string, request: RunRequest, warn: (messa
     const workdir = runWorkdir(settings.workdir, repository, () => sessionIdOf(session.dir, warn), settings.keepWorktrees);
     fillWaveColumn(held.table.rows, plan.waves);
     const reset = new Set(request.prepare?.(held.table.rows, plan.waves) ?? []);
+    const rerun = request.rerun === undefined ? undefined : rerunPlan(held, settings, pipelineSettings.topic, plan.waves, request.rerun, warn);
+    for (const id of [...(rerun?.chosen ?? []), ...(rerun?.cascaded ?? [])]) reset.add(id);
     // A person watching the spreadsheet sees `pending`, not an empty cell, once the run has started.
     for (const row of held.table.rows) if (row.status === '') row.status = 'pending';
     writeFirst(held, {
@@ -74,9 +94,62 @@ export async function prepareRun(path: string, request: RunRequest, warn: (messa
         `Nothing was run; tasks.csv and the journal were left as they were. ` +
         `Free some space (or make the folder writable) and run \`csv-wave resume ${path}\`.`,
     });
-    return { ...held, settings, pipelineSettings, plan, reset, ...(workdir === undefined ? {} : { workdir }) };
+    // The tasks a rerun chose execute anew even if it is interrupted and resumed.
+    if (rerun !== undefined) rememberForced(held, rerun.forced);
+    return { ...held, settings, pipelineSettings, plan, reset, ...(workdir === undefined ? {} : { workdir }), ...(rerun === undefined ? {} : { rerun }) };
   } catch (error) {
     held.lock.release();
     throw error;
   }
+}
+
+/**
+ * What a rerun would reset, without the lock and without writing anything (`rerun
+ * --dry-run`): the session brought up to date by the journal, the stale tasks found with
+ * the rerun's own settings.
+ */
+export function previewRerun(path: string, request: RunRequest, selection: RerunSelection, warn: (message: string) => void): RerunPlan & { stale: StaleTask[] } {
+  const session = openSession(path, request.pipeline === undefined ? {} : { pipeline: request.pipeline });
+  const held = prepareSession(session);
+  checkSessionOwner(held.session);
+  recoverRows(held.table.rows, held.session.dir);
+  const plan = planTasks(held);
+  const { config, configFile } = held.session;
+  const settings = selection.stale === true ? normalizeRunOptions(request, session) : undefined;
+  const topic = settings === undefined ? '' : pipelineFor(config.pipeline).settings(SettingsReader.of(config.pipeline, config, configFile)).topic;
+  return rerunPlan(held, settings, topic, plan.waves, selection, warn);
+}
+
+/** Resets the tasks a rerun chooses and their dependents; with `--stale`, the stale tasks found first. */
+function rerunPlan(
+  held: ReadSession,
+  settings: NormalizedRunOptions | undefined,
+  topic: string,
+  waves: ReadonlyMap<string, number>,
+  selection: RerunSelection,
+  warn: (message: string) => void,
+): RerunPlan & { stale: StaleTask[] } {
+  const { session, table } = held;
+  let stale: StaleTask[] = [];
+  if (selection.stale === true && settings !== undefined) {
+    const run = {
+      executor: settings.executor,
+      workdir: settings.workdir,
+      limits: { maxStdoutBytes: settings.maxStdoutBytes, maxArtifactsPerTask: settings.maxArtifactsPerTask, maxArtifactBytes: settings.maxArtifactBytes },
+      prevContextCap: settings.prevContextCap,
+    };
+    const store = new CacheStore(CacheFolder.of(session.dir, session.config.cache_dir), warn);
+    stale = staleTasks({ dir: session.dir, pipeline: session.config.pipeline, topic, rows: table.rows }, run, recordedKeys(readAttempts(session.dir)), store);
+  }
+  const plan = planRerun(table.rows, waves, { ...selection, staleIds: new Set(stale.map((task) => task.id)) });
+  resetTasks(table.rows, [...plan.chosen, ...plan.cascaded]);
+  return { ...plan, stale };
+}
+
+/** The rerun's forced tasks, with those an interrupted rerun forced that are still to run, in `.csv-wave/forced.json`. */
+function rememberForced(held: HeldSession, forced: readonly string[]): void {
+  const pending = new Set(held.table.rows.filter((row) => statusOf(row) === 'pending').map((row) => row.id));
+  const earlier = readForcedTasks(held.session.dir).filter((id) => pending.has(id));
+  const all = [...new Set([...earlier, ...forced])];
+  if (all.length > 0 || earlier.length > 0) writeForcedTasks(new SessionWriter(held.session.dir), all);
 }

@@ -27,11 +27,12 @@ export class RunTally {
   }
 
   /** The run's summary, from the tally, the rows as the run left them, and its outcome. */
-  summary(rows: readonly TaskRow[], durationMs: number, outcome: RunEnding & { exitCode: number }): RunSummary {
+  summary(rows: readonly TaskRow[], durationMs: number, outcome: RunEnding & { exitCode: number }, cache?: { tasks: number; saved_usd: number }): RunSummary {
     return {
       total: this.#planned + this.#added,
       ran: this.#started.size,
       attempts: this.#attempts,
+      ...(cache === undefined || cache.tasks === 0 ? {} : { cache }),
       counts: countByStatus(rows),
       durationMs,
       stopped: outcome.stopped,

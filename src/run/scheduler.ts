@@ -126,6 +126,11 @@ export class Scheduler {
     });
   }
 
+  /** Any row of the run by id, tasks added during the run included. */
+  rowById(id: string): TaskRow | undefined {
+    return this.#core.rowById(id);
+  }
+
   /** Stops starting tasks; running ones finish. */
   stop(reason: StopReason, explanation: string): void {
     this.#perform(this.#core.stop(reason, explanation));

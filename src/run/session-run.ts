@@ -37,6 +37,9 @@ import type { SecretOptions } from '../backend/bullmq/trust/secret-source.js';
 import { sessionBudget } from '../knowledge/budget.js';
 import { LiveUsage } from './record/live-usage.js';
 import { sweepStaleWorktrees } from './workdir/workdir-setup.js';
+import { forgetForcedThatRan, openRunCache } from '../cache/run-cache.js';
+import type { ResultCache } from '../cache/result-cache.js';
+import type { RerunSelection } from '../commands/rerun.js';
 
 export interface RunSessionOptions extends RunOptions {
   /**
@@ -56,6 +59,13 @@ export interface RunSessionOptions extends RunOptions {
    * interrupted run left for them (--backend bullmq).
    */
   prepare?: (rows: TaskRow[], waves: ReadonlyMap<string, number>) => void | Iterable<string>;
+  /**
+   * Run as a rerun (`csv-wave rerun`): the tasks the selection chooses go back to pending with
+   * their dependents (unless `cascade: false`), then the run goes as any. The chosen tasks
+   * execute anew; their dependents take a cached result when their inputs are unchanged
+   * (docs/cache.md). @default none: a plain run
+   */
+  rerun?: RerunSelection;
   /**
    * Aborting it stops the run the gentle way (the CLI's first Ctrl-C): no new task starts,
    * running ones get `graceSeconds` to finish and be recorded, and the run ends with
@@ -115,6 +125,7 @@ interface OpenRun {
   scheduler: Scheduler;
   checkpointer: Checkpointer;
   interrupt: Interrupt;
+  cache: ResultCache;
 }
 
 /**
@@ -254,14 +265,30 @@ export class SessionRun {
     // Each model request's tokens are written as its answer arrives: a stop that ends its thread loses none.
     const liveUsage = new LiveUsage(session.dir, (task, attempt, usage) => stop.guarded(() => sink.liveUsage(task, attempt, usage)));
     const pipeline = pipelineFor(session.config.pipeline);
-    const runTask = createTaskRunner({ backend, sink, pipeline, files, topic: pipelineSettings.topic, limits, warn, budgetLeftUsd: () => budget.leftUsd(), ...(workdir === undefined ? {} : { workdir }) });
+    // The rows of the run by id, once the scheduler holds them: a key reads the context sources' findings.
+    let rowById: (id: string) => TaskRow | undefined = () => undefined;
+    const cache = await openRunCache({ session, settings, files, limits, runIds, lookup: (id) => rowById(id), warn });
+    events.on('wave:done', () => cache.flush());
+    const runTask = createTaskRunner({
+      backend,
+      sink,
+      pipeline,
+      files,
+      topic: pipelineSettings.topic,
+      limits,
+      warn,
+      budgetLeftUsd: () => budget.leftUsd(),
+      cache,
+      ...(workdir === undefined ? {} : { workdir }),
+    });
     const lane = new InteractiveLane({
       handlers: this.#options.interactiveHandlers ?? pipeline.handlers,
       rows: () => table.rows,
       config: session.config,
       sessionDir: session.dir,
       files,
-      runExecutor: runTask,
+      // Interactive tasks decide anew each time: never from the cache.
+      runExecutor: runTask.uncached,
       answers: this.#options.answers ?? new NoAnswers(),
       decided: (event) => events.emit('gate:decided', event),
     });
@@ -289,9 +316,10 @@ export class SessionRun {
       },
       events,
       // Every change is recorded here before its event is emitted: no listener can lose it.
-      new OutcomeSink({ journal, knowledge: sink, guarded: stop.guarded, jobs: backend.jobs, changed: ledger.changed }),
+      new OutcomeSink({ journal, knowledge: sink, guarded: stop.guarded, jobs: backend.jobs, changed: ledger.changed, cacheNote: (id) => cache.takeNote(id) }),
     );
     stop.attach(scheduler);
+    rowById = (id) => scheduler.rowById(id);
 
     // A person's save of tasks.csv during the run is merged into it, checked as at the start.
     const intake = new EditIntake({
@@ -338,7 +366,7 @@ export class SessionRun {
       killCommands: () => void backend.cancelAll(),
       warn,
     });
-    this.#open = { files, journal, backend, reporter, tally, liveUsage, scheduler, checkpointer, interrupt };
+    this.#open = { files, journal, backend, reporter, tally, liveUsage, scheduler, checkpointer, interrupt, cache };
   }
 
   /**
@@ -346,12 +374,13 @@ export class SessionRun {
    * with how the run ended. The backend is closed, and nothing of the run left running.
    */
   async drain(): Promise<RunEnding> {
-    const { scheduler, interrupt, checkpointer, backend, liveUsage } = this.#opened();
+    const { scheduler, interrupt, checkpointer, backend, liveUsage, cache } = this.#opened();
     try {
       return this.#stop.ending(await scheduler.run());
     } finally {
       interrupt.dispose();
       checkpointer.stop();
+      cache.close();
       await backend.close();
       // Commands of tasks taken back, including any spawned while the pool was closing, and
       // what they started outside their process groups (setsid): no task of the run is left.
@@ -366,7 +395,7 @@ export class SessionRun {
   /** tasks.csv rewritten a last time, the journal closed, context.md and report.html written; emits run:done. */
   finish(ended: RunEnding): RunSummary {
     const { session, settings, table } = this.#prepared;
-    const { files, checkpointer, journal, interrupt, reporter, tally } = this.#opened();
+    const { files, checkpointer, journal, interrupt, reporter, tally, cache } = this.#opened();
     // A save found now is merged into the record, but no task runs any more.
     const late: TasksEditedEvent[] = [];
     const onEdited = (event: TasksEditedEvent) => late.push(event);
@@ -391,15 +420,16 @@ export class SessionRun {
     });
 
     const durationMs = performance.now() - this.#startedAt;
-    const summary = tally.summary(table.rows, durationMs, outcome);
+    const summary = tally.summary(table.rows, durationMs, outcome, cache.served);
     // A run with nothing to run (a finished session run again) leaves the reports of the
     // run that did the work: context.md keeps its duration, report.html is not rewritten.
     // A report a killed run never wrote is written.
     const idle = summary.total === 0 && outcome.exitCode === 0;
     const finalWaves = new Map(table.rows.map((row) => [row.id, Number(row.wave)]));
+    forgetForcedThatRan(files, table.rows, this.#warn);
     if (!idle || !existsSync(join(session.dir, kLayout.context))) {
       try {
-        writeContextReport(files, { table, waves: finalWaves, durationMs, stopReason: outcome.reason, pricing: settings.pricing });
+        writeContextReport(files, { table, waves: finalWaves, durationMs, stopReason: outcome.reason, pricing: settings.pricing, cache: cache.served });
       } catch (error) {
         this.#warn(`context.md was not written: ${error instanceof Error ? error.message : String(error)}`);
       }

@@ -43,6 +43,14 @@ export const attemptLineSchema = z
     pid: z.number().int(),
     prompt_tokens: z.number().int().min(0),
     completion_tokens: z.number().int().min(0),
+    /** The task's input key (docs/cache.md): the SHA-256 its result was made or found with; absent when it has none (an interactive or worktree task). */
+    key: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+    /** The key without the discoveries board's and wisdom's digests, when the task's prompt shows them: what `status` compares to call a task stale. */
+    input_key: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+    /** The result came from the cache: the task did not execute. */
+    cached: z.literal(true).optional(),
+    /** With `cached`: what the cached result's model requests cost when it was made, in US dollars, not spent again. */
+    saved_usd: z.number().min(0).optional(),
   })
   .strict();
 

@@ -73,10 +73,22 @@ export const sessionConfigSchema = z
       })
       .strict()
       .optional(),
-    /** Per role, agent settings that win over the executor block's (a row's `agent`, `model`, `effort` cells win over both). */
+    /**
+     * Per role: agent settings that win over the executor block's (a row's `agent`, `model`,
+     * `effort` cells win over both), and, for any executor, `cache: false`: the role's tasks
+     * always execute (docs/cache.md).
+     */
     roles: z
-      .record(z.string().min(1), z.object({ agent: z.enum(kAgentKinds).optional(), ...agentFields }).strict())
+      .record(
+        z.string().min(1),
+        z.object({ agent: z.enum(kAgentKinds).optional(), ...agentFields, cache: z.boolean().optional() }).strict(),
+      )
       .optional(),
+    /**
+     * The result cache's folder, when not the session's own `.csv-wave/cache/`: a folder
+     * several sessions share (a relative path is relative to the session folder).
+     */
+    cache_dir: z.string().min(1).optional(),
     /** Most task rows tasks.csv may hold; a file with more is refused, never cut (default 1,000,000). */
     max_rows: z.number().int().positive().optional(),
     /** Where tasks run: `local` (default), or `bullmq` with the Redis `url` (else CSV_WAVE_REDIS_URL); `--backend` wins. */

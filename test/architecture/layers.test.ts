@@ -18,8 +18,9 @@ const kSrc = join(import.meta.dirname, '../../src');
  * - knowledge (a task's files: artifacts, discoveries, usage), executors (one attempt),
  *   interactive (the lane run in the main thread), pipelines (what makes brainstorm,
  *   analyze and generic differ), backend (where attempts run), options (run options);
- * - events (the public events), session (the folder, its lock and journal), commands
- *   (init, validate, plan, status, rerun, revise as functions), run (one run);
+ * - events (the public events), session (the folder, its lock and journal), cache (the
+ *   result cache: input keys, entries, when a run uses them, stale tasks), commands (init,
+ *   validate, plan, status, rerun, revise as functions), run (one run);
  * - report (report.html, the live server), cli, and index.ts, the public API.
  */
 const kLayers: readonly (readonly string[])[] = [
@@ -39,6 +40,7 @@ const kLayers: readonly (readonly string[])[] = [
   ['options'],
   ['events'],
   ['session'],
+  ['cache'],
   ['commands'],
   ['run'],
   ['report'],

@@ -138,7 +138,7 @@ describe('rerun --task', () => {
     expect((await runCli('run', dir, '--cmd', kCmd)).code).toBe(1);
     writeFileSync(join(dir, 'fixed'), '');
     const dry = await runCli('rerun', dir, '--task', 'b', '--no-cascade', '--dry-run', '--json');
-    expect(JSON.parse(dry.stdout)).toEqual({ chosen: ['b'], cascaded: ['c', 'z'] });
+    expect(JSON.parse(dry.stdout)).toEqual({ chosen: ['b'], forced: ['b'], cascaded: ['c', 'z'] });
     expect((await runCli('rerun', dir, '--task', 'b', '--no-cascade', '--cmd', kCmd)).code).toBe(0);
     for (const row of rows(dir).values()) expect(row.status, row.id).toBe('completed');
     // Completed dependents keep their results: only b and the tasks it had skipped ran again.
@@ -160,9 +160,9 @@ describe('rerun --task', () => {
       { session: kSessionJson },
     );
     const dry = await runCli('rerun', dir, '--task', 'b', '--no-cascade', '--dry-run', '--json');
-    expect(JSON.parse(dry.stdout)).toEqual({ chosen: ['b'], cascaded: ['c'] });
+    expect(JSON.parse(dry.stdout)).toEqual({ chosen: ['b'], forced: ['b'], cascaded: ['c'] });
     const both = await runCli('rerun', dir, '--task', 'b', 'y', '--no-cascade', '--dry-run', '--json');
-    expect(JSON.parse(both.stdout)).toEqual({ chosen: ['b', 'y'], cascaded: ['c', 'z'] });
+    expect(JSON.parse(both.stdout)).toEqual({ chosen: ['b', 'y'], forced: ['b', 'y'], cascaded: ['c', 'z'] });
   });
 
   it('with --no-cascade also resets the tasks a rerun checkpoint had blocked', async () => {
@@ -179,7 +179,7 @@ describe('rerun --task', () => {
       { session: kSessionJson },
     );
     const dry = await runCli('rerun', dir, '--task', 'k', '--no-cascade', '--dry-run', '--json');
-    expect(JSON.parse(dry.stdout)).toEqual({ chosen: ['k'], cascaded: ['m', 'n'] });
+    expect(JSON.parse(dry.stdout)).toEqual({ chosen: ['k'], forced: ['k'], cascaded: ['m', 'n'] });
   });
 
   it('exits 2 for a task id not in tasks.csv, and changes nothing', async () => {
@@ -201,13 +201,13 @@ describe('rerun --dry-run', () => {
 
     const failed = await runCli('rerun', dir, '--failed', '--dry-run', '--json');
     expect(failed.code).toBe(0);
-    expect(JSON.parse(failed.stdout)).toEqual({ chosen: ['b', 'c', 'z'], cascaded: [] });
+    expect(JSON.parse(failed.stdout)).toEqual({ chosen: ['b', 'c', 'z'], forced: ['b'], cascaded: [] });
 
     const task = await runCli('rerun', dir, '--task', 'x', '--dry-run', '--json');
-    expect(JSON.parse(task.stdout)).toEqual({ chosen: ['x'], cascaded: ['y', 'z'] });
+    expect(JSON.parse(task.stdout)).toEqual({ chosen: ['x'], forced: ['x'], cascaded: ['y', 'z'] });
 
     const noCascade = await runCli('rerun', dir, '--task', 'x', '--no-cascade', '--dry-run', '--json');
-    expect(JSON.parse(noCascade.stdout)).toEqual({ chosen: ['x'], cascaded: [] });
+    expect(JSON.parse(noCascade.stdout)).toEqual({ chosen: ['x'], forced: ['x'], cascaded: [] });
 
     const wave = await runCli('rerun', dir, '--wave', '1', '--dry-run');
     expect(wave.code).toBe(0);
@@ -227,7 +227,7 @@ describe('rerun --dry-run', () => {
 
     const dry = await runCli('rerun', dir, '--failed', '--dry-run', '--json');
     expect(dry.code).toBe(0);
-    expect(JSON.parse(dry.stdout)).toEqual({ chosen: ['b'], cascaded: ['c', 'z'] });
+    expect(JSON.parse(dry.stdout)).toEqual({ chosen: ['b'], forced: ['b'], cascaded: ['c', 'z'] });
     expect(snapshot(dir)).toEqual(before);
 
     expect((await runCli('rerun', dir, '--failed', '--cmd', kCmd)).code).toBe(0);
@@ -240,7 +240,7 @@ describe('rerun usage', () => {
     const dir = await completedSession();
     const result = await runCli('rerun', dir, '--cmd', kCmd);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/rerun needs --failed, --wave N or --task ID/);
+    expect(result.stderr).toMatch(/rerun needs --failed, --stale, --wave N or --task ID/);
     const dry = await runCli('rerun', dir, '--dry-run');
     expect(dry.code).toBe(2);
   });

@@ -11,7 +11,7 @@ import { DiscussionGate } from '../../src/pipelines/analyze/discussion-gate.js';
 
 /** A writer that keeps what it is asked to write, and writes nothing. */
 class RecordingWriter implements SessionFileWriter {
-  readonly writes: { path: string; how: 'write' | 'append' | 'replace'; data: string }[] = [];
+  readonly writes: { path: string; how: 'write' | 'append' | 'replace' | 'remove'; data: string }[] = [];
   constructor(readonly dir: string) {}
   write(path: string, data: string): void {
     this.writes.push({ path, how: 'write', data });
@@ -22,6 +22,9 @@ class RecordingWriter implements SessionFileWriter {
   replace(path: string, data: string): string {
     this.writes.push({ path, how: 'replace', data });
     return join(this.dir, path);
+  }
+  remove(path: string): void {
+    this.writes.push({ path, how: 'remove', data: '' });
   }
 }
 

@@ -26,6 +26,7 @@ describe('normalizeRunOptions: options over session.json over the table\'s defau
     ['max_stdout_bytes', { max_stdout_bytes: 2048 }, { maxStdoutBytes: 4096 }, { maxStdoutBytes: 2048 }],
     ['max_artifacts_per_task', { max_artifacts_per_task: 2 }, { maxArtifactsPerTask: 3 }, { maxArtifactsPerTask: 2 }],
     ['max_artifact_bytes', { max_artifact_bytes: 2048 }, { maxArtifactBytes: 4096 }, { maxArtifactBytes: 2048 }],
+    ['cache', { cache: false }, { cache: 'read' }, { cache: false }],
     ['discovery_files', { discovery_files: 'when-rich' }, { discoveryFiles: 'always' }, { discoveryFiles: 'when-rich' }],
     ['max_discovery_line_bytes', { max_discovery_line_bytes: 2048 }, { maxDiscoveryLineBytes: 4096 }, { maxDiscoveryLineBytes: 2048 }],
   ])('%s', (_key, fromFile, given, filled) => {

@@ -10,8 +10,11 @@ import { spawnCli } from '../helpers/spawn-cli.js';
 // A real full disk: a small tmpfs (root only). On a disk that fills up part way, write(2)
 // writes fewer bytes than asked and says so only by its count; the next write fails.
 const kRows = 3000;
-/** Room for a finished run of the bigger session (its file twice, the wave file, the journal) once the filler is gone. */
-const kDiskBytes = 8 * 1024 * 1024;
+/**
+ * Room for a finished run of the bigger session (its file twice, the wave file, the journal,
+ * and the result cache's entries: about 2 KB a task) once the filler is gone.
+ */
+const kDiskBytes = 16 * 1024 * 1024;
 
 let mountPoint: string | undefined;
 let mountProblem: string | undefined;
@@ -109,7 +112,7 @@ describe('a full disk', () => {
 
     rmSync(filler);
     const resume = await spawnCli('resume', dir).exited;
-    expect(resume.code).toBe(0);
+    expect(resume.code, resume.stderr + resume.stdout.slice(-3000)).toBe(0);
     const after = readTasksFile(path).rows;
     expect(after).toHaveLength(kRows);
     expect(after.every((row) => row.status === 'completed' && row.findings.startsWith(`done ${row.id} `))).toBe(true);

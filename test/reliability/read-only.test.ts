@@ -110,6 +110,7 @@ describe.each([
     for (const [id, row] of rows(dir)) expect(row, id).toMatchObject({ status: 'completed', findings: `done ${id}` });
     expect(readJournal(dir)).toEqual([]);
     expect(existsSync(join(dir, '.csv-wave', 'lock'))).toBe(false);
-    expect(Object.fromEntries(runs())).toEqual({ a: 1, b: 1, slow: recursive ? 2 : 1, d: 1, e: 1 });
+    // slow ran once: taken back when its files could not be written, its result was in the cache for the resume.
+    expect(Object.fromEntries(runs())).toEqual({ a: 1, b: 1, slow: 1, d: 1, e: 1 });
   });
 });

@@ -58,7 +58,9 @@ describe.each([
     expect(resumed.code, resumed.stderr).toBe(0);
     for (const [id, row] of readRows(dir)) expect(row, id).toMatchObject({ status: 'completed', findings: `done ${id}` });
     expect(existsSync(join(dir, written))).toBe(true);
-    expect(ran()).toEqual(['a', 'a', 'b', 'c']);
+    // a's result came back whole before its files could not be written: the cache kept it,
+    // and the resume takes it from there (writing its files now) rather than running a again.
+    expect(ran()).toEqual(['a', 'b', 'c']);
     rmSync(tools, { recursive: true, force: true });
   });
 });

@@ -30,7 +30,7 @@ export async function runWithReporter(
   sessionPath: string,
   flags: RunFlags,
   io: CliIo,
-  extra: Pick<RunSessionOptions, 'prepare'>,
+  extra: Pick<RunSessionOptions, 'prepare' | 'rerun'>,
 ): Promise<number> {
   const events = new RunEmitter();
   // With --json, the tasks that failed in this run, each with its class and its error's line.

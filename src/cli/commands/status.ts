@@ -7,7 +7,9 @@ import { WaveError } from '../../errors.js';
 import { runHoldsLock } from '../../session/lock.js';
 import { openSession } from '../../session/session.js';
 import { readSessionId } from '../../session/files/session-id.js';
-import { countByStatus, countByWave, rowObject, taskLines } from '../../commands/status-report.js';
+import { countByStatus, countByWave, rowObject, staleInSession, taskLines } from '../../commands/status-report.js';
+import { cachedResults, readAttempts } from '../../knowledge/attempt-lines.js';
+import { cacheText } from '../../knowledge/cost-text.js';
 import { kTaskStatuses } from '../../schema/row.js';
 import { skippedForFailure, statusOf } from '../../core/skip-cause.js';
 import { readUsage } from '../../knowledge/usage.js';
@@ -34,9 +36,9 @@ interface StatusFlags {
 export function registerStatus(program: Command, io: CliIo, done: (code: number) => void): void {
   addPipelineFlag(addTableFlags(program
     .command('status')
-    .description('one line per task ([DONE] [RUN] [QUEUED] [INTR] [WAIT] [FAIL] [SKIP] [----]), then counts per status and wave')
+    .description('one line per task ([DONE] [STALE] [RUN] [QUEUED] [INTR] [WAIT] [FAIL] [SKIP] [----]), then counts per status and wave')
     .argument('<session>', 'session folder, or the path of its tasks.csv')
-    .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}, "usage"?: {prompt, completion, cached, requests, cost_usd, unpriced_requests, tasks: {id: the same}, problems?: [{line, problem}]}, "interrupted"?: [ids], "queued"?: [ids], "workers"?: {id: worker}}; exit 1 when tasks failed')
+    .option('--json', 'print {"tasks": [rows by column name], "counts": {status: n}, "tokens"?: {prompt, completion}, "usage"?: {prompt, completion, cached, requests, cost_usd, unpriced_requests, tasks: {id: the same}, problems?: [{line, problem}]}, "cache"?: {tasks, saved_usd}, "stale"?: {id: [what changed]}, "interrupted"?: [ids], "queued"?: [ids], "workers"?: {id: worker}}; exit 1 when tasks failed')
     .option('--only <statuses>', `list only the tasks of these statuses, comma-separated (${kTaskStatuses.join(', ')}); counts stay the whole session's`)
     .option('--wave <n>', 'list only the tasks of wave N (counts stay the whole session\'s)'), flagOptionEntries(), 'status'))
     .action(async (sessionPath: string, options: StatusFlags & { pipeline?: PipelineName }) => {
@@ -70,6 +72,10 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
         if (place.kind === 'running') workers.set(id, place.worker);
         else queued.add(id);
       }
+      // The result cache (docs/cache.md): the results taken from it, and the completed tasks whose inputs changed since.
+      const attempts = readAttempts(session.dir);
+      const cached = cachedResults(attempts, new Set(table.rows.filter((row) => statusOf(row) === 'completed').map((row) => row.id)));
+      const stale = staleInSession(session, table.rows, attempts, (message) => io.stderr(`status: ${message}\n`));
       if (options.json) {
         const tokens = usage
           ? {
@@ -82,14 +88,16 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
               },
             }
           : {};
-        const stale = interrupted.length > 0 ? { interrupted } : {};
+        const interruptedJson = interrupted.length > 0 ? { interrupted } : {};
         const waiting = queued.size > 0 ? { queued: [...queued] } : {};
         const where = workers.size > 0 ? { workers: Object.fromEntries(workers) } : {};
-        printJson(io, { tasks: table.rows.filter(wanted).map((row) => rowObject(table, row)), counts, ...tokens, ...stale, ...waiting, ...where });
+        const fromCache = cached.tasks > 0 ? { cache: cached } : {};
+        const changed = stale.size > 0 ? { stale: Object.fromEntries(stale) } : {};
+        printJson(io, { tasks: table.rows.filter(wanted).map((row) => rowObject(table, row)), counts, ...tokens, ...interruptedJson, ...waiting, ...where, ...fromCache, ...changed });
         done(exitCode);
         return;
       }
-      const lines = taskLines(table, running).filter((_, index) => wanted(table.rows[index]!));
+      const lines = taskLines(table, running, stale).filter((_, index) => wanted(table.rows[index]!));
       for (const line of lines) {
         if (line.tag !== '[RUN]') continue;
         if (queued.has(line.id)) {
@@ -119,9 +127,11 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       );
       const summary = [...byStatus, ['invalid status', invalid] as const]
         .filter(([, n]) => n > 0)
-        .map(([status, n]) => `${status} ${n}`)
+        .map(([status, n]) => `${status} ${n}${status === 'completed' && stale.size > 0 ? ` (${stale.size} stale)` : ''}`)
         .join(', ');
       io.stdout(`\n${total} tasks: ${summary || 'none'}\n`);
+      if (cached.tasks > 0) io.stdout(`${cacheText(cached.tasks, cached.saved_usd)}\n`);
+      if (stale.size > 0) io.stdout(`${stale.size} stale task(s): their inputs changed since their result was made; \`csv-wave rerun ${sessionPath} --stale\` runs them again\n`);
       if (usage) {
         const cached = usage.cached_tokens > 0 ? ` (${usage.cached_tokens} of the prompt tokens cached)` : '';
         io.stdout(`Tokens: ${usage.prompt_tokens} prompt, ${usage.completion_tokens} completion${cached}\n${costLine(usage)}\n`);

@@ -42,10 +42,8 @@ export class RolePrompts {
 
   /** Throws when neither folder has the role's template nor a default one. */
   render(task: TaskInput, context: PromptContext): string {
-    const role = task.row.role ?? '';
-    // A pipeline name that cannot be a folder name finds no template of its own.
-    const pipeline = kPathNamePattern.test(context.pipeline) ? context.pipeline : 'brainstorm';
-    const template = this.#template(pipeline, role);
+    const pipeline = promptPipeline(context.pipeline);
+    const template = this.source(context.pipeline, task.row.role ?? '').text;
     const orNone = (text: string) => (text.trim() === '' ? '(none)' : text);
     return renderPrompt(template, {
       ...task.row,
@@ -59,8 +57,13 @@ export class RolePrompts {
     });
   }
 
-  /** The role's template, else the default; the given folder before the built-in one. */
-  #template(pipeline: string, role: string): string {
+  /**
+   * The template a task of `role` in `pipeline` is rendered from, and the file it was read
+   * from: the role's own, else the default; the given folder before the built-in one.
+   * Throws when there is none. The result cache's key hashes it (cache/key-parts.ts).
+   */
+  source(pipelineName: string, role: string): { path: string; builtIn: boolean; text: string } {
+    const pipeline = promptPipeline(pipelineName);
     const candidates: string[] = [];
     if (kPathNamePattern.test(role)) {
       for (const root of this.#roots) candidates.push(join(root, pipeline, `${role}.md`));
@@ -72,10 +75,15 @@ export class RolePrompts {
         text = existsSync(path) ? readFileSync(path, 'utf8') : null;
         this.#templates.set(path, text);
       }
-      if (text !== null) return text;
+      if (text !== null) return { path, builtIn: path.startsWith(kBuiltInPrompts), text };
     }
     throw new Error(`No prompt template for role "${role}" of pipeline ${pipeline}: looked for ${candidates.join(', ')}`);
   }
+}
+
+/** A pipeline name that cannot be a folder name finds no template of its own. */
+function promptPipeline(pipeline: string): string {
+  return kPathNamePattern.test(pipeline) ? pipeline : 'brainstorm';
 }
 
 /**

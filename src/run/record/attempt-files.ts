@@ -7,12 +7,13 @@ import { describe } from '../../executors/module.js';
 import { scrubSecrets } from '../../text/secret-scrubber.js';
 import { kArtifactNamePattern } from '../../schema/result.js';
 import { artifactLimitsOf, maxPlannedBytes, writeArtifactFiles } from '../../knowledge/artifacts.js';
-import { wantsDiscoveryFile, writeDiscoveryFile, type DiscoveryFilePolicy } from '../../knowledge/discovery-files.js';
+import { removeDiscoveryFile, wantsDiscoveryFile, writeDiscoveryFile, type DiscoveryFilePolicy } from '../../knowledge/discovery-files.js';
 import type { KnownFiles } from '../../knowledge/known-files.js';
 
 /**
  * Writes the files a finished attempt produced into the session folder — its artifacts,
- * then its discovery file when `policy` asks for it — and returns the reply the scheduler
+ * then its discovery file when `policy` asks for it (else the file an earlier attempt left,
+ * a failure's, is removed: its dependents would read it as this one's) — and returns the reply the scheduler
  * takes, with the artifacts' paths. Runs on the engine's main thread, before the reply
  * reaches the scheduler: the findings cell the scheduler records points at those files.
  *
@@ -47,6 +48,10 @@ export function writeAttemptFiles(
     if (wantsDiscoveryFile(policy, record)) {
       writeDiscoveryFile(files, record);
       known?.discoveryWritten(taskId);
+    } else if (known?.mayHaveDiscovery(taskId) === true) {
+      // An earlier attempt's record (a failure's) is never left for dependents to read as this one's.
+      removeDiscoveryFile(files, taskId);
+      known.discoveryRemoved(taskId);
     }
     return { ...rest, artifacts };
   } catch (error) {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { AttemptEnd } from '../../schema/attempt.js';
+import type { AttemptEnd, AttemptLine } from '../../schema/attempt.js';
+import type { CacheNote } from '../../executors/messages.js';
 import type { AttemptDetail, TaskDoneEvent, TaskRetryEvent, TaskStartEvent } from '../../events/events.js';
 import type { Journal } from '../../session/journal.js';
 
@@ -36,12 +37,13 @@ export class AttemptLog {
     this.#line(event.id, event.attempt, this.#waves.get(event.id) ?? 0, 'retried', event.errorClass, event.error, event);
   }
 
-  finished(event: TaskDoneEvent): void {
+  /** `note`: the result cache's note of a completed result (its key; whether it came from the cache). */
+  finished(event: TaskDoneEvent, note?: CacheNote): void {
     this.#waves.delete(event.id);
     // A task skipped without running made no attempt.
     if (event.status === 'skipped' && !this.#started.has(event.id)) return;
     const outcome: AttemptEnd = event.status === 'completed' ? 'completed' : 'failed';
-    this.#line(event.id, event.attempts, event.wave, outcome, event.errorClass ?? '', event.status === 'completed' ? '' : event.error, event);
+    this.#line(event.id, event.attempts, event.wave, outcome, event.errorClass ?? '', event.status === 'completed' ? '' : event.error, event, note);
   }
 
   /**
@@ -51,7 +53,7 @@ export class AttemptLog {
    * job waited besides as queued_ms. Any other attempt (this machine's, or a worker's that
    * told nothing: an older csv-wave, a refused job) is this process's, timed here.
    */
-  #line(id: string, attempt: number, wave: number, outcome: AttemptEnd, errorClass: string, error: string, detail: AttemptDetail): void {
+  #line(id: string, attempt: number, wave: number, outcome: AttemptEnd, errorClass: string, error: string, detail: AttemptDetail, note?: CacheNote): void {
     const end = Date.now();
     const { worker } = detail;
     const start = worker === undefined ? (this.#started.get(id) ?? end) : end - worker.ranMs;
@@ -73,8 +75,19 @@ export class AttemptLog {
       pid: worker?.pid ?? process.pid,
       prompt_tokens: detail.usage?.prompt_tokens ?? 0,
       completion_tokens: detail.usage?.completion_tokens ?? 0,
+      ...(note === undefined || outcome !== 'completed' ? {} : cacheFields(note)),
     });
   }
+}
+
+/** A completed line's key, and `cached`/`saved_usd` for a result taken from the cache. */
+function cacheFields(note: CacheNote): Pick<AttemptLine, 'key' | 'input_key' | 'cached' | 'saved_usd'> {
+  return {
+    key: note.key,
+    ...(note.inputKey === undefined ? {} : { input_key: note.inputKey }),
+    ...(note.cached === true ? { cached: true as const } : {}),
+    ...(note.savedUsd === undefined ? {} : { saved_usd: note.savedUsd }),
+  };
 }
 
 /** `new Date(ms).toISOString()`, remembering the last time it was asked for. */

@@ -1,7 +1,7 @@
 import type { AttemptJobs } from '../../backend/execution-backend.js';
 import type { TaskRow } from '../../core/task.js';
 import { rowCells } from '../../csv/tasks-table.js';
-import type { WorkerReply } from '../../executors/messages.js';
+import type { CacheNote, WorkerReply } from '../../executors/messages.js';
 import { AttemptLog } from './attempt-log.js';
 import type { TaskDoneEvent, TaskRetryEvent, TaskStartEvent } from '../../events/events.js';
 import type { Journal } from '../../session/journal.js';
@@ -23,6 +23,8 @@ export interface OutcomeSinkSetup {
    * the job in Redis.
    */
   jobs?: AttemptJobs | undefined;
+  /** The result cache's note of a task's completed result (its key, whether it came from the cache): set on its finish event. */
+  cacheNote?: ((id: string) => CacheNote | undefined) | undefined;
   /**
    * Told of every change of the session's tasks once it is journaled: what the run's own
    * tasks added and rewired, so that a person's save that still shows the old cells is
@@ -68,8 +70,11 @@ export class OutcomeSink implements RunRecorder {
 
   finished(row: TaskRow, reply: WorkerReply | undefined, event: TaskDoneEvent): void {
     const { knowledge, guarded, jobs } = this.#setup;
+    const note = event.status === 'completed' ? this.#setup.cacheNote?.(event.id) : undefined;
+    // The event, heard once this returns, tells a result that came from the cache (the run prints [CACHED]).
+    if (note?.cached === true) event.cache = note;
     guarded(() => knowledge.taskFinished(row, reply));
-    this.#attempts.finished(event);
+    this.#attempts.finished(event, note);
     const job = event.attempts > 0 ? jobs?.finished(event.id, event.attempts) : undefined;
     this.#journal.append({
       type: 'finish',

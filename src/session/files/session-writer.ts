@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { writeFileAtomic } from '../../files/atomic-write.js';
 import { writeWholeFile } from '../../files/write-all.js';
 import { sessionPathForWrite } from '../../files/session-path.js';
@@ -26,6 +27,10 @@ export class SessionWriter implements SessionFileWriter {
 
   append(path: string, data: string): void {
     writeWholeFile(sessionPathForWrite(this.dir, path), data, 'a');
+  }
+
+  remove(path: string): void {
+    rmSync(sessionPathForWrite(this.dir, path), { force: true });
   }
 
   /** Replaces the file at `path` by a rename (writeFileAtomic), for a file a reader must never see half of; returns its absolute path. */
