@@ -258,6 +258,7 @@ export class Scheduler {
       gc_signal: row.gc_signal,
       severity_summary: row.severity_summary,
       error: row.error,
+      ...(row.route === '' ? {} : { route: row.route }),
       attempts,
       durationMs: attempts > 0 && startedAt !== undefined ? performance.now() - startedAt : 0,
       ...(reply?.kind === 'error' ? { errorClass: reply.errorClass } : status === 'failed' && reply ? { errorClass: 'task-failure' as const } : {}),

@@ -79,6 +79,7 @@ export class OutcomeSink implements RunRecorder {
       gc_signal: event.gc_signal,
       severity_summary: event.severity_summary,
       error: event.error,
+      ...(event.route === undefined ? {} : { route: event.route }),
       ...(job === undefined ? {} : { job }),
     });
     // Written now, not at the group commit: the entry is durable when task:done is heard.
