@@ -14,6 +14,7 @@ import { openSession } from '../session/session.js';
 import type { TaskPlan } from '../session/validate.js';
 import { sessionIdOf } from '../session/files/session-id.js';
 import { checkWorktreeRun, runWorkdir, type RunWorkdir } from './workdir/workdir-setup.js';
+import { readSessionContracts, type SessionContracts } from '../dynamic/session-contracts.js';
 
 /** What a run is asked to do (the fields of RunSessionOptions that preparing it reads). */
 export interface RunRequest extends RunOptions {
@@ -33,6 +34,8 @@ export interface PreparedRun extends HeldSession {
   reset: ReadonlySet<string>;
   /** Where the tasks work when not in the session folder (--workdir task|worktree), checked before any task. */
   workdir?: RunWorkdir;
+  /** The artifact registry, the injection rules, the validator roles and the branches (dynamic/), checked before any task. */
+  contracts: SessionContracts;
 }
 
 /**
@@ -54,6 +57,8 @@ export async function prepareRun(path: string, request: RunRequest, warn: (messa
     }
     const { config, configFile } = held.session;
     const pipelineSettings = pipelineFor(config.pipeline).settings(SettingsReader.of(config.pipeline, config, configFile));
+    // A hand-edited or copied artifact-registry.json, or an injection rule that does not fit, stops here (exit 2).
+    const contracts = readSessionContracts(session.dir, config.pipeline, config, configFile);
     // A bad executor fails here, once, rather than on every task; so do bad agent settings of roles and rows.
     const agents = checkAgentSettings(settings.executor, held.table.rows, { tasks: session.displayPath, ...(configFile === undefined ? {} : { session: configFile }) }, config.pipeline);
     // On workers (--backend bullmq) the agents run with the workers' logins, which each worker checks when it starts.
@@ -74,7 +79,7 @@ export async function prepareRun(path: string, request: RunRequest, warn: (messa
         `Nothing was run; tasks.csv and the journal were left as they were. ` +
         `Free some space (or make the folder writable) and run \`csv-wave resume ${path}\`.`,
     });
-    return { ...held, settings, pipelineSettings, plan, reset, ...(workdir === undefined ? {} : { workdir }) };
+    return { ...held, settings, pipelineSettings, plan, reset, contracts, ...(workdir === undefined ? {} : { workdir }) };
   } catch (error) {
     held.lock.release();
     throw error;

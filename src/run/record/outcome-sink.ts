@@ -29,6 +29,11 @@ export interface OutcomeSinkSetup {
    * read as older, not as their edit (session/edits/edit-ledger.ts).
    */
   changed?: (change: RecordedChange) => void;
+  /**
+   * The session's contracts (dynamic/session-dynamics.ts): told each finished task before its
+   * finish entry, so that artifact-registry.json holds what its result changed first.
+   */
+  contracts?: { finished(row: TaskRow, reply: WorkerReply | undefined): void };
 }
 
 /**
@@ -67,7 +72,8 @@ export class OutcomeSink implements RunRecorder {
   }
 
   finished(row: TaskRow, reply: WorkerReply | undefined, event: TaskDoneEvent): void {
-    const { knowledge, guarded, jobs } = this.#setup;
+    const { knowledge, guarded, jobs, contracts } = this.#setup;
+    if (contracts !== undefined) guarded(() => contracts.finished(row, reply));
     guarded(() => knowledge.taskFinished(row, reply));
     this.#attempts.finished(event);
     const job = event.attempts > 0 ? jobs?.finished(event.id, event.attempts) : undefined;
