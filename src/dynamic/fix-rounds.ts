@@ -13,6 +13,11 @@ export function rootOf(id: string): string {
   return id.replace(/-(?:fix|recheck)-\d+$/, '');
 }
 
+/** Whether an id is a fix round's fix (`IMPL-001-fix-2`). */
+export function isFix(id: string): boolean {
+  return /-fix-\d+$/.test(id);
+}
+
 /** The fix rounds appended for a task so far: the highest `<root>-fix-N`. */
 function roundsOf(rows: readonly TaskRow[], root: string): number {
   const pattern = new RegExp(`^${root.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-fix-(\\d+)$`);

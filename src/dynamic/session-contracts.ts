@@ -4,7 +4,7 @@ import { ArtifactRegistry } from '../knowledge/contracts/artifact-registry.js';
 import { pipelineFor } from '../pipelines/pipeline-for.js';
 import type { SettingsFile } from '../pipelines/settings.js';
 import type { InjectionRule, PipelineName, SessionConfig } from '../schema/session.js';
-import { kDefaultMaxFixRounds } from './fix-rounds.js';
+import { isFix, kDefaultMaxFixRounds } from './fix-rounds.js';
 import { checkInjectionRules } from './injection.js';
 
 /** A session's contracts between tasks, read and checked before a run's first task. */
@@ -13,7 +13,11 @@ export interface SessionContracts {
   registry: ArtifactRegistry;
   /** Injection rules: session.json's `inject`, else the pipeline's. */
   rules: readonly InjectionRule[];
-  /** Whether a task's role is a validator role: session.json's `validator_roles`, else the pipeline's. */
+  /**
+   * Whether a task may start while its dependencies' artifacts wait or failed: one of a
+   * validator role (session.json's `validator_roles`, else the pipeline's), and a fix round's
+   * fix (`<task>-fix-N`), whose work is to make them again.
+   */
   validates: (row: TaskRow) => boolean;
   maxFixRounds: number;
   /** The branches of a task: its `branch` cell, else the pipeline's for its role. */
@@ -34,7 +38,7 @@ export function readSessionContracts(sessionDir: string, pipeline: PipelineName,
   return {
     registry: ArtifactRegistry.load(sessionDir),
     rules,
-    validates: (row) => validatorRoles.has(row.role),
+    validates: (row) => validatorRoles.has(row.role) || isFix(row.id),
     maxFixRounds: config.max_fix_rounds ?? kDefaultMaxFixRounds,
     branchOf: byRole === undefined ? branchCell : (row) => (row.branch.trim() === '' ? byRole(row) : branchCell(row)),
   };
