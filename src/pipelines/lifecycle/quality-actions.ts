@@ -110,7 +110,8 @@ export interface GateSpot {
 export function qualityChanges(spot: GateSpot, action: QualityAction): SessionChanges {
   const { rows, gate, round } = spot;
   const prefix = `Quality round ${round}: `;
-  const earlier = rows.filter((row) => row.gc_round === String(round) && splitList(row.deps).includes(gate.id) && row.title.startsWith(prefix));
+  const below = downstreamOf(rows, gate.id);
+  const earlier = rows.filter((row) => row.gc_round === String(round) && below.has(row.id) && row.title.startsWith(prefix));
   if (earlier.length > 0 && earlier.every((row) => row.title.startsWith(`${prefix}${shortLabel(action)}`))) return { add: [], update: [], skip: [] };
   const superseded = new Set(earlier.filter((row) => statusOf(row) === 'pending').map((row) => row.id));
   const skip = [...superseded].reverse().map((id) => ({ id, error: supersededCause(gate.id).error }));
@@ -191,7 +192,7 @@ function rewire(
   const waitedOn = new Set(from);
   const update: SessionChanges['update'] = [];
   for (const row of rows) {
-    if (statusOf(row) !== 'pending' || dropped.has(row.id) || row.title.startsWith('Quality round ')) continue;
+    if (statusOf(row) !== 'pending' || dropped.has(row.id) || from.includes(row.id) || row.title.startsWith('Quality round ')) continue;
     const deps = splitList(row.deps);
     if (!deps.some((id) => waitedOn.has(id) || revised.has(id))) continue;
     const next = deps.flatMap((id) => {
@@ -217,4 +218,21 @@ function feedbackTargets(spot: GateSpot, text: string): string[] {
   const makers = spot.artifacts.filter((artifact) => words.has(artifact.artifact_id) && checkedOrUpstream.has(artifact.task)).map((artifact) => artifact.task);
   if (makers.length > 0) return [...new Set(makers)];
   return [...spot.checked];
+}
+
+/** The tasks below `id` through deps. */
+function downstreamOf(rows: readonly TaskRow[], id: string): Set<string> {
+  const below = new Set<string>();
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const row of rows) {
+      if (below.has(row.id)) continue;
+      if (splitList(row.deps).some((dep) => dep === id || below.has(dep))) {
+        below.add(row.id);
+        grew = true;
+      }
+    }
+  }
+  return below;
 }
