@@ -22,7 +22,7 @@ const kUnit = [
   'test/helpers/**/*.test.ts',
   'test/hostile/text-safety.test.ts',
   'test/interactive/**/*.test.ts',
-  'test/knowledge/{exploration-cache,known-files,usage-cost,usage-file}.test.ts',
+  'test/knowledge/{artifact-registry,exploration-cache,known-files,usage-cost,usage-file}.test.ts',
   'test/options/agent-settings-check.test.ts',
   'test/pipelines/{challenger-rule,decompose,pipeline,settings-reader}.test.ts',
   'test/reliability/journal-errors.test.ts',

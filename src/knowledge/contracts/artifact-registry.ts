@@ -72,7 +72,9 @@ export class ArtifactRegistry {
       refuse(
         parsed.error.issues.map((issue) => {
           const where = issue.path.map(String);
-          return { line: where.length === 0 ? 1 : lineOfPath(text, where), message: `${where.join('.') || '(top level)'}: ${issue.message}` };
+          // An unknown key is found at its own line, not at its object's.
+          const at = issue.code === 'unrecognized_keys' && issue.keys[0] !== undefined ? [...where, issue.keys[0]] : where;
+          return { line: at.length === 0 ? 1 : lineOfPath(text, at), message: `${where.join('.') || '(top level)'}: ${issue.message}` };
         }),
       );
     }
@@ -81,7 +83,7 @@ export class ArtifactRegistry {
     for (const [index, entry] of parsed.data!.artifacts.entries()) {
       const at = ['artifacts', String(index)];
       if (entries.has(entry.artifact_id)) {
-        violations.push({ line: lineOfPath(text, at), message: `artifacts.${index}: a second entry of artifact ${entry.artifact_id}` });
+        violations.push({ line: lineOfPath(text, [...at, 'artifact_id']), message: `artifacts.${index}: a second entry of artifact ${entry.artifact_id}` });
       }
       const problem = manifestPathProblem(entry.path) ?? outside(sessionDir, entry.path);
       if (problem !== undefined) violations.push({ line: lineOfPath(text, [...at, 'path']), message: `artifacts.${index}.path: ${JSON.stringify(entry.path.slice(0, 80))} ${problem}` });
