@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { gateOf, type GateChange, type GateState } from '../../core/gates.js';
 import { WaveError, formatViolations, type Violation } from '../../errors.js';
 import { sessionPathForRead } from '../../files/session-path.js';
@@ -58,9 +58,12 @@ export class ArtifactRegistry {
    * (through symlinks too), each artifact once. Throws WaveError INVALID_SESSION with every
    * problem at its line (`artifact-registry.json:12: artifacts.1.path: …`).
    */
-  static load(sessionDir: string, shown: string = kLayout.artifactRegistry): ArtifactRegistry {
+  static load(sessionDir: string): ArtifactRegistry {
     const path = join(sessionDir, kLayout.artifactRegistry);
     if (!existsSync(path)) return ArtifactRegistry.empty();
+    // As the person would type it: relative to the working folder when inside it.
+    const fromHere = relative(process.cwd(), path);
+    const shown = fromHere === '' || fromHere.startsWith('..') ? path : fromHere;
     const { value, text } = readJsonFile(path, shown, 'INVALID_SESSION', kMaxRegistryBytes);
     const refuse = (violations: Violation[]): never => {
       violations.sort((a, b) => a.line - b.line);
