@@ -120,11 +120,11 @@ describe('samples/lifecycle end to end with the scripted agent', () => {
     expect(rows.get('QUALITY-001')!.severity_summary).toBe('completeness:85 consistency:80 traceability:55 depth:78 coverage:81');
     expect(rows.get('SECURITY-001')!.description).toContain('[INJECT] SECURITY-001 after PLAN-001: keyword "OWASP" in the topic');
     expect(registry(dir)).toEqual([
-      'product-brief v1 passed by DRAFT-001 (QUALITY-002) at artifacts/DRAFT-001/product-brief.md',
-      'requirements v1 passed by DRAFT-002 (QUALITY-002) at artifacts/DRAFT-002/requirements.md',
       'architecture-and-epics v1 passed by DRAFT-003 (QUALITY-002) at artifacts/DRAFT-003/architecture-and-epics.md',
       'code-impl-001 v2 passed by IMPL-001-fix-1 (TEST-001-recheck-1) at artifacts/IMPL-001-fix-1/code-impl-001.md',
       'code-impl-002 v1 passed by IMPL-002 (TEST-001) at artifacts/IMPL-002/code-impl-002.md',
+      'product-brief v1 passed by DRAFT-001 (QUALITY-002) at artifacts/DRAFT-001/product-brief.md',
+      'requirements v1 passed by DRAFT-002 (QUALITY-002) at artifacts/DRAFT-002/requirements.md',
       'test-report-test-001 v1 passed by TEST-001 (-) at artifacts/TEST-001/test-report-test-001.md',
       'test-report-test-001-recheck-1 v1 passed by TEST-001-recheck-1 (-) at artifacts/TEST-001-recheck-1/test-report-test-001-recheck-1.md',
     ]);

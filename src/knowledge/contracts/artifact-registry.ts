@@ -96,9 +96,12 @@ export class ArtifactRegistry {
     return new ArtifactRegistry(entries);
   }
 
-  /** Every artifact's latest entry, in the order they were first registered. */
+  /**
+   * Every artifact's latest entry, by artifact id: the file is the same whatever order
+   * parallel tasks finished in (both schedules write one registry), and a diff shows one change.
+   */
   entries(): RegistryEntry[] {
-    return [...this.#entries.values()];
+    return [...this.#entries.values()].sort((a, b) => (a.artifact_id < b.artifact_id ? -1 : a.artifact_id > b.artifact_id ? 1 : 0));
   }
 
   get(artifactId: string): RegistryEntry | undefined {
@@ -165,7 +168,6 @@ export class ArtifactRegistry {
           priority: (manifest.metadata?.priority ?? task.priority) as RegistryEntry['metadata']['priority'],
         },
       };
-      // A new version takes the old one's place in the order, so that a file diff shows one change.
       entries.set(entry.artifact_id, entry);
       if (entry.validation_status === 'failed') failed.push(entry);
     }
