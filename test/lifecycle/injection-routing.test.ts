@@ -100,6 +100,14 @@ describe('dynamic role injection: keyword rules in session.json', () => {
     expect(readRows(dir).get('PLAN')!.status).toBe('');
   });
 
+  test('validate checks the rules as a run does', async () => {
+    const config = JSON.stringify({ pipeline: 'generic', topic: 't', inject: [{ id: 'SEC', role: 'r', on: 'SEC', keywords: ['x'], after: 'PLAN' }] }, null, 2);
+    const dir = buildSession(plan('x'), { session: config });
+    const result = await runCli('validate', dir);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('session.json:8: inject.0.on: SEC is the task this rule injects');
+  });
+
   test('a role the pipeline does not take is refused at its line', async () => {
     const config = JSON.stringify({ pipeline: 'lifecycle', topic: 't', inject: [{ id: 'SEC', role: 'hacker', on: 'PLAN-001', keywords: ['x'], after: 'PLAN-001' }] }, null, 2);
     const dir = buildSession([{ id: 'PLAN-001', description: 'p', role: 'planner' }], { session: config });
