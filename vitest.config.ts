@@ -24,7 +24,7 @@ const kUnit = [
   'test/interactive/**/*.test.ts',
   'test/knowledge/{artifact-registry,exploration-cache,known-files,usage-cost,usage-file}.test.ts',
   'test/options/agent-settings-check.test.ts',
-  'test/pipelines/{challenger-rule,decompose,pipeline,settings-reader}.test.ts',
+  'test/pipelines/{challenger-rule,decompose,lifecycle,pipeline,settings-reader}.test.ts',
   'test/reliability/journal-errors.test.ts',
   'test/report/{report-data,wave-contexts}.test.ts',
   'test/schema/**/*.test.ts',
