@@ -23,9 +23,9 @@ const kUnit = [
   'test/helpers/**/*.test.ts',
   'test/hostile/text-safety.test.ts',
   'test/interactive/**/*.test.ts',
-  'test/knowledge/{exploration-cache,known-files,usage-cost,usage-file}.test.ts',
+  'test/knowledge/{artifact-registry,exploration-cache,known-files,usage-cost,usage-file}.test.ts',
   'test/options/agent-settings-check.test.ts',
-  'test/pipelines/{challenger-rule,decompose,pipeline,settings-reader}.test.ts',
+  'test/pipelines/{challenger-rule,decompose,lifecycle,pipeline,settings-reader}.test.ts',
   'test/reliability/journal-errors.test.ts',
   'test/report/{report-data,wave-contexts}.test.ts',
   'test/schema/**/*.test.ts',
@@ -47,7 +47,7 @@ const kE2e = [
   'test/engine/{attempts-log,edit-during-run,lock-owner,lock-race,lock,resume,stale-temporaries,touch-during-run,two-tasks-files}.test.ts',
   'test/executors/{command,escaped-processes}.test.ts',
   'test/model/**/*.test.ts',
-  'test/reliability/{cache-kill,crash-loop,edit-kill,escaped-commands,full-disk,leftover-commands,lost-output,read-only,signals,task-files-unwritable}.test.ts',
+  'test/reliability/{cache-kill,crash-loop,edit-kill,escaped-commands,full-disk,leftover-commands,lifecycle-kill,lost-output,read-only,signals,task-files-unwritable}.test.ts',
   'test/report/{hostile-report,report-page,run-report,serve-load,serve-requests,serve}.test.ts',
 ];
 

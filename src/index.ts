@@ -15,6 +15,7 @@ export {
   type StopReason,
   type TaskDoneEvent,
   type TaskRetryEvent,
+  type TaskInjectedEvent,
   type TaskStartEvent,
   type TasksChangedEvent,
   type TasksEditedEvent,
@@ -36,6 +37,13 @@ export { sessionConfigSchema, type PipelineName, type SessionConfig } from './sc
 export { discoveryLineSchema, type DiscoveryLine } from './schema/discovery.js';
 export { discoveryFileSchema, type DiscoveryFile } from './schema/discovery-file.js';
 export { attemptLineSchema, type AttemptLine } from './schema/attempt.js';
+export {
+  artifactManifestSchema,
+  artifactRegistrySchema,
+  type ArtifactManifest,
+  type ArtifactValidation,
+  type RegistryEntry,
+} from './schema/artifact-manifest.js';
 
 /** runSession's options: RunOptions and what only a library caller passes (events, signals, answers). */
 export type RunSessionOptions = Omit<EngineOptions, 'report'>;

@@ -29,6 +29,10 @@ export const kLayout = {
   context: 'context.md',
   /** The analyze pipeline's discussion rounds. */
   discussion: 'discussion.md',
+  /** The lifecycle pipeline's quality gate: each check's scores and the action chosen. */
+  quality: 'quality.md',
+  /** The session's artifacts: the latest manifest of each, with its validation status (written by the engine alone). */
+  artifactRegistry: 'artifact-registry.json',
   /** One line per model request: its tokens and cost. */
   usage: 'usage.ndjson',
   /** One line per attempt of a task. */
@@ -92,6 +96,8 @@ export const kRunOutputs: readonly string[] = [
   kLayout.explorations,
   kLayout.context,
   kLayout.discussion,
+  kLayout.quality,
+  kLayout.artifactRegistry,
   kLayout.usage,
   kLayout.attempts,
   kLayout.report,

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// A deterministic stand-in for an LLM agent: it plays every role of the brainstorm and
-// analyze pipelines through csv-wave's command executor, so that a whole session runs
+// A deterministic stand-in for an LLM agent: it plays every role of the brainstorm, analyze
+// and lifecycle pipelines through csv-wave's command executor, so that a whole session runs
 // offline. Everything it writes says it is scripted. It reads the task as JSON on stdin
 // and prints one result object on stdout.
 //
@@ -8,6 +8,12 @@
 //
 // The challenger reports HIGH severity in round 0 and none after, so the GC loop runs one
 // revision round; set SCRIPTED_AGENT_ALWAYS_HIGH=1 to make it never satisfied.
+//
+// In a lifecycle session: the writers give their drafts with pending manifests; QUALITY-001
+// scores traceability low (55) and every later check high; the planner routes `orchestrated`
+// (SCRIPTED_AGENT_ROUTE=direct|orchestrated|architecture to choose); the executors give
+// their code as passed; the tester fails IMPL-001's code on its first check and passes every
+// recheck (SCRIPTED_AGENT_ALWAYS_FAIL=1: fails it every time).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -110,6 +116,92 @@ function evaluator() {
   };
 }
 
+// --- lifecycle (seed 003) ---------------------------------------------------------------
+
+const kebab = (text) => text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 60) || 'artifact';
+const upstreamManifests = () => task.upstream?.manifests ?? [];
+const registry = () => readJson(join(task.session, 'artifact-registry.json'))?.artifacts ?? [];
+
+/** An artifact of this task and its manifest. */
+function made(artifactId, type, content, status, version = '1') {
+  return {
+    artifact: { name: artifactId, content },
+    manifest: { artifact_id: artifactId, artifact_type: type, version, path: `artifacts/${task.id}/${artifactId}.md`, validation_status: status },
+  };
+}
+
+function results(findings, items, extra = {}) {
+  return { findings, artifacts: items.map((item) => item.artifact), artifact_manifests: items.map((item) => item.manifest), ...extra };
+}
+
+/** A revision (`Revise the output of DRAFT-002 …`) or a fix (`Fix the artifact(s) a, b that IMPL-001 made`): the artifacts it gives again. */
+function redone() {
+  const fix = /^Fix the artifact\(s\) (.+?) that (\S+) made/.exec(row.description);
+  if (fix) return fix[1].split(', ');
+  const revision = /^Revise the output of (\S+) with/.exec(row.description);
+  if (revision) return registry().filter((entry) => entry.metadata.task_id === revision[1]).map((entry) => entry.artifact_id);
+  return [];
+}
+
+function lifecycleWriter() {
+  const again = redone();
+  const ids = again.length > 0 ? again : [kebab(row.title)];
+  const items = ids.map((id) => {
+    const earlier = [...upstreamManifests(), ...registry()].find((entry) => entry.artifact_id === id);
+    const version = earlier ? String(Number(earlier.version) + 1 || 2) : '1';
+    return made(id, earlier?.artifact_type ?? id, `# ${row.title}\n\n[scripted] ${id} of ${topic}, version ${version}.\n`, 'pending', version);
+  });
+  return results(`[scripted] Drafted ${ids.join(', ')} for ${topic}.`, items);
+}
+
+function qualityCheck() {
+  const first = !/-\d+$/.test(row.id) || row.id.endsWith('-001');
+  const scores = { completeness: 85, consistency: 80, traceability: first ? 55 : 82, depth: 78, coverage: 81 };
+  return {
+    findings: `[scripted] Quality of the specification: ${Object.entries(scores).map(([name, score]) => `${name} ${score}`).join(', ')}.`,
+    discoveries: [{ type: 'quality_scores', data: scores }],
+  };
+}
+
+function planner() {
+  const route = process.env.SCRIPTED_AGENT_ROUTE || 'orchestrated';
+  return { findings: `[scripted] Plan for ${topic}: three modules (reset form, token service, mailer); medium complexity, route ${route}.`, route };
+}
+
+function executor() {
+  const again = redone();
+  const ids = again.length > 0 ? again : [`code-${row.id.toLowerCase()}`];
+  const items = ids.map((id) => {
+    const earlier = upstreamManifests().find((entry) => entry.artifact_id === id);
+    const version = earlier ? String(Number(earlier.version) + 1 || 2) : again.length > 0 ? '2' : '1';
+    return made(id, 'code', `// [scripted] ${id}, version ${version}, for ${topic}\n`, 'passed', version);
+  });
+  return results(`[scripted] Implemented ${ids.join(', ')}.`, items, { verification: 'self-validated' });
+}
+
+function tester() {
+  const recheck = row.id.includes('-recheck-');
+  const code = upstreamManifests().filter((entry) => entry.artifact_type === 'code');
+  const failing = (entry) => !recheck || process.env.SCRIPTED_AGENT_ALWAYS_FAIL === '1' ? entry.metadata.task_id === 'IMPL-001' || entry.artifact_id === 'code-impl-001' : false;
+  const validations = code.map((entry) => ({
+    artifact_id: entry.artifact_id,
+    validation_status: failing(entry) ? 'failed' : 'passed',
+    validation_summary: failing(entry) ? '[scripted] 2 of 12 tests fail: the reset token never expires' : '[scripted] 12 of 12 tests pass',
+  }));
+  const failed = validations.filter((v) => v.validation_status === 'failed').length;
+  const report = made(`test-report-${row.id.toLowerCase()}`, 'test-report', `[scripted] ${validations.length} artifact(s) tested, ${failed} failed.\n`, 'passed');
+  return results(`[scripted] Tested ${validations.length} artifact(s): ${failed} failed.`, [report], { artifact_validations: validations });
+}
+
+const lifecycleRoles = {
+  analyst: () => text('Researched the problem, users and constraints'),
+  writer: lifecycleWriter,
+  reviewer: () => (row.exec_mode === 'interactive' ? qualityCheck() : text(row.id.startsWith('IMPROVE') ? 'Improved the specification' : 'Reviewed the implementation')),
+  planner,
+  executor,
+  tester,
+};
+
 const text = (what) => ({ findings: `[scripted] ${what} for ${topic}: ${row.title}. ${task.prev_context === 'No previous context available' ? '' : `Built on ${task.prev_context.split('\n').length} earlier result(s).`}`.trim() });
 
 const roles = {
@@ -121,5 +213,5 @@ const roles = {
   analyst: () => text(`Analyzed the ${row.angle || 'main'} angle`),
   discussant: () => text('Discussed the analyses'),
 };
-const play = roles[row.role] ?? (() => text(`Did the ${row.role} task`));
+const play = (session.pipeline === 'lifecycle' ? lifecycleRoles[row.role] : undefined) ?? roles[row.role] ?? (() => text(`Did the ${row.role} task`));
 console.log(JSON.stringify({ status: 'completed', ...play() }));

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import type { RunEmitter } from '../events/events.js';
 import { errorLine } from '../text/error-line.js';
 import { formatDuration } from '../knowledge/context-report.js';
-import { batchProgressLine, editLine, endOfRunText, gateLine, type FailedTask } from './summary-text.js';
+import { batchProgressLine, editLine, endOfRunText, gateLine, injectLine, type FailedTask } from './summary-text.js';
 
 /** cli-progress, loaded when a bar is drawn: a run whose output is not a terminal never needs it. */
 const loadCliProgress = () => createRequire(import.meta.url)('cli-progress') as typeof import('cli-progress');
@@ -77,6 +77,7 @@ export function attachBar(events: RunEmitter, terminal: TerminalStream, failures
   // A batch may take hours: its progress is the only sign of life, and changes seldom.
   events.on('batch:progress', (event) => printAbove(batchProgressLine(event)));
   events.on('gate:decided', (event) => printAbove(gateLine(event)));
+  events.on('task:injected', (event) => printAbove(injectLine(event)));
   events.on('run:start', (event) => {
     total = event.total;
     waves = event.waveCount;

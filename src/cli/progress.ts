@@ -5,7 +5,7 @@ import { formatUsd } from '../knowledge/pricing.js';
 import type { CliIo } from './io.js';
 import { attachBar, type TerminalStream } from './progress-bar.js';
 import { oneLine } from '../text/one-line.js';
-import { batchProgressLine, editLine, endOfRunText, gateLine, type FailedTask } from './summary-text.js';
+import { batchProgressLine, editLine, endOfRunText, gateLine, injectLine, type FailedTask } from './summary-text.js';
 
 /** Characters of a task's findings on its `[DONE]` line. */
 const kFindingsChars = 60;
@@ -73,6 +73,7 @@ function attachLines(events: RunEmitter, io: CliIo): void {
   });
   events.on('batch:progress', (event) => io.stdout(batchProgressLine(event)));
   events.on('gate:decided', (event) => io.stdout(gateLine(event)));
+  events.on('task:injected', (event) => io.stdout(injectLine(event)));
   events.on('tasks:edited', (event) => io.stdout(editLine(event)));
   events.on('wave:done', (event) => {
     release(event.wave);

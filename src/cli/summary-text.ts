@@ -1,4 +1,4 @@
-import type { BatchProgressEvent, RunSummary, TasksEditedEvent } from '../events/events.js';
+import type { BatchProgressEvent, RunSummary, TaskInjectedEvent, TasksEditedEvent } from '../events/events.js';
 import type { GateDecidedEvent } from '../interactive/types.js';
 import { errorLine } from '../text/error-line.js';
 import { formatDuration } from '../knowledge/context-report.js';
@@ -54,6 +54,11 @@ export function batchProgressLine(event: BatchProgressEvent): string {
 /** A gate's decision as a line of the run's output: `[GATE] DISCUSS-001: Continue deeper (from answers.json)`. */
 export function gateLine(event: GateDecidedEvent): string {
   return `[GATE] ${event.id}: ${event.label}${event.focus === undefined ? '' : `: ${event.focus.replace(/\s+/g, ' ').trim()}`} (from ${event.source})\n`;
+}
+
+/** A task an injection rule added, as a line of the run's output: `[INJECT] SECURITY-001 after PLAN-001: keyword "OWASP"`. */
+export function injectLine(event: TaskInjectedEvent): string {
+  return `[INJECT] ${event.id} ${event.placement}: ${event.reason}\n`;
 }
 
 /** Ids named on an `[EDIT]` line; the rest are counted. */

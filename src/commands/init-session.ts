@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { kTaskColumns, type TaskRow } from '../core/task.js';
 import { writeTasksFile } from '../csv/serialize-tasks.js';
 import type { TasksTable } from '../csv/tasks-table.js';
@@ -11,25 +11,29 @@ import { brainstormSettings } from '../pipelines/brainstorm/settings.js';
 import { SettingsReader, topicSettings, type SettingFlags } from '../pipelines/settings.js';
 import { splitList } from '../core/id-list.js';
 import { genericStarterTasks } from '../pipelines/generic/starter.js';
+import { lifecycleTasks } from '../pipelines/lifecycle/decompose.js';
+import { lifecycleSettings } from '../pipelines/lifecycle/settings.js';
 import type { PipelineName, SessionConfig } from '../schema/session.js';
 import { SessionLock } from '../session/lock.js';
 import { validateTasks } from '../session/validate.js';
-import { withPipelineColumns } from '../pipelines/pipeline-columns.js';
+import { addFilledColumns, withPipelineColumns } from '../pipelines/pipeline-columns.js';
 import { fillWaveColumn } from '../core/wave-column.js';
 import { writeWholeFile } from '../files/write-all.js';
 import { isWaveFile, kLayout, kRunOutputs } from '../layout.js';
 
 export interface InitOptions {
   /** `generic` writes a starter: two tasks and a report of them, to be replaced by the user's own. */
-  template: 'brainstorm' | 'analyze' | 'generic';
+  template: 'brainstorm' | 'analyze' | 'generic' | 'lifecycle';
   /** What the session is about; required but for the generic template. */
   topic: string;
   /** brainstorm: `;`-separated angles. @default Technical;Product;Innovation;Risk */
   angles?: string;
   /** analyze: `;`-separated perspectives. @default architecture;risks;user-impact */
   perspectives?: string;
-  /** brainstorm: quick|deep|full (default full); analyze: quick|standard|deep (default standard). */
+  /** brainstorm: quick|deep|full (default full); analyze: quick|standard|deep (default standard); lifecycle: spec|impl|full (default full). */
   mode?: string;
+  /** lifecycle, `impl` mode: the specification file the plan starts from; copied into the session as `spec/<name>`. */
+  spec?: string;
   /** brainstorm: generator-critic rounds before convergence is forced; a number, or the flag's text. @default 2 */
   maxGcRounds?: number | string;
   executor?: SessionConfig['executor'];
@@ -56,6 +60,7 @@ export interface InitResult {
 export function initSession(dir: string, options: InitOptions): InitResult {
   // Laid out before the folder is looked at: a flag that does not fit writes nothing.
   const { tasks, config } = layOut(options);
+  const spec = options.spec === undefined ? undefined : specFile(options.spec);
   const tasksPath = join(dir, kLayout.tasks);
   const configPath = join(dir, kLayout.config);
   const exists = existsSync(tasksPath) || existsSync(configPath);
@@ -70,6 +75,8 @@ export function initSession(dir: string, options: InitOptions): InitResult {
   // A plain batch starts with the columns its starter rows use, and those a run writes; a seed pipeline with every seed column.
   const own = config.pipeline === 'generic' ? ['id', 'description', 'role', 'deps', 'context_from'] : [...kTaskColumns];
   const table: TasksTable = withPipelineColumns({ columns: own, rows: tasks, format: { bom: options.bom ?? false, eol: '\n' } }, config.pipeline, tasksPath);
+  // The lifecycle's priority and branch cells need their columns from the start.
+  addFilledColumns(table);
   const { violations, plan } = validateTasks(table, config.pipeline);
   if (violations.length > 0) {
     // The decomposer's own output must always be valid; this names the bug if it is not.
@@ -82,6 +89,10 @@ export function initSession(dir: string, options: InitOptions): InitResult {
   try {
     if (exists) removeSessionOutputs(dir);
     mkdirSync(dir, { recursive: true });
+    if (spec !== undefined) {
+      mkdirSync(join(dir, 'spec'), { recursive: true });
+      copyFileSync(spec, join(dir, 'spec', basename(spec)));
+    }
     writeTasksFile(tasksPath, table);
     writeWholeFile(configPath, `${JSON.stringify(config, null, 2)}\n`);
   } finally {
@@ -97,6 +108,21 @@ export function initSession(dir: string, options: InitOptions): InitResult {
 function layOut(options: InitOptions): { tasks: TaskRow[]; config: SessionConfig & { pipeline: PipelineName } } {
   const flags: SettingFlags = { topic: options.topic, mode: options.mode, maxGcRounds: options.maxGcRounds };
   const reader = new SettingsReader(options.template, { from: 'flags', command: 'init', flags });
+  if (options.spec !== undefined && options.template !== 'lifecycle') throw new WaveError('USAGE', '--spec goes with --template lifecycle --mode impl');
+  if (options.template === 'lifecycle') {
+    const { topic, mode } = lifecycleSettings(reader);
+    for (const [flag, given] of [
+      ['--angles', options.angles],
+      ['--perspectives', options.perspectives],
+      ['--max-gc-rounds', options.maxGcRounds],
+    ] as const) {
+      if (given !== undefined) throw new WaveError('USAGE', `${flag} goes with --template brainstorm or analyze, not lifecycle`);
+    }
+    if (mode === 'impl' && options.spec === undefined) throw new WaveError('USAGE', '--mode impl starts from a specification: pass --spec FILE');
+    if (mode !== 'impl' && options.spec !== undefined) throw new WaveError('USAGE', `--spec goes with --mode impl (the ${mode} mode writes the specification itself)`);
+    const specPath = options.spec === undefined ? undefined : `spec/${basename(options.spec)}`;
+    return { tasks: lifecycleTasks({ topic, mode, specPath }), config: { pipeline: 'lifecycle', topic, mode } };
+  }
   if (options.template === 'brainstorm') {
     const { topic, mode, maxGcRounds } = brainstormSettings(reader);
     if (options.perspectives !== undefined) throw new WaveError('USAGE', '--perspectives goes with --template analyze (brainstorm takes --angles)');
@@ -122,6 +148,21 @@ function layOut(options: InitOptions): { tasks: TaskRow[]; config: SessionConfig
   const perspectives = options.perspectives === undefined ? kDefaultPerspectives : splitList(options.perspectives);
   if (perspectives.length === 0) throw new WaveError('USAGE', '--perspectives needs at least one perspective');
   return { tasks: analyzeTasks({ topic, perspectives, mode }), config: { pipeline: 'analyze', topic, mode } };
+}
+
+/** The specification file of `--spec`: a readable file, not a folder. */
+function specFile(path: string): string {
+  let size: number;
+  try {
+    const stat = statSync(path);
+    if (!stat.isFile()) throw new WaveError('USAGE', `--spec ${path}: not a file`);
+    size = stat.size;
+  } catch (error) {
+    if (error instanceof WaveError) throw error;
+    throw new WaveError('USAGE', `--spec ${path}: cannot be read: ${(error as Error).message}`, { path, cause: error });
+  }
+  if (size > 10 * 1024 * 1024) throw new WaveError('USAGE', `--spec ${path}: ${size} bytes; a specification of more than 10 MiB is no document to plan from`);
+  return path;
 }
 
 /** Deletes what runs wrote into a session folder (the layout's run outputs and wave files); the engine folder keeps only the lock. */

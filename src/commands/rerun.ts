@@ -107,5 +107,6 @@ export function resetTasks(rows: readonly TaskRow[], ids: Iterable<string>): voi
     row.gc_signal = '';
     row.severity_summary = '';
     row.error = '';
+    row.route = '';
   }
 }

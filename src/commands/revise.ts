@@ -1,11 +1,9 @@
-import { kSpreadsheetCellLimit } from '../csv/columns.js';
 import { splitList } from '../core/id-list.js';
 import type { TaskRow } from '../core/task.js';
 import { WaveError } from '../errors.js';
 import { buildDag } from '../graph/dag.js';
 import { downstream } from '../graph/cascade.js';
-import { newRow } from '../pipelines/new-row.js';
-import { nextId, splitId } from '../pipelines/task-ids.js';
+import { revisionRow } from '../pipelines/revision-row.js';
 import { resetTasks } from './rerun.js';
 
 export interface RevisePlan {
@@ -25,28 +23,7 @@ export function planRevision(rows: readonly TaskRow[], taskId: string, feedback:
   const original = rows.find((row) => row.id === taskId);
   if (!original) throw new WaveError('USAGE', `revise: no task ${taskId} in tasks.csv`);
   if (feedback.trim() === '') throw new WaveError('USAGE', 'revise needs --feedback TEXT');
-  const description = `Revise the output of ${taskId} with this feedback: ${feedback.trim()}\n\nThe original task: ${original.description}`;
-  if (description.length > kSpreadsheetCellLimit) {
-    throw new WaveError(
-      'USAGE',
-      `revise: the feedback makes the revision's description ${description.length} characters long; a cell holds at most ${kSpreadsheetCellLimit} (spreadsheets cut longer ones). Shorten the feedback, or put it in a file the task reads.`,
-    );
-  }
-  const ids = rows.map((row) => row.id);
-  const parts = splitId(taskId);
-  let id = parts ? nextId(parts.prefix, ids) : `${taskId}-rev-1`;
-  for (let n = 2; !parts && ids.includes(id); n++) id = `${taskId}-rev-${n}`;
-  const revision = newRow({
-    id,
-    title: `Revise ${taskId}${original.title === '' ? '' : `: ${original.title}`}`,
-    description,
-    role: original.role,
-    angle: original.angle,
-    gc_round: String(Number(original.gc_round || '0') + 1),
-    deps: taskId,
-    context_from: taskId,
-    priority: original.priority,
-  });
+  const revision = revisionRow(original, feedback, rows.map((row) => row.id));
   const rewired = rows.filter((row) => splitList(row.deps).includes(taskId)).map((row) => row.id);
   const graph = buildDag(rows.map((row) => ({ id: row.id, deps: splitList(row.deps) })));
   const below = downstream(graph, rewired);

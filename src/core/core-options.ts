@@ -4,6 +4,10 @@
  */
 export type HaltPolicy = { count: number } | { percent: number };
 
+import type { GateState } from './gates.js';
+import type { BranchOf } from './routing.js';
+import type { TaskRow } from './task.js';
+
 /** How the core schedules; time and randomness come in here, never from the platform. */
 export interface CoreOptions {
   schedule: 'waves' | 'eager';
@@ -17,4 +21,13 @@ export interface CoreOptions {
   retryable: ReadonlySet<string>;
   /** A number in [0, 1), for the backoff's jitter. */
   random: () => number;
+  /** The branches a task is on, for routing (core/routing.ts). @default its `branch` cell */
+  branchOf?: BranchOf;
+  /**
+   * Whether a task validates its dependencies' artifacts: it starts while their gate is
+   * closed (core/gates.ts). @default no task does
+   */
+  validates?: (row: TaskRow) => boolean;
+  /** The gates of tasks that made artifacts before this run (artifact-registry.json); a task absent here has passed. @default none */
+  gates?: ReadonlyMap<string, GateState>;
 }

@@ -13,6 +13,8 @@ export interface CoreFinishedReply {
   error: string;
   /** A supervisor checkpoint's verdict: 'block' skips everything downstream. */
   supervision_verdict?: string | null | undefined;
+  /** The branch a routing task chose (core/routing.ts): its dependents on other branches are skipped. */
+  route?: string | undefined;
 }
 
 /** What the core needs of an attempt's reply (the engine's WorkerReply is one). */

@@ -10,6 +10,8 @@ import { recordOutcome } from './state/record-outcome.js';
 import { RunGraph } from './state/run-graph.js';
 import type { ChangeRules, SessionEdit, TaskChanges, TaskStanding } from './session-changes.js';
 import { blockedCause, causeForDependents, parseSkipCause, type SkipCause } from './skip-cause.js';
+import type { GateState } from './gates.js';
+import { branchCell, routeCause, routeProblem, type BranchOf } from './routing.js';
 import { describeStall } from './state/stall.js';
 import type { StopReason } from './stop-reason.js';
 import { WaveBook } from './state/wave-book.js';
@@ -22,6 +24,8 @@ import { WaveBook } from './state/wave-book.js';
  * earlier waves has finished. Eager: once its own dependencies (and context sources) have.
  * Inside that, P0 before P1 before P2, then file order. Failures skip their dependents
  * transitively; retryable failures are tried again after an exponential backoff with jitter.
+ * A routing task's dependents on other branches are skipped as not chosen (routing.ts); a
+ * task whose dependency's artifacts wait for validation is held at their gate (gates.ts).
  */
 export class SchedulingCore<R extends CoreReply = CoreReply> {
   readonly #options: CoreOptions;
@@ -36,6 +40,10 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
   /** Interactive tasks ready to start: they go to the lane, outside the concurrency limit. */
   readonly #readyInteractive = new ReadyQueue<Entry>();
   readonly #waves: WaveBook;
+  /** The artifact gates that are closed (pending or failed), by the task that made the artifacts. */
+  readonly #closedGates = new Map<string, Exclude<GateState, 'passed'>>();
+  readonly #branchOf: BranchOf;
+  readonly #validates: (row: TaskRow) => boolean;
   #running = 0;
   #laneBusy = 0;
   #retrying = 0;
@@ -56,7 +64,24 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
     this.#entryById = this.#graph.entryById;
     this.#waves = new WaveBook(options.schedule, this.#entries);
     this.#unfinished = this.#entries.length;
+    this.#branchOf = options.branchOf ?? branchCell;
+    this.#validates = options.validates ?? (() => false);
+    for (const [id, gate] of options.gates ?? []) this.#setGate(id, gate);
     this.#rewire();
+  }
+
+  #setGate(id: string, gate: GateState): void {
+    if (gate === 'passed') this.#closedGates.delete(id);
+    else this.#closedGates.set(id, gate);
+  }
+
+  /**
+   * The dependencies whose artifacts hold this task at their gate: none for a validator,
+   * whose work is to end the wait. Cheap when no gate is closed (most runs).
+   */
+  #closedGatesOf(row: TaskRow): string[] {
+    if (this.#closedGates.size === 0 || this.#validates(row)) return [];
+    return splitList(row.deps).filter((id) => this.#closedGates.has(id));
   }
 
   /** A row of the session (the tasks of this run and the rest), by id. */
@@ -132,11 +157,11 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
    * again whenever an interactive task changes the session.
    */
   #rewire(): void {
-    this.#graph.rewire((row) => this.#causeFrom(row));
+    this.#graph.rewire((row, dependent) => this.#causeFrom(row) ?? routeCause(row, dependent, this.#branchOf));
     this.#waves.recount();
   }
 
-  /** The cause a dependent of this finished task is skipped with, or undefined if it may run. */
+  /** The cause every dependent of this finished task is skipped with, or undefined if they may run (routing aside). */
   #causeFrom(row: TaskRow): SkipCause | undefined {
     return this.#blockers.get(row.id) ?? causeForDependents(row);
   }
@@ -171,8 +196,11 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
     const entry = this.#entryById.get(id);
     if (entry?.state !== 'running') return;
     this.#release(entry);
-    const apply = changes !== undefined && reply.kind === 'finished' && reply.status === 'completed';
-    const problem = apply ? yield* this.#applyChanges(changes) : undefined;
+    const completed = reply.kind === 'finished' && reply.status === 'completed';
+    const route = completed ? (reply.route ?? '') : '';
+    let problem = route === '' ? undefined : routeProblem(id, route, this.#graph.rows, this.#branchOf);
+    const apply = problem === undefined && changes !== undefined && completed;
+    if (apply) problem = yield* this.#applyChanges(changes);
     const skips = apply && problem === undefined ? changes.skip.map(({ id, error }) => ({ id, cause: parseSkipCause(error) })) : [];
     // A task to skip is marked before the deciding task finishes, so that it is skipped
     // with its own reason as soon as it would become ready; the rest right after.
@@ -224,7 +252,7 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
     }
   }
 
-  /** A task that waits on nothing now: skipped if it is doomed, else held at the wave gate or queued. */
+  /** A task that waits on nothing now: skipped if it is doomed, else held at an artifact gate or the wave gate, or queued. */
   *#becomeReady(entry: Entry): Generator<Effect<R | RefusedChange>> {
     if (entry.state === 'done') return;
     if (entry.pendingSkip) yield* this.#finish(entry, 'skipped', undefined, entry.pendingSkip.error);
@@ -232,7 +260,8 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
   }
 
   #admit(entry: Entry): void {
-    if (!this.#waves.hold(entry)) this.#queue(entry);
+    if (this.#closedGatesOf(entry.row).length > 0) entry.state = 'gated';
+    else if (!this.#waves.hold(entry)) this.#queue(entry);
   }
 
   #queue(entry: Entry): void {
@@ -371,9 +400,11 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
     // Dependents first: the ones this dooms are skipped before the wave gate moves on, so
     // that a later wave whose every task is skipped is passed over (no wave file), as in eager.
     const cause = this.#causeFrom(row);
+    const routed = row.route !== '';
     for (const dependent of entry.dependents) {
-      const rank = cause ? splitList(dependent.row.deps).indexOf(row.id) : -1;
-      if (cause && rank !== -1) doom(dependent, cause, rank);
+      const own = cause ?? (routed ? routeCause(row, dependent.row, this.#branchOf) : undefined);
+      const rank = own ? splitList(dependent.row.deps).indexOf(row.id) : -1;
+      if (own && rank !== -1) doom(dependent, own, rank);
       if (--dependent.remaining !== 0 || dependent.state === 'done') continue;
       // Most tasks are not doomed: admitted without a generator, the hot path of big runs.
       if (dependent.pendingSkip) yield* this.#becomeReady(dependent);
@@ -403,6 +434,7 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
     const rules: ChangeRules = { change: pendingInRun, skip: pendingInRun, remove: () => false, refusal: 'is not a pending task of this run' };
     const applied = this.#graph.apply(changes, rules);
     if ('problem' in applied) return applied.problem;
+    for (const { id, gate } of changes.gates ?? []) this.#setGate(id, gate);
     this.#unfinished += changes.add.length;
     if (changes.add.length + changes.update.length > 0) {
       yield {
@@ -428,7 +460,8 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
     if (!this.#stopped && this.#unfinished > 0) {
       this.#stopped = 'stall';
       const waiting = this.#entries.filter((entry) => entry.state !== 'done').map((entry) => entry.row);
-      this.#stopReason = describeStall(waiting, this.#byId);
+      const gates = (row: TaskRow) => this.#closedGatesOf(row).map((id) => ({ id, gate: this.#closedGates.get(id)! }));
+      this.#stopReason = describeStall(waiting, this.#byId, gates);
     }
     for (const entry of this.#entries) if (entry.state !== 'done' && entry.row.status === 'in_progress') entry.row.status = 'pending';
     this.#phase = 'over';

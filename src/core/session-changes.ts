@@ -1,5 +1,6 @@
 import { splitList } from './id-list.js';
-import { kPriorityColumn, kTaskColumns, type KnownColumn, type TaskRow } from './task.js';
+import type { GateChange } from './gates.js';
+import { kKnownColumns, type KnownColumn, type TaskRow } from './task.js';
 import { buildDag } from '../graph/dag.js';
 import { computeWaves } from '../graph/waves.js';
 import { kTaskIdPattern } from '../schema/row.js';
@@ -28,6 +29,11 @@ export interface TaskChanges {
   update: { id: string; deps?: string; context_from?: string }[];
   /** Tasks that have not started, skipped with the error that says why. */
   skip: { id: string; error: string }[];
+  /**
+   * Artifact gates the task's result changed (core/gates.ts): its own artifacts' and those it
+   * validated. Held by the engine's artifact registry, which writes them before the task's finish.
+   */
+  gates?: GateChange[];
 }
 
 /**
@@ -71,7 +77,7 @@ export interface ChangeRules {
 }
 
 /** Cells an update may never set: the id, and what the run computes or writes. */
-const kRunCells: ReadonlySet<string> = new Set<string>(['id', 'wave', 'status', 'findings', 'gc_signal', 'severity_summary', 'error']);
+const kRunCells: ReadonlySet<string> = new Set<string>(['id', 'wave', 'status', 'findings', 'gc_signal', 'severity_summary', 'error', 'route']);
 
 /**
  * Why a change cannot be applied (an id taken or malformed, a task the rules do not let it
@@ -110,7 +116,7 @@ export function checkChanges(rows: readonly TaskRow[], changes: TaskChanges | Se
   return cycles.length > 0 ? `it would make a cycle of ${cycles[0]!.join(';')}` : undefined;
 }
 
-const kKnownCells: ReadonlySet<string> = new Set<string>([...kTaskColumns, kPriorityColumn]);
+const kKnownCells: ReadonlySet<string> = new Set<string>(kKnownColumns);
 
 /**
  * Writes accepted changes into the session's rows: rows removed, new rows appended, deps,

@@ -15,6 +15,10 @@ export type SkipKind =
   | 'converged'
   /** A discussion gate decided anew and dropped this follow-up: its dependents are skipped. */
   | 'superseded'
+  /** A routing dependency chose another branch than this task's: a success, and its dependents still run. */
+  | 'not-chosen'
+  /** An artifact it waited on failed validation, and no fix round is left: the run failed. */
+  | 'rejected'
   /** Any other skip (set by hand, or by an older version): no failure, dependents are skipped. */
   | 'other';
 
@@ -34,6 +38,10 @@ export const kGcConvergedError = 'Skipped: GC converged';
 export const kBlockedPrefix = 'Blocked by checkpoint';
 /** The error (prefix) of a follow-up dropped by a new decision of a discussion gate. */
 export const kSupersededPrefix = 'Skipped: superseded by a new decision of';
+/** The error (prefix) of a task on a branch its routing dependency did not choose. */
+export const kNotChosenPrefix = 'Skipped: not chosen';
+/** The error (prefix) of a task whose upstream artifact failed validation with no fix round left. */
+export const kRejectedPrefix = 'Blocked by artifact';
 
 /** `Dependency failed or skipped: W2-04 (failed)`: the root task and how it ended. */
 export function dependencyCause(root: string, status: TaskStatus): SkipCause {
@@ -56,6 +64,20 @@ export function supersededCause(gate: string): SkipCause {
   return { kind: 'superseded', source: gate, error: `${kSupersededPrefix} ${gate}` };
 }
 
+/** `Skipped: not chosen (PLAN-001: direct)`: the routing task, and the branch it chose. */
+export function notChosenCause(router: string, route: string): SkipCause {
+  return { kind: 'not-chosen', source: router, error: `${kNotChosenPrefix} (${router}: ${route})` };
+}
+
+/**
+ * `Blocked by artifact prd of DRAFT-002: <the validation summary, one line, at most 120
+ * characters>`: the artifact that failed validation, and the task that made it.
+ */
+export function rejectedCause(artifact: string, producer: string, summary: string): SkipCause {
+  const why = summary.replace(/\s+/g, ' ').trim().slice(0, 120);
+  return { kind: 'rejected', source: producer, error: `${kRejectedPrefix} ${artifact} of ${producer}${why === '' ? '' : `: ${why}`}` };
+}
+
 /** The cause an error text names (the decoder: by prefix, as every version wrote them). */
 export function parseSkipCause(error: string): SkipCause {
   if (error.startsWith(kDependencyFailedError)) {
@@ -70,6 +92,12 @@ export function parseSkipCause(error: string): SkipCause {
   if (error.startsWith(kSupersededPrefix)) {
     return { kind: 'superseded', source: /^ (\S+)$/.exec(error.slice(kSupersededPrefix.length))?.[1] ?? '', error };
   }
+  if (error.startsWith(kNotChosenPrefix)) {
+    return { kind: 'not-chosen', source: /^ \((\S+): \S+\)$/.exec(error.slice(kNotChosenPrefix.length))?.[1] ?? '', error };
+  }
+  if (error.startsWith(kRejectedPrefix)) {
+    return { kind: 'rejected', source: /^ \S+ of ([^\s:]+)(?::|$)/.exec(error.slice(kRejectedPrefix.length))?.[1] ?? '', error };
+  }
   return { kind: 'other', source: '', error };
 }
 
@@ -83,15 +111,20 @@ export function skipCauseOf(row: TaskRow): SkipCause | undefined {
   return statusOf(row) === 'skipped' ? parseSkipCause(row.error) : undefined;
 }
 
-/** True when dependents of this task may run: it completed, or was skipped because a GC check converged. */
+/**
+ * True when dependents of this task may run: it completed, or was skipped because a GC
+ * check converged or a routing task chose another branch (both successes).
+ */
 export function satisfiesDependents(row: TaskRow): boolean {
-  return statusOf(row) === 'completed' || skipCauseOf(row)?.kind === 'converged';
+  if (statusOf(row) === 'completed') return true;
+  const kind = skipCauseOf(row)?.kind;
+  return kind === 'converged' || kind === 'not-chosen';
 }
 
-/** Skipped because of a failure or a blocking checkpoint upstream: counts as a failure of the run. */
+/** Skipped because of a failure, a blocking checkpoint or a rejected artifact upstream: counts as a failure of the run. */
 export function skippedForFailure(row: TaskRow): boolean {
   const kind = skipCauseOf(row)?.kind;
-  return kind === 'dependency' || kind === 'blocked';
+  return kind === 'dependency' || kind === 'blocked' || kind === 'rejected';
 }
 
 /**
@@ -102,7 +135,7 @@ export function skippedForFailure(row: TaskRow): boolean {
 export function causeForDependents(row: TaskRow): SkipCause | undefined {
   if (satisfiesDependents(row)) return undefined;
   const cause = skipCauseOf(row);
-  if (cause?.kind === 'blocked') return cause;
+  if (cause?.kind === 'blocked' || cause?.kind === 'rejected') return cause;
   if (cause?.kind === 'dependency' && cause.error.startsWith(`${kDependencyFailedError}: `)) return cause;
   return dependencyCause(row.id, statusOf(row));
 }

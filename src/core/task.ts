@@ -24,9 +24,23 @@ export const kTaskColumns = [
 
 /** Optional input field that may follow the seed's columns. */
 export const kPriorityColumn = 'priority';
+/**
+ * Optional input: the branches of its routing dependencies a task is on (`;`-separated,
+ * `orchestrated;architecture`). A task on no branch (empty) runs whatever they route.
+ */
+export const kBranchColumn = 'branch';
+/** Optional output: the branch a routing task's result chose (`direct`); its dependents on other branches are skipped. */
+export const kRouteColumn = 'route';
+
+/** The columns csv-wave knows beyond the seed's, in the order a run adds them: each only when some row fills it. */
+export const kOptionalColumns = [kPriorityColumn, kBranchColumn, kRouteColumn] as const;
 
 export type SeedColumn = (typeof kTaskColumns)[number];
-export type KnownColumn = SeedColumn | typeof kPriorityColumn;
+export type OptionalColumn = (typeof kOptionalColumns)[number];
+export type KnownColumn = SeedColumn | OptionalColumn;
+
+/** Every column csv-wave knows: the seed's, in its order, then the optional ones. */
+export const kKnownColumns: readonly KnownColumn[] = [...kTaskColumns, ...kOptionalColumns];
 
 /** One task: every known column as a string (empty when absent), plus the person's own columns. */
 export type TaskRow = Record<KnownColumn, string> & {
@@ -40,8 +54,7 @@ export type TaskRow = Record<KnownColumn, string> & {
 export function emptyRow(): TaskRow {
   // No prototype: a column of one's own may be named `__proto__` or `constructor`, and is a cell like any other.
   const row = { line: 0, extra: Object.create(null) as Record<string, string> } as TaskRow;
-  for (const column of kTaskColumns) row[column] = '';
-  row.priority = '';
+  for (const column of kKnownColumns) row[column] = '';
   return row;
 }
 
@@ -58,5 +71,7 @@ export interface TaskOutcome {
   gc_signal: string;
   severity_summary: string;
   error: string;
+  /** The branch a routing task chose (its `route` cell); absent when it chose none. */
+  route?: string;
 }
 

@@ -1,4 +1,4 @@
-import { kPriorityColumn, kTaskColumns, type KnownColumn, type SeedColumn } from '../core/task.js';
+import { kKnownColumns, kTaskColumns, type KnownColumn, type SeedColumn } from '../core/task.js';
 
 /**
  * The column without which no row is a task; the others default to empty. A pipeline asks
@@ -8,7 +8,8 @@ export const kRequiredColumns: readonly SeedColumn[] = ['id'];
 
 /**
  * Columns the engine fills from task output. Their cells are guarded against formula
- * injection when written and unguarded when read (see formula-guard.ts).
+ * injection when written and unguarded when read (see formula-guard.ts). The `route` cell
+ * is output too, but only ever a branch name (schema/row.ts): it needs no guard.
  */
 export const kOutputColumns: readonly KnownColumn[] = ['findings', 'gc_signal', 'severity_summary', 'error'];
 
@@ -27,7 +28,7 @@ export const kWaveFileColumns: readonly (SeedColumn | 'prev_context')[] = [
   'prev_context',
 ];
 
-const kKnown = new Set<string>([...kTaskColumns, kPriorityColumn]);
+const kKnown = new Set<string>(kKnownColumns);
 
 export function isKnownColumn(name: string): name is KnownColumn {
   return kKnown.has(name);

@@ -5,7 +5,7 @@ import type { TaskRow } from '../core/task.js';
  * rewiring by an interactive task. A row whose cells are still the ones it was saved with
  * is written back as it was saved.
  */
-const kRunCells = ['status', 'findings', 'error', 'gc_signal', 'severity_summary', 'wave', 'deps', 'context_from'] as const;
+const kRunCells = ['status', 'findings', 'error', 'gc_signal', 'severity_summary', 'route', 'wave', 'deps', 'context_from'] as const;
 
 /**
  * tasks.csv's text as a person saved it during a run, kept so that a rewrite changes only

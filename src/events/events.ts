@@ -168,6 +168,17 @@ export interface RunEvents {
   'batch:progress': [BatchProgressEvent];
   /** A discussion gate decided what follows its round (analyze): told when it is taken, before its task's finish is recorded. */
   'gate:decided': [GateDecidedEvent];
+  /** A rule injected a task (dynamic role injection): told once its row is journaled, before the task that fired the rule finishes. */
+  'task:injected': [TaskInjectedEvent];
+}
+
+/** A task a rule injected: `[INJECT] SECURITY-001 after PLAN-001: keyword "OWASP"`. */
+export interface TaskInjectedEvent {
+  id: string;
+  /** `after PLAN-001`, `beside IMPL-*`. */
+  placement: string;
+  /** `keyword "OWASP"`. */
+  reason: string;
 }
 
 /**

@@ -89,6 +89,9 @@ export function finishAttempt(
       },
       supervision_verdict: result.supervision_verdict,
       supervision_score: result.supervision_score,
+      ...(result.route === undefined ? {} : { route: result.route }),
+      ...(result.artifact_manifests === undefined ? {} : { manifests: result.artifact_manifests }),
+      ...(result.artifact_validations === undefined ? {} : { validations: result.artifact_validations }),
       ...extras,
     });
   } catch (error) {

@@ -16,6 +16,7 @@ import type { OutputMode, PipelineName } from '../schema/session.js';
 import type { AgentSpec } from './agents/settings.js';
 import type { WorkdirPlan } from './workdir/workdir-plan.js';
 import type { TaskResult } from '../schema/result.js';
+import type { ArtifactManifest, ArtifactValidation } from '../schema/artifact-manifest.js';
 import type { DiscoveryFileInput } from '../knowledge/discovery-files.js';
 import type { PromptContext } from '../knowledge/prompt-context.js';
 import type { DependencyState } from '../knowledge/upstream.js';
@@ -147,6 +148,10 @@ export interface FinishedReply extends CoreFinishedReply {
    * one sentence each; the engine reports each as a warning.
    */
   notes?: string[];
+  /** The manifests of the artifacts the task made (artifact contracts); absent when none. */
+  manifests?: ArtifactManifest[];
+  /** Its verdicts on artifacts of the tasks upstream of it; absent when none. */
+  validations?: ArtifactValidation[];
 }
 
 /**

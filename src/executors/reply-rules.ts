@@ -1,4 +1,5 @@
 import { artifactLimitsOf, artifactPath, planTaskArtifacts } from '../knowledge/artifacts.js';
+import { ruleContract } from '../knowledge/contracts/reply-contract.js';
 import { cutText } from '../text/cut-text.js';
 import type { DiscoveryFileInput } from '../knowledge/discovery-files.js';
 import { roleRulesFor } from '../roles/role-rules.js';
@@ -136,6 +137,8 @@ export function applyReplyRules(
   };
   const ruled = roleRulesFor(rules.pipeline).normaliseResult(rules.role, result, 'derive');
   if (!ruled.ok) return refused(ruled.problem);
+  const contract = ruleContract(taskId, rules.role, { route: reply.route, manifests: reply.manifests, validations: reply.validations }, clean);
+  if (!contract.ok) return refused(contract.problem);
   // A name is scrubbed too: a secret as a file name would be on every listing of the folder.
   const files = artifacts.map((file) => ({ name: scrubber.text(file.name), content: scrubber.text(file.content) }));
   const written = planTaskArtifacts(taskId, safe.findings, files, artifactLimitsOf(rules.limits), cellNotes);
@@ -168,6 +171,7 @@ export function applyReplyRules(
     discovery: record,
     supervision_verdict: reply.supervision_verdict,
     supervision_score: reply.supervision_score,
+    ...contract.contract,
     ...extras,
     ...(notes.length > 0 ? { notes } : {}),
     ...(attemptNotes.length > 0 ? { attemptNotes } : {}),

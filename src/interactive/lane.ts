@@ -1,3 +1,4 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TaskRow } from '../core/task.js';
 import type { WorkerReply, WorkerRequest } from '../executors/messages.js';
@@ -16,6 +17,8 @@ export interface LaneSetup {
   answers: AnswerSource;
   /** Tells the run each gate's decision (InteractiveContext.decided). */
   decided?: InteractiveContext['decided'];
+  /** The artifacts of tasks, for a gate that validates them (InteractiveContext.artifactsOf). */
+  artifactsOf?: InteractiveContext['artifactsOf'];
 }
 
 /**
@@ -45,6 +48,7 @@ export class InteractiveLane {
             runExecutor: setup.runExecutor,
             answers: setup.answers,
             ...(setup.decided === undefined ? {} : { decided: setup.decided }),
+            ...(setup.artifactsOf === undefined ? {} : { artifactsOf: setup.artifactsOf }),
           })
         : { reply: await setup.runExecutor(request) };
     } catch (error) {
@@ -52,8 +56,33 @@ export class InteractiveLane {
       throw error;
     }
     const status = result.reply.kind === 'finished' ? result.reply.status : 'failed';
-    writeResultFile(setup.files, request.task.id, status, result.record ?? {});
+    // How far an answers file was read: a resume goes on from there, not from its first item.
+    const position = handler ? setup.answers.position?.() : undefined;
+    writeResultFile(setup.files, request.task.id, status, { ...result.record, ...(position === undefined ? {} : { answers: position }) });
     return result;
+  }
+
+  /**
+   * Before a run: an answers file goes on after the answers the session's finished gates
+   * used (the positions their result files recorded), so that a resume after a kill asks
+   * the next question of the file, not its first again. A result file that cannot be read is passed over.
+   */
+  resumeAnswers(rows: readonly TaskRow[]): void {
+    const { answers, handlers, sessionDir } = this.#setup;
+    if (answers.resumeAfter === undefined) return;
+    const positions: unknown[] = [];
+    for (const row of rows) {
+      if (row.status !== 'completed' || row.exec_mode !== 'interactive' || !handlers.has(row.role)) continue;
+      const path = join(sessionDir, kLayout.interactive, `${row.id}-result.json`);
+      // The lane writes a few hundred bytes; a bigger file is not its own.
+      if (!existsSync(path) || statSync(path).size > 64 * 1024) continue;
+      try {
+        positions.push((JSON.parse(readFileSync(path, 'utf8')) as { answers?: unknown }).answers);
+      } catch {
+        // Not the lane's file any more (edited, cut): its answers are not counted.
+      }
+    }
+    answers.resumeAfter(positions);
   }
 }
 

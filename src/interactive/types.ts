@@ -30,8 +30,27 @@ export interface GateDecision {
 export interface AnswerSource {
   /** Resolves with the decision, or rejects when no answer can be had (no TTY, no file, no --auto). */
   decide(question: string): Promise<GateDecision>;
+  /**
+   * A gate's answer as text (the quality gate's actions): `check` returns why it refuses a
+   * text, or undefined. A terminal asks again after a refused text; a file's refused item
+   * fails the gate, naming the file and the item. Rejects when no answer can be had.
+   */
+  answer?(question: string, choices: string, check: (text: string) => string | undefined): Promise<string>;
   /** Where the answers come from, as the run's output names it (`answers.json`, `--auto`, `the terminal`). */
   readonly source?: string;
+  /** `--auto`: a gate with a rule of its own (the quality gate's threshold) decides by it. */
+  readonly auto?: boolean;
+  /** How far an answers file has been read, for the result file of each gate (a resume goes on from there). */
+  position?(): AnswerPosition | undefined;
+  /** Goes on after the answers the session's finished gates used (their recorded positions), if they were read from this same file. */
+  resumeAfter?(positions: readonly unknown[]): void;
+}
+
+/** How far an answers file was read: its name, a digest of its bytes, and the next item. */
+export interface AnswerPosition {
+  file: string;
+  sha256: string;
+  next: number;
 }
 
 /** A gate's decision as the run tells it (`[GATE] DISCUSS-001: Continue deeper (from answers.json)`). */
@@ -39,7 +58,7 @@ export interface GateDecidedEvent {
   /** The task whose gate decided. */
   id: string;
   round: number;
-  /** `Continue deeper`, `Adjust direction` or `Done`. */
+  /** `Continue deeper`, `Adjust direction` or `Done`; the quality gate's action (`improve traceability`). */
   label: string;
   /** The new focus, for Adjust direction. */
   focus?: string;
@@ -59,6 +78,11 @@ export interface InteractiveContext {
   answers: AnswerSource;
   /** Tells the run a gate's decision, once it is taken. */
   decided?: (event: GateDecidedEvent) => void;
+  /**
+   * The artifacts these tasks made (the session's artifact registry, seed 003), with their
+   * validation status: what a gate validates. @default none
+   */
+  artifactsOf?: (taskIds: readonly string[]) => readonly { artifact_id: string; validation_status: string; task: string }[];
 }
 
 /** Runs the interactive tasks of one role (the GC controller, the discussion gate). */

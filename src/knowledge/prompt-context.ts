@@ -100,6 +100,17 @@ function upstreamDigest(session: string, upstream: UpstreamContext): string {
       const files = dep.discovery?.data.files_modified ?? [];
       lines.push(`Changes: on the git branch ${dep.changes.branch}, as the patch ${dep.changes.patch}${files.length === 0 ? '' : ` (files: ${files.slice(0, 20).join(', ')}${files.length > 20 ? ', …' : ''})`}`);
     }
+    const manifests = (upstream.manifests ?? []).filter((entry) => entry.metadata.task_id === dep.id);
+    if (manifests.length > 0) {
+      lines.push(
+        'Artifact manifests:',
+        ...manifests.map(
+          (entry) =>
+            `- ${entry.artifact_id} (${entry.artifact_type}, version ${entry.version}) at ${entry.path}: ${entry.validation_status}` +
+            `${entry.validation_summary === '' ? '' : ` (${entry.validation_summary.replace(/\s+/g, ' ').slice(0, 200)})`}`,
+        ),
+      );
+    }
     for (const artifact of dep.artifacts) {
       if (budget <= 0) {
         lines.push(`(artifact ${artifact} left out: the context is full)`);

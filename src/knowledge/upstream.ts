@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { DiscoveryFile } from '../schema/discovery-file.js';
+import type { RegistryEntry } from '../schema/artifact-manifest.js';
 import { readDiscoveryFile } from './discovery-files.js';
 import type { KnownFiles } from './known-files.js';
 import { readWisdom } from './wisdom.js';
@@ -31,6 +32,11 @@ export interface UpstreamContext {
   wisdom: Record<string, string>;
   /** Artifacts named by dependencies that are missing on disk: a warning, not an error. */
   warnings: string[];
+  /**
+   * The manifests of the artifacts the dependencies made (the session's artifact registry,
+   * seed 003): their latest version, with its validation status. Absent when they made none.
+   */
+  manifests?: RegistryEntry[] | undefined;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { kPriorityColumn, kTaskColumns, type KnownColumn } from '../core/task.js';
+import { kKnownColumns } from '../core/task.js';
 import { cellReader, type TasksTable } from '../csv/tasks-table.js';
 import { WaveError } from '../errors.js';
 import { missingColumns, type RequiredColumns } from '../csv/parse-tasks.js';
@@ -25,9 +25,6 @@ export function withPipelineColumns(table: TasksTable, pipeline: PipelineName, p
 export function requiredColumns(pipeline: PipelineName): RequiredColumns {
   return { columns: pipelineFor(pipeline).columns.required, by: `the ${pipeline} pipeline` };
 }
-
-/** Every column csv-wave knows, in the seed's order, then priority. */
-const kKnownColumns: readonly KnownColumn[] = [...kTaskColumns, kPriorityColumn];
 
 /**
  * Adds the known columns the file lacks but some row now fills (a generic challenger's

@@ -2,12 +2,14 @@ import { kPipelines, type PipelineName } from '../schema/session.js';
 import { analyzePipeline } from './analyze/pipeline.js';
 import { brainstormPipeline } from './brainstorm/pipeline.js';
 import { genericPipeline } from './generic/pipeline.js';
+import { lifecyclePipeline } from './lifecycle/pipeline.js';
 import type { Pipeline } from './pipeline.js';
 
 const kPipelineObjects: Record<PipelineName, Pipeline> = {
   brainstorm: brainstormPipeline,
   analyze: analyzePipeline,
   generic: genericPipeline,
+  lifecycle: lifecyclePipeline,
 };
 
 /** The Pipeline object of a pipeline name. */

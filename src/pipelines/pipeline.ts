@@ -3,7 +3,7 @@ import type { SessionFileWriter } from '../layout.js';
 import type { WorkerReply, WorkerRequest } from '../executors/messages.js';
 import type { InteractiveHandler } from '../interactive/types.js';
 import type { RoleRules } from '../roles/role-rules.js';
-import type { PipelineName } from '../schema/session.js';
+import type { InjectionRule, PipelineName } from '../schema/session.js';
 import type { PipelineSettings, SettingsReader } from './settings.js';
 
 /** What the engine lends a pipeline's attempt hook for one run. */
@@ -41,6 +41,12 @@ export interface Pipeline extends RoleRules {
   readonly settings: (reader: SettingsReader) => PipelineSettings;
   /** Made once per run, then wraps every attempt the run makes; absent when attempts run as they are. */
   readonly aroundAttempt?: (context: AttemptHookContext) => AroundAttempt;
+  /** The branches a task is on when its `branch` cell is empty (conditional routing). @default none */
+  readonly branchOf?: (row: TaskRow) => readonly string[];
+  /** The roles whose tasks validate artifacts, when session.json's `validator_roles` names none. @default none */
+  readonly validatorRoles?: readonly string[];
+  /** The injection rules when session.json has no `inject` (the lifecycle's: the seed's table). @default none */
+  readonly injectionRules?: readonly InjectionRule[];
 }
 
 /** What a pipeline asks of tasks.csv's columns. */

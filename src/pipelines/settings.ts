@@ -21,6 +21,8 @@ const kSettingNames = {
   topic: { flag: '--topic', key: 'topic' },
   mode: { flag: '--mode', key: 'mode' },
   maxGcRounds: { flag: '--max-gc-rounds', key: 'max_gc_rounds' },
+  maxQualityRounds: { flag: '--max-quality-rounds', key: 'max_quality_rounds' },
+  qualityThreshold: { flag: '--quality-threshold', key: 'quality_threshold' },
 } as const satisfies Record<string, { flag: string; key: keyof SessionConfig }>;
 type SettingName = keyof typeof kSettingNames;
 
@@ -73,12 +75,21 @@ export class SettingsReader {
     return given as M;
   }
 
-  /** An integer ≥ 0, else `fallback` when not given; a flag's text must be digits only. */
-  count(name: 'maxGcRounds', fallback: number): number {
+  /** An integer ≥ `min` (0), else `fallback` when not given; a flag's text must be digits only. */
+  count(name: 'maxGcRounds' | 'maxQualityRounds', fallback: number, min = 0): number {
     const given = this.#given(name);
     if (given === undefined) return fallback;
     const value = typeof given === 'string' && /^\s*\d+\s*$/.test(given) ? Number(given) : given;
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) this.#refuse(name, 'an integer ≥ 0', given);
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) this.#refuse(name, `an integer ≥ ${min}`, given);
+    return value;
+  }
+
+  /** A number from `min` to `max`, else `fallback` when not given; a flag's text must be a plain number. */
+  number(name: 'qualityThreshold', min: number, max: number, fallback: number): number {
+    const given = this.#given(name);
+    if (given === undefined) return fallback;
+    const value = typeof given === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(given) ? Number(given) : given;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) this.#refuse(name, `a number from ${min} to ${max}`, given);
     return value;
   }
 

@@ -2,6 +2,7 @@ import { kPipelines, type PipelineName } from '../schema/session.js';
 import { brainstormRules } from './brainstorm-rules.js';
 import { challengerRule, kChallengerAnswerFields } from './challenger-rule.js';
 import { kEvaluatorAnswerFields } from './evaluator-rule.js';
+import { kLifecycleRoles, kPlannerAnswerFields } from './lifecycle-rules.js';
 import type { RoleRules } from './rule-types.js';
 
 export type { Normalised, ResultCheck, RoleAnswerFields, RoleRules } from './rule-types.js';
@@ -35,6 +36,13 @@ const kRoleRules: Record<PipelineName, RoleRules> = {
     normaliseResult: (_role, result) => ({ ok: true, result }),
     answerFields: new Map(),
     // Its gate is the discussion gate, answered by a person; no prompt asks a model for a verdict.
+    checkpointRoles: new Set<string>(),
+  },
+  lifecycle: {
+    roles: kLifecycleRoles,
+    // Its gates are the artifact validations and the quality gate, which read results as they are.
+    normaliseResult: (_role, result) => ({ ok: true, result }),
+    answerFields: new Map([['planner', kPlannerAnswerFields]]),
     checkpointRoles: new Set<string>(),
   },
   generic: {

@@ -24,6 +24,7 @@ import { SessionWriter } from '../session/files/session-writer.js';
 import { CacheFolder } from '../session/files/cache-folder.js';
 import { CacheStore } from '../cache/cache-store.js';
 import { statusOf } from '../core/skip-cause.js';
+import { readSessionContracts, type SessionContracts } from '../dynamic/session-contracts.js';
 
 /** What a run is asked to do (the fields of RunSessionOptions that preparing it reads). */
 export interface RunRequest extends RunOptions {
@@ -51,6 +52,8 @@ export interface PreparedRun extends HeldSession {
   workdir?: RunWorkdir;
   /** With `rerun`: what it reset, and the stale tasks it found (`--stale`). */
   rerun?: RerunPlan & { stale: StaleTask[] };
+  /** The artifact registry, the injection rules, the validator roles and the branches (dynamic/), checked before any task. */
+  contracts: SessionContracts;
 }
 
 /**
@@ -72,6 +75,8 @@ export async function prepareRun(path: string, request: RunRequest, warn: (messa
     }
     const { config, configFile } = held.session;
     const pipelineSettings = pipelineFor(config.pipeline).settings(SettingsReader.of(config.pipeline, config, configFile));
+    // A hand-edited or copied artifact-registry.json, or an injection rule that does not fit, stops here (exit 2).
+    const contracts = readSessionContracts(session.dir, config.pipeline, config, configFile);
     // A bad executor fails here, once, rather than on every task; so do bad agent settings of roles and rows.
     const agents = checkAgentSettings(settings.executor, held.table.rows, { tasks: session.displayPath, ...(configFile === undefined ? {} : { session: configFile }) }, config.pipeline);
     // On workers (--backend bullmq) the agents run with the workers' logins, which each worker checks when it starts.
@@ -96,7 +101,7 @@ export async function prepareRun(path: string, request: RunRequest, warn: (messa
     });
     // The tasks a rerun chose execute anew even if it is interrupted and resumed.
     if (rerun !== undefined) rememberForced(held, rerun.forced);
-    return { ...held, settings, pipelineSettings, plan, reset, ...(workdir === undefined ? {} : { workdir }), ...(rerun === undefined ? {} : { rerun }) };
+    return { ...held, settings, pipelineSettings, plan, reset, contracts, ...(workdir === undefined ? {} : { workdir }), ...(rerun === undefined ? {} : { rerun }) };
   } catch (error) {
     held.lock.release();
     throw error;

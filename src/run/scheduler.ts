@@ -18,7 +18,7 @@ import type {
   TaskStartEvent,
   TasksChangedEvent,
 } from '../events/events.js';
-import type { HaltPolicy } from '../core/core-options.js';
+import type { CoreOptions, HaltPolicy } from '../core/core-options.js';
 import { AttemptPlanner, type PlanOptions } from './attempt-planner.js';
 import type { PrevContexts } from './prev-contexts.js';
 
@@ -27,9 +27,15 @@ export interface TaskRunner {
   runTask(request: WorkerRequest): Promise<WorkerReply>;
   /** An interactive task may also change the session (dynamic tasks, rewiring, skips). */
   runInteractive(request: WorkerRequest): Promise<HandlerResult>;
+  /**
+   * What a finished attempt changes in the session besides its row, for any task (artifact
+   * gates and fix rounds, injected roles: dynamic/session-dynamics.ts), or its reply refused;
+   * called before the core takes it. @default the result as it is
+   */
+  react?(row: TaskRow, result: HandlerResult): HandlerResult;
 }
 
-export interface SchedulerOptions extends PlanOptions {
+export interface SchedulerOptions extends PlanOptions, Pick<CoreOptions, 'branchOf' | 'validates' | 'gates'> {
   concurrency: number;
   schedule: 'waves' | 'eager';
   retries: number;
@@ -114,6 +120,9 @@ export class Scheduler {
       halt: options.halt,
       retryable: kRetryableClasses,
       random: Math.random,
+      ...(options.branchOf === undefined ? {} : { branchOf: options.branchOf }),
+      ...(options.validates === undefined ? {} : { validates: options.validates }),
+      ...(options.gates === undefined ? {} : { gates: options.gates }),
     });
     this.#planner = new AttemptPlanner(options, (id) => this.#core.rowById(id));
   }
@@ -242,7 +251,16 @@ export class Scheduler {
     this.#recorder.started(start);
     this.#events.emit('task:start', start);
     const request = this.#planner.request(row, wave, attempt, isolated);
-    const settle = ({ reply, changes }: HandlerResult) => this.#perform(this.#core.settled(row.id, reply, changes));
+    const settle = (result: HandlerResult) => {
+      let reacted = result;
+      try {
+        reacted = this.#runner.react?.(row, result) ?? result;
+      } catch (error) {
+        // A result the session's contracts cannot take (a bug, or a write that failed) fails its task, saying why.
+        reacted = { reply: { kind: 'error', errorClass: 'task-failure', error: scrubSecrets(cleanText(describe(error))) } };
+      }
+      this.#perform(this.#core.settled(row.id, reacted.reply, reacted.changes));
+    };
     // An interactive handler that threw: its message is task output like any other.
     const threw = (error: unknown) =>
       settle({ reply: { kind: 'error', errorClass: 'task-failure', error: scrubSecrets(cleanText(describe(error))) } });
@@ -304,6 +322,7 @@ export class Scheduler {
       gc_signal: row.gc_signal,
       severity_summary: row.severity_summary,
       error: row.error,
+      ...(row.route === '' ? {} : { route: row.route }),
       attempts,
       durationMs: attempts > 0 && startedAt !== undefined ? Math.max(0, now - startedAt - besidesMs) : 0,
       ...queued,

@@ -40,6 +40,7 @@ import { sweepStaleWorktrees } from './workdir/workdir-setup.js';
 import { forgetForcedThatRan, openRunCache } from '../cache/run-cache.js';
 import type { ResultCache } from '../cache/result-cache.js';
 import type { RerunSelection } from '../commands/rerun.js';
+import { SessionDynamics } from '../dynamic/session-dynamics.js';
 
 export interface RunSessionOptions extends RunOptions {
   /**
@@ -223,6 +224,19 @@ export class SessionRun {
       journal.close();
       throw error;
     }
+    const { contracts } = this.#prepared;
+    // What a task's result changes at run time: its artifacts and their gates, fix rounds, injected roles.
+    const dynamics = new SessionDynamics({
+      rows: () => table.rows,
+      registry: contracts.registry,
+      files,
+      validates: contracts.validates,
+      maxFixRounds: contracts.maxFixRounds,
+      rules: contracts.rules,
+      topic: pipelineSettings.topic,
+      warn,
+      injected: (injection) => events.emit('task:injected', injection),
+    });
     // report.html at each wave end shows the attempts of the wave: they are flushed first.
     const reporter = this.#options.report?.(session.dir, table, warn, settings.pricing);
     events.on('wave:done', () => {
@@ -252,6 +266,7 @@ export class SessionRun {
       ...(reporter?.waveContexts ? { waveContexts: reporter.waveContexts } : {}),
       warn,
       pricing: settings.pricing,
+      manifests: (ids) => dynamics.manifestsOf(ids),
       onUsage: (lines) => {
         budget.add(lines);
         const reached = budget.reached();
@@ -291,7 +306,10 @@ export class SessionRun {
       runExecutor: runTask.uncached,
       answers: this.#options.answers ?? new NoAnswers(),
       decided: (event) => events.emit('gate:decided', event),
+      artifactsOf: (ids) => dynamics.artifactsOf(ids),
     });
+    // A resume goes on in an answers file after the answers its finished gates used.
+    lane.resumeAnswers(table.rows);
     const { inFlight } = stop;
     // What the run's own tasks change in tasks.csv, to tell a save from an older copy of the file.
     const ledger = new EditLedger();
@@ -309,14 +327,18 @@ export class SessionRun {
         timeoutMs: settings.timeoutSeconds * 1000,
         prevContextCap: settings.prevContextCap,
         halt: settings.halt,
+        branchOf: contracts.branchOf,
+        validates: contracts.validates,
+        gates: dynamics.gates(),
       },
       {
         runTask: (request) => inFlight.track(request.task.id, runTask(request), stop.keeps),
         runInteractive: (request) => inFlight.track(request.task.id, lane.run(request), (result) => stop.keeps(result.reply)),
+        react: (row, result) => dynamics.react(row, result),
       },
       events,
       // Every change is recorded here before its event is emitted: no listener can lose it.
-      new OutcomeSink({ journal, knowledge: sink, guarded: stop.guarded, jobs: backend.jobs, changed: ledger.changed, cacheNote: (id) => cache.takeNote(id) }),
+      new OutcomeSink({ journal, knowledge: sink, guarded: stop.guarded, jobs: backend.jobs, changed: ledger.changed, contracts: dynamics, cacheNote: (id) => cache.takeNote(id) }),
     );
     stop.attach(scheduler);
     rowById = (id) => scheduler.rowById(id);

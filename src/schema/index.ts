@@ -6,3 +6,4 @@ export * from './session.js';
 export * from './task-input.js';
 export { jsonSchemas, jsonSchemaText } from './json-schema.js';
 export * from './attempt.js';
+export * from './artifact-manifest.js';

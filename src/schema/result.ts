@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { artifactManifestsSchema, artifactValidationsSchema } from './artifact-manifest.js';
 import { discoveryInputSchema } from './discovery.js';
+import { kBranchNamePattern } from './row.js';
 
 /** Names an artifact file `artifacts/<task id>/<name>.md`; it must not be able to leave that folder. */
 export const kArtifactNamePattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -33,6 +35,15 @@ export const taskResultSchema = z
     quality_score: z.number().nullable().optional(),
     supervision_verdict: z.enum(['pass', 'warn', 'block']).nullable().optional(),
     supervision_score: z.number().min(0).max(1).nullable().optional(),
+    /** The branch this task chose for its dependents (conditional routing, core/routing.ts). */
+    route: z
+      .string()
+      .regex(kBranchNamePattern, { error: (issue) => `${JSON.stringify(String(issue.input).slice(0, 40))} is no branch name (letters, digits, . _ -, at most 32)` })
+      .optional(),
+    /** Manifests of the artifacts this task made (artifact contracts, schema/artifact-manifest.ts). */
+    artifact_manifests: artifactManifestsSchema.optional(),
+    /** Verdicts on the artifacts of the tasks upstream of this one (a validator's). */
+    artifact_validations: artifactValidationsSchema.optional(),
   })
   .strict();
 

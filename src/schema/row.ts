@@ -30,6 +30,12 @@ export type Priority = (typeof kPriorities)[number];
 
 export const kTaskIdPattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
+/** A branch a routing task may choose (`direct`, `orchestrated`): a name, not a sentence. */
+export const kBranchNamePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$/;
+
+/** A `branch` cell: branch names separated by `;` (stray spaces and a trailing `;` tolerated, as in deps). */
+const kBranchListPattern = /^\s*(?:[A-Za-z0-9][A-Za-z0-9_.-]{0,31}\s*(?:;\s*|$))*$/;
+
 const cell = z.string();
 const oneOfOrEmpty = (values: readonly string[]) => new RegExp(`^(|${values.join('|')})$`);
 
@@ -62,6 +68,12 @@ export const taskRowSchema = z
     error: cell,
     priority: cell.regex(oneOfOrEmpty(kPriorities), {
       error: (issue) => `Invalid priority: ${String(issue.input)} (expected P0, P1 or P2)`,
+    }),
+    branch: cell.regex(kBranchListPattern, {
+      error: (issue) => `Invalid branch: ${String(issue.input)} (expected branch names separated by ;, each of letters, digits, . _ -)`,
+    }),
+    route: cell.regex(/^(|[A-Za-z0-9][A-Za-z0-9_.-]{0,31})$/, {
+      error: (issue) => `Invalid route: ${String(issue.input)} (expected one branch name)`,
     }),
   });
 

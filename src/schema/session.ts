@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { kRunOptionTable, runOptionEntries, type OptionValue, type RunOptionName } from '../option-table.js';
+import { kPriorities, kTaskIdPattern } from './row.js';
 
 /** The pipelines csv-wave knows (DESIGN.md section 1). */
 export const kPipelines = [
@@ -9,6 +10,8 @@ export const kPipelines = [
   'analyze',
   /** Any non-empty role: plain batch work. */
   'generic',
+  /** analyst → writer → quality gate → planner → (architect → orchestrator →) executor → tester → reviewer (seed 003). */
+  'lifecycle',
 ] as const;
 export type PipelineName = (typeof kPipelines)[number];
 
@@ -52,6 +55,39 @@ const agentFields = {
   args: z.array(z.string()).optional(),
 };
 
+/** A task id, or a pattern of them with `*` (`IMPL-*`): where an injected task goes. */
+const kIdGlobPattern = /^[A-Za-z0-9*][A-Za-z0-9._*-]{0,63}$/;
+const taskId = (what: string) => z.string().regex(kTaskIdPattern, { error: (issue) => `${what}: ${JSON.stringify(issue.input)} is no task id` });
+
+/** Rules one session may have: each injects one task at most, so injections are bounded too. */
+export const kMaxInjectionRules = 100;
+
+/**
+ * A rule of dynamic role injection (seed 003): when task `on` completes, the topic and the
+ * findings of the tasks in `scan` are searched for `keywords`; a match appends task `id` of
+ * `role`, `after` the tasks a pattern names (it depends on them, and what waited on them
+ * waits on it too) or `beside` them (it depends on what they depend on, and what waited on
+ * them waits on it too). A rule fires once: a session that has its task already is left as
+ * it is (a resume, a rerun).
+ */
+export const injectionRuleSchema = z
+  .object({
+    id: taskId('id'),
+    role: z.string().min(1).max(64),
+    on: taskId('on'),
+    keywords: z.array(z.string().min(1).max(64)).min(1).max(50),
+    /** `topic` and task ids. @default ["topic", <on>] */
+    scan: z.array(z.string().min(1).max(64)).max(20).optional(),
+    after: z.string().regex(kIdGlobPattern, { error: 'after: a task id, or a pattern of them such as IMPL-*' }).optional(),
+    beside: z.string().regex(kIdGlobPattern, { error: 'beside: a task id, or a pattern of them such as IMPL-*' }).optional(),
+    title: z.string().max(200).optional(),
+    description: z.string().max(4000).optional(),
+    /** @default P2, the seed's "optional enhancements" */
+    priority: z.enum(kPriorities).optional(),
+  })
+  .strict();
+export type InjectionRule = z.output<typeof injectionRuleSchema>;
+
 /**
  * session.json: written by `init`, optional. A session that names no pipeline (here or with
  * `--pipeline`) is brainstorm when all its roles are brainstorm roles, else generic: one rule,
@@ -64,6 +100,16 @@ export const sessionConfigSchema = z
     topic: z.string().optional(),
     mode: z.string().optional(),
     max_gc_rounds: z.number().int().min(0).optional(),
+    /** Dynamic role injection rules (seed 003); the lifecycle pipeline has the seed's table when absent, `[]` for none. */
+    inject: z.array(injectionRuleSchema).max(kMaxInjectionRules).optional(),
+    /** Roles whose tasks validate their dependencies' artifacts: they start while those wait for validation. @default the pipeline's (lifecycle: reviewer, tester) */
+    validator_roles: z.array(z.string().min(1).max(64)).max(50).optional(),
+    /** Fix rounds a task's failed artifacts get before what waits on them is blocked. @default 2 */
+    max_fix_rounds: z.number().int().min(0).max(20).optional(),
+    /** lifecycle: the score (0 to 100) every quality dimension must reach for `--auto` to resume. @default 70 */
+    quality_threshold: z.number().min(0).max(100).optional(),
+    /** lifecycle: quality checks before the gate resumes without asking. @default 3 */
+    max_quality_rounds: z.number().int().min(1).max(20).optional(),
     executor: z
       .object({
         type: z.enum(['command', 'module', 'openai', ...kAgentKinds]),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { discoveryFileSchema } from './discovery-file.js';
+import { registryEntrySchema } from './artifact-manifest.js';
 
 /**
  * What every task receives: a command on stdin (one JSON document), a module as its first
@@ -44,6 +45,12 @@ export const taskInputSchema = z
           .describe('One entry per dependency (the deps cell), in order'),
         wisdom: z.record(z.string(), z.string()).describe('The contents of wisdom/*.md by file name (learnings.md, …)'),
         warnings: z.array(z.string()).describe('Artifacts that dependencies name but that are missing'),
+        manifests: z
+          .array(registryEntrySchema)
+          .optional()
+          .describe(
+            "The manifests of the artifacts the dependencies made (artifact-registry.json): each artifact's latest version, path and validation_status; absent when they made none",
+          ),
       })
       .strict()
       .describe("The dependencies' results and the session's wisdom"),

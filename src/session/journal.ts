@@ -324,6 +324,7 @@ export function replayJournal(rows: TaskRow[], entries: readonly JournalEntry[])
       row.gc_signal = entry.gc_signal;
       row.severity_summary = entry.severity_summary;
       row.error = entry.error;
+      row.route = entry.route ?? '';
     }
   }
   if (removed.size > 0) {

@@ -58,6 +58,11 @@ function objectShapeAt(path: readonly string[]): Record<string, unknown> | undef
       schema = schema.valueType as z.ZodType;
       continue;
     }
+    // A list's items (a rule of `inject`) have the list's item shape.
+    if (key !== '' && schema instanceof z.ZodArray) {
+      schema = schema.element as z.ZodType;
+      continue;
+    }
     if (!(schema instanceof z.ZodObject)) return undefined;
     if (key === '') continue;
     const next = (schema.shape as Record<string, z.ZodType | undefined>)[key];

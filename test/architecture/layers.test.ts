@@ -17,7 +17,9 @@ const kSrc = join(import.meta.dirname, '../../src');
  *   scheduling core), csv (tasks.csv and wave files);
  * - knowledge (a task's files: artifacts, discoveries, usage), executors (one attempt),
  *   interactive (the lane run in the main thread), pipelines (what makes brainstorm,
- *   analyze and generic differ), backend (where attempts run), options (run options);
+ *   analyze, generic and lifecycle differ), dynamic (what a task's result changes at run
+ *   time: artifact gates and fix rounds, injected roles), backend (where attempts run),
+ *   options (run options);
  * - events (the public events), session (the folder, its lock and journal), cache (the
  *   result cache: input keys, entries, when a run uses them, stale tasks), commands (init,
  *   validate, plan, status, rerun, revise as functions), run (one run);
@@ -36,6 +38,7 @@ const kLayers: readonly (readonly string[])[] = [
   ['executors'],
   ['interactive'],
   ['pipelines'],
+  ['dynamic'],
   ['backend'],
   ['options'],
   ['events'],

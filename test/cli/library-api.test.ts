@@ -11,6 +11,8 @@ describe('the library API', () => {
     expect(Object.keys(api).sort()).toEqual([
       'RunEmitter',
       'WaveError',
+      'artifactManifestSchema',
+      'artifactRegistrySchema',
       'attemptLineSchema',
       'discoveryFileSchema',
       'discoveryLineSchema',

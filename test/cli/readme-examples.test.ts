@@ -40,7 +40,7 @@ describe('the code examples of the README and docs/ run as written', () => {
   });
 
   test('docs/pipelines.md: the analyze example with samples/answers.json: continue, adjust with a new focus, done', async () => {
-    const script = docBlock('docs/pipelines.md', 'sh', '--answers');
+    const script = docBlock('docs/pipelines.md', 'sh', '--answers samples/answers.json');
     const dir = join(mkdtempSync(join(tmpdir(), 'csv-wave-readme-')), 'an');
     const shell = script.replaceAll('/tmp/an', dir).replaceAll('npx csv-wave', `node ${kBinPath}`);
     // From the repository folder, where the page's relative paths point; `$PWD` as the shell sets it.
@@ -55,6 +55,18 @@ describe('the code examples of the README and docs/ run as written', () => {
       'DISCUSS-003',
     ]);
     expect(readFileSync(join(dir, 'discussion.md'), 'utf8')).toContain('focus on costs');
+  });
+
+  test('docs/pipelines.md: the lifecycle sample runs a copy, through the gate, an injection, a route and a fix', async () => {
+    const script = docBlock('docs/pipelines.md', 'sh', 'samples/lifecycle');
+    const root = mkdtempSync(join(tmpdir(), 'csv-wave-readme-'));
+    const shell = script.replaceAll('/tmp/', `${root}/`).replaceAll('npx csv-wave', `node ${kBinPath}`);
+    const { stdout } = await run('/bin/sh', ['-e', '-c', shell], { cwd: kRepo });
+    const rows = readRows(join(root, 'lifecycle'));
+    expect(rows.get('REVIEW-001')!.status).toBe('completed');
+    expect(rows.get('ARCH-001')!.error).toBe('Skipped: not chosen (PLAN-001: orchestrated)');
+    expect(stdout).toContain('[INJECT] SECURITY-001 after PLAN-001: keyword "OWASP"');
+    expect(readFileSync(join(kRepo, 'samples', 'lifecycle', 'tasks.csv'), 'utf8')).not.toContain('completed');
   });
 
   test('README.md: the plain batch example starts, runs, lists failures and reruns them', async () => {

@@ -4,7 +4,9 @@ import {
   causeForDependents,
   convergedCause,
   dependencyCause,
+  notChosenCause,
   parseSkipCause,
+  rejectedCause,
   satisfiesDependents,
   skippedForFailure,
   supersededCause,
@@ -19,6 +21,9 @@ describe('skip causes: the error text is the exact one, and reads back as the sa
     ['blocked without findings', blockedCause('S1', ''), 'Blocked by checkpoint S1'],
     ['converged', convergedCause('GC-1'), 'Skipped: GC converged (GC-1)'],
     ['superseded', supersededCause('D1'), 'Skipped: superseded by a new decision of D1'],
+    ['not chosen', notChosenCause('PLAN-001', 'direct'), 'Skipped: not chosen (PLAN-001: direct)'],
+    ['rejected', rejectedCause('prd', 'DRAFT-002', ' no\n criteria '), 'Blocked by artifact prd of DRAFT-002: no criteria'],
+    ['rejected without a summary', rejectedCause('prd', 'DRAFT-002', ''), 'Blocked by artifact prd of DRAFT-002'],
   ])('%s', (_name, cause, text) => {
     expect(cause.error).toBe(text);
     expect(parseSkipCause(text)).toEqual(cause);
@@ -45,6 +50,8 @@ describe('skip causes: the error text is the exact one, and reads back as the sa
     ['skipped, blocked', { status: 'skipped', error: 'Blocked by checkpoint S' }, false, true],
     ['skipped, converged', { status: 'skipped', error: 'Skipped: GC converged (G)' }, true, false],
     ['skipped, superseded', { status: 'skipped', error: 'Skipped: superseded by a new decision of D' }, false, false],
+    ['skipped, not chosen', { status: 'skipped', error: 'Skipped: not chosen (P: direct)' }, true, false],
+    ['skipped, rejected', { status: 'skipped', error: 'Blocked by artifact a of P: bad' }, false, true],
     ['skipped, other', { status: 'skipped', error: 'by hand' }, false, false],
     ['pending with a dependency text', { status: 'pending', error: 'Dependency failed or skipped: A (failed)' }, false, false],
   ])('%s: satisfies dependents %s, counts as a failure %s', (_name, cells, satisfies, failure) => {

@@ -73,8 +73,10 @@ describe('analyze end to end (scripted agent)', () => {
 
     // Each discussion leaves its decision in interactive/<id>-result.json.
     const decisions = ['DISCUSS-001', 'DISCUSS-002', 'DISCUSS-003'].map((id) => {
-      const { timestamp, ...result } = JSON.parse(readFileSync(join(dir, 'interactive', `${id}-result.json`), 'utf8')) as Record<string, unknown>;
+      const { timestamp, answers, ...result } = JSON.parse(readFileSync(join(dir, 'interactive', `${id}-result.json`), 'utf8')) as Record<string, unknown>;
       expect(Number.isNaN(Date.parse(String(timestamp)))).toBe(false);
+      // How far the answers file was read: a resume goes on from there.
+      expect(answers).toMatchObject({ file: expect.any(String), sha256: expect.stringMatching(/^[0-9a-f]{64}$/), next: expect.any(Number) });
       return result;
     });
     expect(decisions).toEqual([

@@ -5,12 +5,13 @@ import { initSession } from '../../commands/init-session.js';
 import { ExitCode, printJson, type CliIo } from '../io.js';
 
 interface InitFlags {
-  template: 'brainstorm' | 'analyze' | 'generic';
+  template: 'brainstorm' | 'analyze' | 'generic' | 'lifecycle';
   topic?: string;
   angles?: string;
   perspectives?: string;
   mode?: string;
   maxGcRounds?: string;
+  spec?: string;
   cmd?: string;
   module?: string;
   executor?: 'openai' | 'codex' | 'claude';
@@ -26,11 +27,12 @@ export function registerInit(program: Command, io: CliIo, done: (code: number) =
     .command('init')
     .description('the decomposer: write a new session (tasks.csv and session.json) from a pipeline template')
     .argument('<dir>', 'the session folder to create')
-    .addOption(new Option('--template <name>', 'pipeline template').choices(['brainstorm', 'analyze', 'generic']).makeOptionMandatory())
+    .addOption(new Option('--template <name>', 'pipeline template').choices(['brainstorm', 'analyze', 'generic', 'lifecycle']).makeOptionMandatory())
     .option('--topic <text>', 'what the session is about (required but for generic)')
     .option('--angles <a;b;c>', 'brainstorm angles (default Technical;Product;Innovation;Risk)')
     .option('--perspectives <a;b;c>', 'analyze perspectives (default architecture;risks;user-impact)')
-    .option('--mode <mode>', 'brainstorm: quick|deep|full (default full); analyze: quick|standard|deep (default standard)')
+    .option('--mode <mode>', 'brainstorm: quick|deep|full (default full); analyze: quick|standard|deep (default standard); lifecycle: spec|impl|full (default full)')
+    .option('--spec <file>', 'lifecycle --mode impl: the specification the plan starts from (copied into the session as spec/<name>)')
     .option('--max-gc-rounds <n>', 'brainstorm: generator-critic rounds before convergence is forced (default 2)')
     .option('--cmd <template>', 'executor to record in session.json: a shell command per task')
     .option('--module <path>', 'executor to record in session.json: a JS module per task')
@@ -48,6 +50,7 @@ export function registerInit(program: Command, io: CliIo, done: (code: number) =
         ...(flags.perspectives === undefined ? {} : { perspectives: flags.perspectives }),
         ...(flags.mode === undefined ? {} : { mode: flags.mode }),
         ...(flags.maxGcRounds === undefined ? {} : { maxGcRounds: flags.maxGcRounds }),
+        ...(flags.spec === undefined ? {} : { spec: flags.spec }),
         ...executorFlag(dir, flags),
         bom: flags.bom ?? false,
         force: flags.force ?? false,

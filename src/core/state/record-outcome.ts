@@ -13,4 +13,5 @@ export function recordOutcome(
   row.gc_signal = reply?.kind === 'finished' ? reply.gc_signal : '';
   row.severity_summary = reply?.kind === 'finished' ? reply.severity_summary : '';
   row.error = error;
+  row.route = reply?.kind === 'finished' && status === 'completed' ? (reply.route ?? '') : '';
 }

@@ -34,8 +34,9 @@ export class RunGraph {
   /**
    * Derives what each unfinished task still waits on, who waits on it, and which are to
    * be skipped (`causeFrom` says why a dependent of a finished task is skipped, if it is).
+   * A task held by an artifact gate waits again: the caller admits it anew.
    */
-  rewire(causeFrom: (row: TaskRow) => SkipCause | undefined): void {
+  rewire(causeFrom: (row: TaskRow, dependent: TaskRow) => SkipCause | undefined): void {
     for (const entry of this.entries) entry.dependents = [];
     for (const entry of this.entries) {
       if (entry.state === 'done') continue;
@@ -52,12 +53,13 @@ export class RunGraph {
           upstream.dependents.push(entry);
         } else if (deps.has(id)) {
           const row = this.byId.get(id);
-          const cause = row ? causeFrom(row) : undefined;
+          const cause = row ? causeFrom(row, entry.row) : undefined;
           if (cause) doom(entry, cause, depList.indexOf(id));
         }
       }
       // Queued before a change made it wait again: the stale queue slot is passed over.
       if (entry.remaining > 0 && (entry.state === 'ready' || entry.state === 'held')) entry.state = 'waiting';
+      if (entry.state === 'gated') entry.state = 'waiting';
     }
   }
 

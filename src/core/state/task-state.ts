@@ -5,6 +5,11 @@
 export type TaskState =
   /** Waits on a dependency or a context source of this run that has not finished. */
   | 'waiting'
+  /**
+   * Waits on nothing else, but a dependency's artifacts wait for a validation or a fix
+   * (core/gates.ts): it starts when their gate opens, and is skipped if they are rejected.
+   */
+  | 'gated'
   /** Waits on nothing of its own, but its wave is not open yet (schedule `waves`). */
   | 'held'
   /** In a ready queue: starts when a slot (or the interactive lane) is free. */

@@ -2,6 +2,8 @@ import type OpenAI from 'openai';
 import { findRoleRules } from '../../roles/role-rules.js';
 import type { GrammarSchema } from '../../schema/grammar-schema.js';
 import { kArtifactNamePattern } from '../../schema/result.js';
+import { kArtifactIdPattern, kValidationStatuses } from '../../schema/artifact-manifest.js';
+import { kBranchNamePattern } from '../../schema/row.js';
 
 type ResponseFormat = OpenAI.ResponseFormatJSONSchema;
 
@@ -48,6 +50,39 @@ const kCommonProperties: Readonly<Record<string, GrammarSchema>> = {
   // Free text unless the role's own fields say more (the brainstorm challenger's).
   gc_signal: { type: 'string' },
   severity_summary: { type: 'string' },
+  // A branch name; a role that routes (the lifecycle's planner) gives it from an enum.
+  route: { type: 'string', pattern: kBranchNamePattern.source },
+  artifact_manifests: {
+    type: 'array',
+    items: {
+      type: 'object',
+      properties: {
+        artifact_id: { type: 'string', pattern: kArtifactIdPattern.source },
+        creator_role: { type: 'string' },
+        artifact_type: { type: 'string', minLength: 1 },
+        version: { type: 'string' },
+        path: { type: 'string', minLength: 1 },
+        dependencies: kStringList,
+        validation_status: { type: 'string', enum: [...kValidationStatuses] },
+        validation_summary: { type: 'string' },
+      },
+      required: ['artifact_id', 'artifact_type', 'path', 'validation_status'],
+      additionalProperties: false,
+    },
+  },
+  artifact_validations: {
+    type: 'array',
+    items: {
+      type: 'object',
+      properties: {
+        artifact_id: { type: 'string', pattern: kArtifactIdPattern.source },
+        validation_status: { type: 'string', enum: ['passed', 'failed'] },
+        validation_summary: { type: 'string' },
+      },
+      required: ['artifact_id', 'validation_status'],
+      additionalProperties: false,
+    },
+  },
 };
 
 /** A checkpoint's verdict; its score's range (0 to 1) is checked on the answer (schema/result.ts). */

@@ -23,6 +23,9 @@ Answer with exactly one JSON object and nothing else: no prose around it, no cod
 - "wisdom": optional object with lists "learnings", "decisions", "conventions", "issues": lessons later tasks should know.
 - "verification": optional, "self-validated".
 - "gc_signal" and "severity_summary": only when your role instructions ask for them.
+- "route": only when your role instructions ask you to choose a branch (a planner's complexity route).
+- "artifact_manifests": optional list, one per artifact you made, with "artifact_id" (letters, digits, ".", "-", "_"), "artifact_type", "path" (relative to the session folder, such as artifacts/<id>/<name>.md), "version", "dependencies" (artifact ids) and "validation_status" ("pending", "passed" or "failed"), as your role instructions say.
+- "artifact_validations": optional list of verdicts on artifacts of the tasks before yours, each with "artifact_id", "validation_status" ("passed" or "failed") and "validation_summary", when your role instructions make you a validator.
 - "supervision_verdict" and "supervision_score": only when your role instructions make your task a checkpoint.
 No other fields.`;
 

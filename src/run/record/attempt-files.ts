@@ -9,6 +9,7 @@ import { kArtifactNamePattern } from '../../schema/result.js';
 import { artifactLimitsOf, maxPlannedBytes, writeArtifactFiles } from '../../knowledge/artifacts.js';
 import { removeDiscoveryFile, wantsDiscoveryFile, writeDiscoveryFile, type DiscoveryFilePolicy } from '../../knowledge/discovery-files.js';
 import type { KnownFiles } from '../../knowledge/known-files.js';
+import { sessionPathForRead } from '../../files/session-path.js';
 
 /**
  * Writes the files a finished attempt produced into the session folder — its artifacts,
@@ -37,7 +38,7 @@ export function writeAttemptFiles(
 ): WorkerReply {
   if (reply.kind === 'error') return reply;
   const { artifacts: planned, discovery, attemptNotes, ...rest } = reply;
-  const problem = replyProblem(taskId, planned, discovery.taskId, limits);
+  const problem = replyProblem(taskId, planned, discovery.taskId, limits) ?? manifestPathsProblem(files.dir, reply.manifests ?? []);
   if (problem !== undefined) {
     const error = scrubSecrets(cleanText(`Invalid output: the reply holds ${problem}`));
     return { kind: 'error', errorClass: 'invalid-output', error, ...placeOf(rest) };
@@ -103,6 +104,22 @@ function replyProblem(taskId: string, files: readonly ArtifactFile[], discoveryO
     const first = seen.get(file.name.toLowerCase());
     if (first !== undefined) return `two artifacts of one name: ${JSON.stringify(first)} and ${JSON.stringify(file.name)}`;
     seen.set(file.name.toLowerCase(), file.name);
+  }
+  return undefined;
+}
+
+/**
+ * A manifest whose path leads out of the session folder through a symlink on the way (its
+ * text was checked where the result entered: schema/artifact-manifest.ts), or undefined.
+ * A path that names no file yet is no problem here: a reader is told it is missing.
+ */
+function manifestPathsProblem(sessionDir: string, manifests: readonly { artifact_id: string; path: string }[]): string | undefined {
+  for (const [index, manifest] of manifests.entries()) {
+    try {
+      sessionPathForRead(sessionDir, manifest.path);
+    } catch (error) {
+      return `a manifest (artifact_manifests.${index}, ${manifest.artifact_id}) whose path leads out of the session folder: ${(error as Error).message}`;
+    }
   }
   return undefined;
 }

@@ -17,6 +17,7 @@ import type { PriceTable } from '../../knowledge/pricing.js';
 import type { UsageLine } from '../../knowledge/usage.js';
 import { KnownFiles } from '../../knowledge/known-files.js';
 import { buildUpstream, type DependencyState, type UpstreamContext } from '../../knowledge/upstream.js';
+import type { RegistryEntry } from '../../schema/artifact-manifest.js';
 import { appendWisdom, kWisdomKinds, type WisdomKind } from '../../knowledge/wisdom.js';
 import { UsageWriter } from '../../session/usage-writer.js';
 import { SessionWriter } from '../../session/files/session-writer.js';
@@ -50,6 +51,8 @@ export interface KnowledgeSinkSetup {
   pricing?: PriceTable;
   /** Told the usage lines of each attempt that came back (the run's budget). */
   onUsage?: (lines: readonly UsageLine[]) => void;
+  /** The latest manifests of the artifacts these tasks made (the artifact registry): a task's upstream manifests. @default none */
+  manifests?: (taskIds: readonly string[]) => RegistryEntry[];
 }
 
 /**
@@ -102,7 +105,9 @@ export class KnowledgeSink {
 
   /** What an attempt sees of its dependencies and the wisdom files, read here on the main thread. */
   upstream(deps: readonly DependencyState[]): UpstreamContext {
-    return buildUpstream(this.#setup.sessionDir, deps, this.#known);
+    const upstream = buildUpstream(this.#setup.sessionDir, deps, this.#known);
+    const manifests = this.#setup.manifests?.(deps.map((dep) => dep.id)) ?? [];
+    return manifests.length === 0 ? upstream : { ...upstream, manifests };
   }
 
   /** A task finished (completed, failed or skipped): its notes, discoveries, wisdom and usage. */

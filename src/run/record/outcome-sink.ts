@@ -31,6 +31,11 @@ export interface OutcomeSinkSetup {
    * read as older, not as their edit (session/edits/edit-ledger.ts).
    */
   changed?: (change: RecordedChange) => void;
+  /**
+   * The session's contracts (dynamic/session-dynamics.ts): told each finished task before its
+   * finish entry, so that artifact-registry.json holds what its result changed first.
+   */
+  contracts?: { finished(row: TaskRow, reply: WorkerReply | undefined): void };
 }
 
 /**
@@ -69,7 +74,8 @@ export class OutcomeSink implements RunRecorder {
   }
 
   finished(row: TaskRow, reply: WorkerReply | undefined, event: TaskDoneEvent): void {
-    const { knowledge, guarded, jobs } = this.#setup;
+    const { knowledge, guarded, jobs, contracts } = this.#setup;
+    if (contracts !== undefined) guarded(() => contracts.finished(row, reply));
     const note = event.status === 'completed' ? this.#setup.cacheNote?.(event.id) : undefined;
     // The event, heard once this returns, tells a result that came from the cache (the run prints [CACHED]).
     if (note?.cached === true) event.cache = note;
@@ -84,6 +90,7 @@ export class OutcomeSink implements RunRecorder {
       gc_signal: event.gc_signal,
       severity_summary: event.severity_summary,
       error: event.error,
+      ...(event.route === undefined ? {} : { route: event.route }),
       ...(job === undefined ? {} : { job }),
     });
     // Written now, not at the group commit: the entry is durable when task:done is heard.

@@ -8,7 +8,7 @@ import type { EditLedger } from './edit-ledger.js';
 import { findBlame, type Candidate, type EditGroup } from './edit-blame.js';
 
 /** The cells the run writes for a task: a save never sets them. */
-const kOutputCells: ReadonlySet<string> = new Set(['status', 'findings', 'error', 'gc_signal', 'severity_summary']);
+const kOutputCells: ReadonlySet<string> = new Set(['status', 'findings', 'error', 'gc_signal', 'severity_summary', 'route']);
 
 export interface MergeInput {
   /** The run's table: its rows are the run's record, and are not changed here (but their lines). */

@@ -7,6 +7,7 @@ import { applyReplyRules, type ReplyRules } from '../../../executors/reply-rules
 import { scrubSecrets } from '../../../text/secret-scrubber.js';
 import { discoveryInputSchema } from '../../../schema/discovery.js';
 import { kArtifactNamePattern, taskResultSchema } from '../../../schema/result.js';
+import { artifactManifestsSchema, artifactValidationsSchema } from '../../../schema/artifact-manifest.js';
 import type { AwaitedTask } from '../jobs/awaited-task.js';
 import { openJobReply, type ExpectedReply } from './reply-envelope.js';
 
@@ -88,6 +89,9 @@ const finishedSchema = z
     notes: notesSchema.optional(),
     attemptNotes: notesSchema.optional(),
     thread: threadSchema,
+    route: z.string().optional(),
+    manifests: artifactManifestsSchema.optional(),
+    validations: artifactValidationsSchema.optional(),
   })
   .strict();
 
