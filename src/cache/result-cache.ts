@@ -91,7 +91,8 @@ export class ResultCache {
   /** Writes a completed result of the attempt when the policy allows it; failed results are never cached. */
   store(plan: CachePlan, taskId: string, reply: AttemptReply): void {
     if (!plan.use.write || reply.kind !== 'finished' || reply.status !== 'completed') return;
-    const { thread: _thread, usage: _usage, requests, ...kept } = reply;
+    // Where and how long it ran (its thread, the bullmq worker) is the attempt's, not the result's.
+    const { thread: _thread, worker: _worker, usage: _usage, requests, ...kept } = reply;
     this.#setup.store.write(plan.key, taskId, plan.inputs, kept, requests ?? [], costOf(requests ?? [], this.#setup.pricing));
   }
 

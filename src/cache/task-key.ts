@@ -4,7 +4,7 @@ import { splitList } from '../core/id-list.js';
 import { agentRowCells, agentSettingsFor, baseAgentSettings, isAgentKind, type AgentSpec } from '../executors/agents/settings.js';
 import type { AttemptRequest, ExecutorSpec } from '../executors/messages.js';
 import { answerSchema } from '../executors/openai/contract-schema.js';
-import { kSystemPrompt, RolePrompts } from '../executors/openai/prompt.js';
+import { RolePrompts, systemPrompt } from '../executors/openai/prompt.js';
 import { sessionPathForRead } from '../files/session-path.js';
 import type { UpstreamTask } from '../knowledge/upstream.js';
 import { kOfficialBaseUrl, kRunDefaults } from '../option-table.js';
@@ -302,7 +302,7 @@ export class KeyMaker {
     const memo = `${pipeline}\u0000${role}`;
     let piece = this.#contracts.get(memo);
     if (piece === undefined) {
-      piece = this.#piece('"contract"', sha256(`${kSystemPrompt}\n${canonicalJson(answerSchema(pipeline, role))}`));
+      piece = this.#piece('"contract"', sha256(`${systemPrompt(pipeline)}\n${canonicalJson(answerSchema(pipeline, role))}`));
       this.#contracts.set(memo, piece);
     }
     return piece;

@@ -44,6 +44,7 @@ const kRoleRules: Record<PipelineName, RoleRules> = {
     normaliseResult: (_role, result) => ({ ok: true, result }),
     answerFields: new Map([['planner', kPlannerAnswerFields]]),
     checkpointRoles: new Set<string>(),
+    contracts: true,
   },
   generic: {
     // Any non-empty role. A generic session may still hold rows of the other pipelines'

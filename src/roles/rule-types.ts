@@ -37,4 +37,10 @@ export interface RoleRules {
    * dropped with a warning: a model set `block` unasked.
    */
   readonly checkpointRoles: ReadonlySet<string>;
+  /**
+   * A model's answers carry artifact contracts and routes (route, artifact_manifests,
+   * artifact_validations): their fields are in the answer schema and the system prompt. Off,
+   * the prompt and the grammar stay without them (a command's or a module's result may still give them).
+   */
+  readonly contracts?: boolean;
 }

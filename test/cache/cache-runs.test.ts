@@ -185,8 +185,8 @@ describe('stale tasks', () => {
     const text = readFileSync(join(dir, 'tasks.csv'), 'utf8');
     writeFileSync(join(dir, 'tasks.csv'), text.replace('"second"', '"second, reworded"'));
     const status = await cli('status', dir);
-    expect(status.stdout).toMatch(/^\[STALE\] B +\(r\) +-> description changed$/m);
-    expect(status.stdout).toMatch(/^\[DONE\] C /m);
+    expect(status.stdout).toMatch(/^\[STALE\] +B +\(r\) +-> description changed$/m);
+    expect(status.stdout).toMatch(/^\[DONE\] +C /m);
     expect(status.stdout).toContain('completed 4 (1 stale)');
     const json = JSON.parse((await cli('status', dir, '--json')).stdout) as { stale?: Record<string, string[]> };
     expect(json.stale).toEqual({ B: ['description changed'] });

@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { answerFormat, readContractAnswer } from '../../src/executors/openai/contract.js';
 import { answerSchema } from '../../src/executors/openai/contract-schema.js';
+import { kSystemPrompt, systemPrompt } from '../../src/executors/openai/prompt.js';
 import { OpenAiExecutor, type OpenAiOutcome } from '../../src/executors/openai/index.js';
 import type { TaskInput } from '../../src/executors/types.js';
 import { buildPromptContext } from '../../src/knowledge/prompt-context.js';
@@ -117,6 +118,17 @@ describe('the schema sent', () => {
     const data = schema.properties!.discoveries!.items!.properties!.data!;
     expect(data.required).toEqual(expect.arrayContaining(['proposal_title', 'scores', 'weighted_score', 'rank', 'recommendation']));
     expect(data.properties!.scores!.required).toEqual(['feasibility', 'innovation', 'impact', 'cost']);
+  });
+
+  test('route and artifact contracts are in the schema and the system prompt of the lifecycle only', () => {
+    for (const name of ['brainstorm', 'analyze', 'generic'] as const) {
+      expect(Object.keys(answerSchema(name, 'writer').properties!), name).not.toContain('artifact_manifests');
+      expect(systemPrompt(name), name).toBe(kSystemPrompt);
+    }
+    expect(kSystemPrompt).not.toContain('artifact_manifests');
+    expect(Object.keys(answerSchema('lifecycle', 'writer').properties!)).toEqual(expect.arrayContaining(['route', 'artifact_manifests', 'artifact_validations']));
+    expect(systemPrompt('lifecycle')).toContain('"artifact_manifests"');
+    expect(systemPrompt('lifecycle').endsWith('No other fields.')).toBe(true);
   });
 
   test('supervision fields are in the schema of a checkpoint only, and required there', () => {

@@ -5,7 +5,7 @@ import { classifyCallError } from '../../executors/openai/errors.js';
 import { finishAttempt } from '../../executors/finish-attempt.js';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
 import { describe } from '../../executors/module.js';
-import { kSystemPrompt, RolePrompts } from '../../executors/openai/prompt.js';
+import { RolePrompts, systemPrompt } from '../../executors/openai/prompt.js';
 import { requestUsage } from '../../executors/openai/request-usage.js';
 import type { AttemptOutcome } from '../../executors/types.js';
 import { withInputNotes } from '../../executors/worker.js';
@@ -152,7 +152,7 @@ export class BatchBackend implements ExecutionBackend {
       try {
         if (request.prompt === undefined) throw new Error('The openai executor needs the prompt context of the task');
         waiting.messages = [
-          { role: 'system', content: kSystemPrompt },
+          { role: 'system', content: systemPrompt(request.pipeline ?? 'generic') },
           { role: 'user', content: this.#prompts.render(request.task, request.prompt) },
         ];
       } catch (error) {

@@ -50,6 +50,10 @@ const kCommonProperties: Readonly<Record<string, GrammarSchema>> = {
   // Free text unless the role's own fields say more (the brainstorm challenger's).
   gc_signal: { type: 'string' },
   severity_summary: { type: 'string' },
+};
+
+/** The fields of artifact contracts and routes, in the schema of a pipeline whose answers carry them (RoleRules.contracts). */
+const kContractProperties: Readonly<Record<string, GrammarSchema>> = {
   // A branch name; a role that routes (the lifecycle's planner) gives it from an enum.
   route: { type: 'string', pattern: kBranchNamePattern.source },
   artifact_manifests: {
@@ -97,16 +101,18 @@ export function isCheckpoint(pipeline: string, role: string): boolean {
 }
 
 /**
- * The schema of a model answer for a role of a pipeline: the common fields, the role's own
+ * The schema of a model answer for a role of a pipeline: the common fields, those of
+ * artifact contracts and routes where the pipeline's answers carry them, the role's own
  * (Pipeline.answerFields), and the supervision fields for a checkpoint only, so that a
  * constrained server cannot write them for any other task. No other field is allowed.
  */
 export function answerSchema(pipeline: string, role: string): GrammarSchema {
-  const own = findRoleRules(pipeline)?.answerFields.get(role);
+  const rules = findRoleRules(pipeline);
+  const own = rules?.answerFields.get(role);
   const checkpoint = isCheckpoint(pipeline, role);
   return {
     type: 'object',
-    properties: { ...kCommonProperties, ...own?.properties, ...(checkpoint ? kSupervisionProperties : {}) },
+    properties: { ...kCommonProperties, ...(rules?.contracts === true ? kContractProperties : {}), ...own?.properties, ...(checkpoint ? kSupervisionProperties : {}) },
     required: ['status', 'findings', ...(own?.required ?? []), ...(checkpoint ? ['supervision_verdict'] : [])],
     additionalProperties: false,
   };

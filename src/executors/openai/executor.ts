@@ -7,7 +7,7 @@ import { invalidAfterRepair, judgeCompletion, maxTokensFieldsFor, repairMessages
 import { answerFormat } from './contract.js';
 import { contextRefusal, fitPrompt, TokenEstimate, type ContextRefusal, type FittedPrompt, type PromptParts } from './context-window.js';
 import { classifyCallError, type StoppedBy } from './errors.js';
-import { kSystemPrompt, RolePrompts } from './prompt.js';
+import { RolePrompts, systemPrompt } from './prompt.js';
 
 export interface OpenAiExecutorOptions {
   /** The model name the server knows, e.g. `gpt-4o-mini` or a local model's name. */
@@ -112,10 +112,11 @@ export class OpenAiExecutor implements Executor {
     }
     const render = (parts: PromptParts) =>
       this.#prompts.render({ ...task, prev_context: parts.prev_context }, { ...context, upstream: parts.upstream, discoveries: parts.discoveries, wisdom: parts.wisdom });
+    const system = systemPrompt(context.pipeline);
     const parts: PromptParts = { upstream: context.upstream, discoveries: context.discoveries, wisdom: context.wisdom, prev_context: task.prev_context };
     let fitted: FittedPrompt;
     try {
-      fitted = this.#fit(render, parts);
+      fitted = this.#fit(render, parts, system);
     } catch (error) {
       return { kind: 'error', errorClass: 'task-failure', error: describe(error) };
     }
@@ -137,7 +138,7 @@ export class OpenAiExecutor implements Executor {
         : undefined;
 
     const messages: Message[] = [
-      { role: 'system', content: kSystemPrompt },
+      { role: 'system', content: system },
       { role: 'user', content: fitted.prompt },
     ];
     const notes = [...fitted.notes];
@@ -168,7 +169,7 @@ export class OpenAiExecutor implements Executor {
           if (refusal !== undefined && request === 1 && refits < kMaxRefits) {
             refits++;
             this.#learnWindow(refusal, messages);
-            const again = this.#fit(render, parts, kRefitMargin);
+            const again = this.#fit(render, parts, system, kRefitMargin);
             if (!again.ok) return withUsage(this.#tooBig(again));
             // Nothing learned (no token count, same window): the same prompt would be refused again.
             if (again.prompt === messages[1]?.content) throw error;
@@ -244,11 +245,11 @@ export class OpenAiExecutor implements Executor {
    * `margin` (0 to 1): the share of the room left unused, once a server has refused a prompt:
    * the ratio learned from it is the whole prompt's, and the text still cut may tokenize looser.
    */
-  #fit(render: (parts: PromptParts) => string, parts: PromptParts, margin = 0): FittedPrompt {
+  #fit(render: (parts: PromptParts) => string, parts: PromptParts, system: string, margin = 0): FittedPrompt {
     const window = this.#contextWindow;
     if (window === undefined) return { ok: true, prompt: render(parts), notes: [] };
     const room = window - this.#answerReserve(window);
-    return fitPrompt(render, parts, kSystemPrompt.length, Math.floor(room * (1 - margin)), this.#estimate);
+    return fitPrompt(render, parts, system.length, Math.floor(room * (1 - margin)), this.#estimate);
   }
 
   /** Tokens kept free for the answer: --max-tokens, else a quarter of the window. */

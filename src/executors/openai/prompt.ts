@@ -3,13 +3,18 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PromptContext } from '../../knowledge/prompt-context.js';
 import type { TaskInput } from '../types.js';
+import { findRoleRules } from '../../roles/role-rules.js';
 
 /** The built-in templates: a top-level folder, so the same URL works from src/ and dist/. */
 const kBuiltInPrompts = fileURLToPath(new URL('../../../prompts/', import.meta.url));
 /** Names a pipeline or role may have to be used in a template path. */
 const kPathNamePattern = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
-/** The output contract, the same for every role; the role's template says what to put in it. */
+/**
+ * The output contract of every role of the brainstorm, analyze and generic pipelines; the
+ * role's template says what to put in it. A pipeline with artifact contracts and routes
+ * (lifecycle) adds their fields (systemPrompt): the others' prompts stay as short as before.
+ */
 export const kSystemPrompt = `You are one worker in a csv-wave pipeline: a batch of tasks run in dependency waves. Your answer is stored as the result of your task and shown to the tasks that come after it.
 
 Answer with exactly one JSON object and nothing else: no prose around it, no code fences. Its fields:
@@ -23,11 +28,20 @@ Answer with exactly one JSON object and nothing else: no prose around it, no cod
 - "wisdom": optional object with lists "learnings", "decisions", "conventions", "issues": lessons later tasks should know.
 - "verification": optional, "self-validated".
 - "gc_signal" and "severity_summary": only when your role instructions ask for them.
-- "route": only when your role instructions ask you to choose a branch (a planner's complexity route).
-- "artifact_manifests": optional list, one per artifact you made, with "artifact_id" (letters, digits, ".", "-", "_"), "artifact_type", "path" (relative to the session folder, such as artifacts/<id>/<name>.md), "version", "dependencies" (artifact ids) and "validation_status" ("pending", "passed" or "failed"), as your role instructions say.
-- "artifact_validations": optional list of verdicts on artifacts of the tasks before yours, each with "artifact_id", "validation_status" ("passed" or "failed") and "validation_summary", when your role instructions make you a validator.
 - "supervision_verdict" and "supervision_score": only when your role instructions make your task a checkpoint.
 No other fields.`;
+
+/** The contract's fields of a pipeline with artifact contracts and routes (RoleRules.contracts). */
+const kContractLines = `- "route": only when your role instructions ask you to choose a branch (a planner's complexity route).
+- "artifact_manifests": optional list, one per artifact you made, with "artifact_id" (letters, digits, ".", "-", "_"), "artifact_type", "path" (relative to the session folder, such as artifacts/<id>/<name>.md), "version", "dependencies" (artifact ids) and "validation_status" ("pending", "passed" or "failed"), as your role instructions say.
+- "artifact_validations": optional list of verdicts on artifacts of the tasks before yours, each with "artifact_id", "validation_status" ("passed" or "failed") and "validation_summary", when your role instructions make you a validator.
+`;
+
+/** The system prompt of a role of `pipeline`: kSystemPrompt, with the contract fields where the pipeline's answers carry them. */
+export function systemPrompt(pipeline: string): string {
+  if (findRoleRules(pipeline)?.contracts !== true) return kSystemPrompt;
+  return kSystemPrompt.replace('- "supervision_verdict"', `${kContractLines}- "supervision_verdict"`);
+}
 
 /**
  * A task's user prompt: the role's template of the session's pipeline, filled with the row,

@@ -6,7 +6,7 @@ import { describe } from '../../module.js';
 import { quoteAnswer } from '../../openai/answer.js';
 import { answerSchema } from '../../openai/contract-schema.js';
 import { readContractAnswer } from '../../openai/contract.js';
-import { kSystemPrompt, RolePrompts } from '../../openai/prompt.js';
+import { RolePrompts, systemPrompt } from '../../openai/prompt.js';
 import type { AttemptOutcome, ErrorClass, ExecutorRunOptions, TaskInput } from '../../types.js';
 import { killGroupQuietly, spawnTaskProcess } from '../../task-process.js';
 import type { AgentRunner, AgentSettings } from '../settings.js';
@@ -65,7 +65,7 @@ export class ClaudeExecutor implements AgentRunner {
     const role = task.row.role ?? '';
     let prompt: string;
     try {
-      prompt = `${kSystemPrompt}\n${kStructuredNote}\n\n${this.#prompts.render(task, context)}`;
+      prompt = `${systemPrompt(context.pipeline)}\n${kStructuredNote}\n\n${this.#prompts.render(task, context)}`;
     } catch (error) {
       return { kind: 'error', errorClass: 'task-failure', error: describe(error) };
     }

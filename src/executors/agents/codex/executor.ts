@@ -9,7 +9,7 @@ import { quoteAnswer } from '../../openai/answer.js';
 import { repairInstruction } from '../../openai/answer-turn.js';
 import { answerSchema } from '../../openai/contract-schema.js';
 import { readContractAnswer } from '../../openai/contract.js';
-import { kSystemPrompt, RolePrompts } from '../../openai/prompt.js';
+import { RolePrompts, systemPrompt } from '../../openai/prompt.js';
 import type { AttemptOutcome, ErrorClass, ExecutorRunOptions, TaskInput } from '../../types.js';
 import type { AgentRunner, AgentSettings } from '../settings.js';
 import { codexExecArgs, kCodexKeyEnv } from './args.js';
@@ -71,7 +71,7 @@ export class CodexExecutor implements AgentRunner {
     const role = task.row.role ?? '';
     let prompt: string;
     try {
-      prompt = `${kSystemPrompt}\n\n${this.#prompts.render(task, context)}`;
+      prompt = `${systemPrompt(context.pipeline)}\n\n${this.#prompts.render(task, context)}`;
     } catch (error) {
       return { kind: 'error', errorClass: 'task-failure', error: describe(error) };
     }
