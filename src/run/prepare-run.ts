@@ -12,7 +12,11 @@ import { fillWaveColumn } from '../core/wave-column.js';
 import { planTasks, prepareSession, writeFirst, type HeldSession, type ReadSession } from '../session/prepare-session.js';
 import { recoverRows } from '../session/journal.js';
 import { checkSessionOwner } from '../session/session-owner.js';
-import { openSession } from '../session/session.js';
+import { openSession, type Session } from '../session/session.js';
+import { readLastRun } from '../cache/last-run.js';
+import { kLayout } from '../layout.js';
+import { kRedacted } from '../text/secret-scrubber.js';
+import type { ExecutorSpec } from '../executors/messages.js';
 import type { TaskPlan } from '../session/validate.js';
 import { sessionIdOf } from '../session/files/session-id.js';
 import { checkWorktreeRun, runWorkdir, type RunWorkdir } from './workdir/workdir-setup.js';
@@ -64,7 +68,7 @@ export interface PreparedRun extends HeldSession {
  */
 export async function prepareRun(path: string, request: RunRequest, warn: (message: string) => void): Promise<PreparedRun> {
   const session = openSession(path, request.pipeline === undefined ? {} : { pipeline: request.pipeline });
-  const settings = normalizeRunOptions(request, session);
+  const settings = normalizeRunOptions(withLastExecutor(request, session, warn), session);
   const held = prepareSession(session, { hold: { warn, run: true }, bom: settings.bom ?? session.config.bom });
   try {
     const plan = planTasks(held);
@@ -157,4 +161,31 @@ function rememberForced(held: HeldSession, forced: readonly string[]): void {
   const earlier = readForcedTasks(held.session.dir).filter((id) => pending.has(id));
   const all = [...new Set([...earlier, ...forced])];
   if (all.length > 0 || earlier.length > 0) writeForcedTasks(new SessionWriter(held.session.dir), all);
+}
+
+/**
+ * A run that names no executor, of a session whose session.json names none, runs with the
+ * executor of the session's last run (`.csv-wave/last-run.json`), and says so: `rerun
+ * --failed` after `run --cmd '…'` runs the same command. A recorded executor that held a
+ * secret (scrubbed to `***` there) is not taken: it would not be the same one.
+ */
+function withLastExecutor(request: RunRequest, session: Session, warn: (message: string) => void): RunRequest {
+  if (request.executor !== undefined || session.config.executor !== undefined) return request;
+  const last = readLastRun(session.dir);
+  if (last === undefined || JSON.stringify(last.executor).includes(kRedacted)) return request;
+  warn(`No executor given: this run uses the last run's (${executorFlags(last.executor)}), recorded in ${kLayout.lastRun}`);
+  return { ...request, executor: last.executor };
+}
+
+/** An executor as the flags that name it. */
+function executorFlags(executor: ExecutorSpec): string {
+  const quoted = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
+  switch (executor.type) {
+    case 'command':
+      return `--cmd ${quoted(executor.template)}`;
+    case 'module':
+      return `--module ${quoted(executor.path)}`;
+    default:
+      return `--executor ${executor.type} --model ${quoted(executor.model)}${executor.baseUrl === undefined ? '' : ` --base-url ${executor.baseUrl}`}`;
+  }
 }
