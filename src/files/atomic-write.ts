@@ -17,8 +17,12 @@ import { writeAll, type WriteFn } from './write-all.js';
 export function writeFileAtomic(
   path: string,
   content: string | Iterable<string>,
-  /** Asked after the new content is on disk, right before the rename; false leaves the old file. */
-  mayReplace: () => boolean = () => true,
+  /**
+   * Asked after the new content is on disk, right before the rename, with the temporary
+   * file's path (to know the file it writes by its identity: the rename keeps it); false
+   * leaves the old file.
+   */
+  mayReplace: (temporary: string) => boolean = () => true,
   /** The write system call (tests inject one that writes less). */
   write?: WriteFn,
 ): boolean {
@@ -40,7 +44,7 @@ export function writeFileAtomic(
       closeSync(fd);
     }
     verifyWritten(temporary, size, meant);
-    if (!mayReplace()) {
+    if (!mayReplace(temporary)) {
       rmSync(temporary, { force: true });
       return false;
     }

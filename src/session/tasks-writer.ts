@@ -142,14 +142,18 @@ export class TasksWriter {
     const hash = createHash('sha256');
     let digest = '';
     let unchanged = false;
+    let written: FileIdentity | undefined;
     let replaced: boolean;
     try {
-      replaced = writeFileAtomic(this.#path, hashed(serializeTasksInChunks(this.#table), hash), () => {
+      replaced = writeFileAtomic(this.#path, hashed(serializeTasksInChunks(this.#table), hash), (temporary) => {
         if (this.editedByOthers()) return false;
         // The same bytes as the file holds (a finished session run again): it is left as it
         // is, its modification time too, so that a spreadsheet or a watcher sees no change.
         digest = hash.digest('hex');
         unchanged = digest === this.#writtenHash;
+        // Known by the file it renames, not by the path afterwards: a save that lands on the
+        // new file between the rename and a look at the path would be taken for our own.
+        written = identity(temporary);
         return !unchanged;
       }, this.#write);
     } catch (error) {
@@ -157,7 +161,7 @@ export class TasksWriter {
     }
     if (unchanged) return true;
     if (!replaced) return false;
-    this.#written = identity(this.#path);
+    this.#written = written;
     this.#writtenHash = digest;
     this.lastWriteAt = performance.now();
     this.lastWriteMs = this.lastWriteAt - started;
