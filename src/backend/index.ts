@@ -8,6 +8,15 @@ export { chooseBackend, type BackendAsk, type BackendChoice, type BackendPlan } 
 export type { AttemptJobs, ExecutionBackend } from './execution-backend.js';
 
 /**
+ * What opening the backend would refuse, asked before a run writes its session folder
+ * (a bullmq session id held by another run, Redis away), so that a refused run leaves the
+ * folder as it was. Opening asks again: this only answers early.
+ */
+export async function checkBackendFree(plan: BackendPlan, sessionDir: string, sessionId: () => string): Promise<void> {
+  if (plan.type === 'bullmq') await (await import('./bullmq/open-coordinator.js')).checkCoordinatorFree(plan, sessionDir, sessionId());
+}
+
+/**
  * Opens the backend a run chose (chooseBackend): this machine's threads and processes, BullMQ
  * jobs on Redis, or OpenAI's Batch API. BullMQ, ioredis and the openai client are loaded
  * only by a run that uses them: they are most of a start-up.

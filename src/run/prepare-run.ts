@@ -64,9 +64,15 @@ export interface PreparedRun extends HeldSession {
  * Everything before a run's first task: options settled, the session held and brought up
  * to date, the tasks validated, the executor checked, the waves filled in and tasks.csv
  * written once. The caller releases the lock; a run refused here has released it, and
- * before the first write it leaves the folder as it was.
+ * before the first write it leaves the folder as it was. `beforeWrite` is the caller's
+ * last word before that write: what it throws refuses the run.
  */
-export async function prepareRun(path: string, request: RunRequest, warn: (message: string) => void): Promise<PreparedRun> {
+export async function prepareRun(
+  path: string,
+  request: RunRequest,
+  warn: (message: string) => void,
+  beforeWrite?: (settings: NormalizedRunOptions, session: Session) => Promise<void>,
+): Promise<PreparedRun> {
   const session = openSession(path, request.pipeline === undefined ? {} : { pipeline: request.pipeline });
   const settings = normalizeRunOptions(withLastExecutor(request, session, warn), session);
   const held = prepareSession(session, { hold: { warn, run: true }, bom: settings.bom ?? session.config.bom });
@@ -94,6 +100,8 @@ export async function prepareRun(path: string, request: RunRequest, warn: (messa
     const reset = new Set(request.prepare?.(held.table.rows, plan.waves) ?? []);
     const rerun = request.rerun === undefined ? undefined : rerunPlan(held, settings, pipelineSettings.topic, plan.waves, request.rerun, warn);
     for (const id of [...(rerun?.chosen ?? []), ...(rerun?.cascaded ?? [])]) reset.add(id);
+    // What the backend would refuse (bullmq's session id held elsewhere, --batch with bullmq) is refused before the first write.
+    await beforeWrite?.(settings, held.session);
     // A person watching the spreadsheet sees `pending`, not an empty cell, once the run has started.
     for (const row of held.table.rows) if (row.status === '') row.status = 'pending';
     writeFirst(held, {

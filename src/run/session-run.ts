@@ -10,7 +10,7 @@ import { writeContextReport } from '../knowledge/context-report.js';
 import type { PriceTable } from '../knowledge/pricing.js';
 import { pipelineFor } from '../pipelines/pipeline-for.js';
 import type { PipelineName } from '../schema/session.js';
-import { chooseBackend, openBackend, type BackendChoice, type BackendPlan, type ExecutionBackend } from '../backend/index.js';
+import { checkBackendFree, chooseBackend, openBackend, type BackendChoice, type BackendPlan, type ExecutionBackend } from '../backend/index.js';
 import { backendAsk } from './backend-ask.js';
 import { RunEmitter, type RunSummary, type TasksEditedEvent } from '../events/events.js';
 import { Interrupt } from './interrupt.js';
@@ -156,24 +156,29 @@ export class SessionRun {
     const startedAt = performance.now();
     const events = options.events ?? new RunEmitter();
     const warn = (message: string) => events.emit('warning', message);
-    const prepared = await prepareRun(path, options, warn);
+    let plan: BackendPlan | undefined;
+    // Each backend's options are checked before the run writes anything (a bullmq run without a secret, or with --batch, is refused), and so is a bullmq session id another run holds.
+    const prepared = await prepareRun(path, options, warn, async (settings, session) => {
+      plan = chooseBackend(backendAsk(options, settings), session.config.backend);
+      await checkBackendFree(plan, session.dir, () => sessionIdOf(session.dir, warn));
+    });
     try {
-      return new SessionRun(path, options, startedAt, { events, warn }, prepared);
+      if (plan === undefined) throw new Error('prepareRun returned without asking its beforeWrite');
+      return new SessionRun(path, options, startedAt, { events, warn }, prepared, plan);
     } catch (error) {
       prepared.lock.release();
       throw error;
     }
   }
 
-  private constructor(path: string, options: RunSessionOptions, startedAt: number, voice: RunVoice, prepared: PreparedRun) {
+  private constructor(path: string, options: RunSessionOptions, startedAt: number, voice: RunVoice, prepared: PreparedRun, plan: BackendPlan) {
     this.#path = path;
     this.#options = options;
     this.#startedAt = startedAt;
     this.#events = voice.events;
     this.#warn = voice.warn;
     this.#prepared = prepared;
-    // Each backend's options are checked here, before the run makes anything (a bullmq run without a secret is refused).
-    this.#plan = chooseBackend(backendAsk(options, prepared.settings), prepared.session.config.backend);
+    this.#plan = plan;
     this.#stop = new RunStop(path, this.#warn);
   }
 

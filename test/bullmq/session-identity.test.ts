@@ -96,8 +96,8 @@ describe.runIf(kRunRedisTests)('a session id belongs to one folder', () => {
     const ran = await first.exited;
     expect(ran.code, ran.stderr).toBe(0);
     expect(readRows(original).get('A')).toMatchObject({ status: 'completed', findings: 'done-A' });
-    // The refused run never started A: its first write of tasks.csv, before the hold was asked for, marks it pending.
-    expect(readRows(copy).get('A')).toMatchObject({ status: 'pending', findings: '' });
+    // The refused run never started A, nor wrote tasks.csv: the hold is asked for before the first write.
+    expect(readRows(copy).get('A')).toMatchObject({ status: '', findings: '' });
     expect(lines(join(each.marks, 'A.pids'))).toHaveLength(1);
   });
 
@@ -115,7 +115,7 @@ describe.runIf(kRunRedisTests)('a session id belongs to one folder', () => {
       expect(refused.code, refused.stderr).toBe(3);
       expect(refused.stderr).toMatch(/locked by another run on another-host \(pid 999999, folder \/srv\/session\), which last beat \d+ s ago/);
       expect(refused.stderr).toMatch(/its hold lapses 30 s after its last beat \(in about \d+ s\)/);
-      expect(readRows(dir).get('A')).toMatchObject({ status: 'pending', findings: '' });
+      expect(readRows(dir).get('A')).toMatchObject({ status: '', findings: '' });
       // Lapsed (made to lapse now): Redis drops the hold by itself, and the run goes on.
       await client.pexpire(key, 1);
       for (let look = 0; look < 1000 && (await client.exists(key)) === 1; look++) await new Promise((resolve) => setTimeout(resolve, 10));

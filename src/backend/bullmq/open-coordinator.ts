@@ -20,6 +20,15 @@ import { refusedAtStart } from './redis/write-refusal.js';
 export type BullmqPlan = Extract<BackendPlan, { type: 'bullmq' }>;
 
 /**
+ * Refuses a run before it writes anything, as opening its coordinator would: Redis
+ * unreachable, or the session id held by another run (SessionLease.check).
+ */
+export async function checkCoordinatorFree(plan: BullmqPlan, sessionDir: string, sessionId: string): Promise<void> {
+  await checkRedisReachable(plan.url);
+  await SessionLease.check(plan.url, sessionId, realpathSync(sessionDir));
+}
+
+/**
  * The backend of a coordinator (`run --backend bullmq`): the session's id (the run's, made
  * on its first such run and anew in a copy of the folder: `run.sessionId`), this run's hold on it (a second
  * coordinator on one id is refused: SESSION_LOCKED), the session's jobs that no attempt

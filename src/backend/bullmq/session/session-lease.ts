@@ -113,6 +113,26 @@ export class SessionLease {
     return lease;
   }
 
+  /**
+   * Throws SESSION_LOCKED as take() would, without taking anything: a run asks before it
+   * writes its session folder, so that a run refused leaves the folder as it was. take()
+   * still decides; this only answers early.
+   */
+  static async check(url: string, sessionId: string, folder: string): Promise<void> {
+    const client = shortClient(url);
+    try {
+      const key = `csv-wave:lease:${sessionId}`;
+      const [time, fields, leftMs] = await Promise.all([client.time(), client.hgetall(key), client.pttl(key)]);
+      const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+      if (fields['run'] === undefined) return;
+      const holder = holderOf(Object.entries(fields).flat());
+      if (stateOf(holder) === 'gone') return;
+      throw heldError(sessionId, folder, { taken: false, holder, now, leftMs: Math.max(0, leftMs) });
+    } finally {
+      client.disconnect();
+    }
+  }
+
   /** Renews the hold (each beat); a hold another run took meanwhile is told to `superseded`, once. */
   async renew(): Promise<void> {
     if (this.#lost) return;
