@@ -44,7 +44,16 @@ export type Effect<R extends CoreReply = CoreReply> =
   /** The retry planned for this task will not happen: drop its timer. */
   | { type: 'cancel-retry'; id: string }
   /** The task is finished (its row holds the outcome): record its knowledge, emit `task:done`. */
-  | { type: 'finished'; row: TaskRow; wave: number; status: FinalStatus; reply: R | undefined; attempts: number }
+  | {
+      type: 'finished';
+      row: TaskRow;
+      wave: number;
+      status: FinalStatus;
+      reply: R | undefined;
+      attempts: number;
+      /** The pending tasks its result skips (a converged GC check), each finished as skipped right after: recorded with it, so that a kill between cannot lose them. */
+      skips?: readonly { id: string; error: string }[];
+    }
   /** Emit `wave:done`: the wave and every wave before it have no unfinished task. */
   | { type: 'wave-done'; wave: number; completed: number; failed: number; skipped: number }
   /** Emit `tasks:changed`: an interactive task added or rewired tasks, or an edit of tasks.csv added, changed or removed some. */

@@ -208,7 +208,7 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
       const skipped = this.#entryById.get(skip.id)!;
       if (!skipped.pendingSkip) doom(skipped, skip.cause, -1);
     }
-    yield* this.#settle(entry, problem === undefined ? reply : { kind: 'error', errorClass: 'task-failure', error: problem });
+    yield* this.#settle(entry, problem === undefined ? reply : { kind: 'error', errorClass: 'task-failure', error: problem }, apply && problem === undefined ? changes.skip : []);
     for (const skip of skips) {
       // An edit of tasks.csv fed at an edit point meanwhile may have removed it.
       const skipped = this.#entryById.get(skip.id);
@@ -362,10 +362,10 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
     return { type: 'dispatch', row: entry.row, wave: entry.wave, attempt: entry.attempts, interactive, isolated: entry.crashRetried };
   }
 
-  *#settle(entry: Entry, reply: R | RefusedChange): Generator<Effect<R | RefusedChange>> {
+  *#settle(entry: Entry, reply: R | RefusedChange, skips: readonly { id: string; error: string }[] = []): Generator<Effect<R | RefusedChange>> {
     if (reply.kind === 'finished') {
       if (reply.status === 'failed') this.#hardFailures++;
-      yield* this.#finish(entry, reply.status, reply, reply.error);
+      yield* this.#finish(entry, reply.status, reply, reply.error, skips);
       return;
     }
     if (reply.errorClass === 'io') {
@@ -388,12 +388,18 @@ export class SchedulingCore<R extends CoreReply = CoreReply> {
     yield* this.#finish(entry, 'failed', reply, reply.error);
   }
 
-  *#finish(entry: Entry, status: FinalStatus, reply: R | RefusedChange | undefined, error: string): Generator<Effect<R | RefusedChange>> {
+  *#finish(
+    entry: Entry,
+    status: FinalStatus,
+    reply: R | RefusedChange | undefined,
+    error: string,
+    skips: readonly { id: string; error: string }[] = [],
+  ): Generator<Effect<R | RefusedChange>> {
     const row = entry.row;
     entry.state = 'done';
     if (reply?.kind === 'finished' && reply.supervision_verdict === 'block') this.#blockers.set(row.id, blockedCause(row.id, reply.findings));
     recordOutcome(row, status, reply, error);
-    yield { type: 'finished', row, wave: entry.wave, status, reply, attempts: entry.attempts };
+    yield { type: 'finished', row, wave: entry.wave, status, reply, attempts: entry.attempts, ...(skips.length > 0 ? { skips } : {}) };
     this.#unfinished--;
     const waveFile = entry.attempts === 0 ? this.#waves.dispatched(entry.wave, false) : undefined;
     if (waveFile) yield waveFile;

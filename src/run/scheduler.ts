@@ -53,7 +53,7 @@ export interface RunRecorder {
   /** An attempt failed and will be retried (before task:retry). */
   retried(event: TaskRetryEvent): void;
   /** A task finished, completed, failed or skipped, with its last reply (before task:done). */
-  finished(row: TaskRow, reply: WorkerReply | undefined, event: TaskDoneEvent): void;
+  finished(row: TaskRow, reply: WorkerReply | undefined, event: TaskDoneEvent, skips?: readonly { id: string; error: string }[]): void;
   /** An interactive task added or rewired tasks, or an edit of tasks.csv changed them (before tasks:changed). */
   tasksChanged(change: RecordedChange): void;
   /**
@@ -303,7 +303,7 @@ export class Scheduler {
     return { attempt: { host: ran.host, pid: ran.pid, ranMs: ran.ms, queuedMs: Math.max(0, Math.round(besidesMs)) }, besidesMs };
   }
 
-  #finished({ row, wave, status, reply, attempts }: Extract<Effect<Reply>, { type: 'finished' }>): void {
+  #finished({ row, wave, status, reply, attempts, skips }: Extract<Effect<Reply>, { type: 'finished' }>): void {
     const now = performance.now();
     const worker = reply === undefined ? undefined : this.#workerOf(row.id, reply, now);
     const startedAt = this.#startedAt.get(row.id);
@@ -330,7 +330,7 @@ export class Scheduler {
       ...(reply ? attemptDetail(reply, worker?.attempt) : {}),
     };
     this.#planner.contexts.finished(row.id);
-    this.#recorder.finished(row, reply, done);
+    this.#recorder.finished(row, reply, done, skips);
     this.#events.emit('task:done', done);
   }
 }

@@ -34,6 +34,8 @@ export type JournalEntry =
       id: string;
       /** The BullMQ job whose reply finished the task (--backend bullmq). */
       job?: string;
+      /** Pending tasks this result skips (a converged GC check), with their errors; their own finish entries follow. */
+      skips?: readonly { id: string; error: string }[];
     } & TaskOutcome)
   /** A task an interactive task appended, or a person's save of tasks.csv added (every cell by column name). */
   | { type: 'add'; row: Record<string, string> }
@@ -325,6 +327,15 @@ export function replayJournal(rows: TaskRow[], entries: readonly JournalEntry[])
       row.severity_summary = entry.severity_summary;
       row.error = entry.error;
       row.route = entry.route ?? '';
+      // A journal is read as found (a copied folder): a skip that is not an id and a text is passed over.
+      for (const skip of Array.isArray(entry.skips) ? entry.skips : []) {
+        if (typeof skip?.id !== 'string' || typeof skip.error !== 'string') continue;
+        const skipped = byId.get(skip.id);
+        if (skipped === undefined || (skipped.status !== '' && skipped.status !== 'pending')) continue;
+        skipped.status = 'skipped';
+        skipped.error = skip.error;
+        changed.add(skip.id);
+      }
     }
   }
   if (removed.size > 0) {

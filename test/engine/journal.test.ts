@@ -187,4 +187,25 @@ describe('replayJournal', () => {
     expect(changed).toBe(1);
     expect(rows[0]).toMatchObject({ title: 'Edited by a person', description: 'do a', status: 'completed' });
   });
+
+  it('a finish that names the tasks its result skips (a converged GC check) skips those still pending, with their errors', () => {
+    const rows = [row('check'), row('round'), row('done', { status: 'completed', findings: 'kept' }), row('later')];
+    const skips = [
+      { id: 'round', error: 'Skipped: GC converged (check)' },
+      { id: 'done', error: 'Skipped: GC converged (check)' },
+      { id: 'gone', error: 'Skipped: GC converged (check)' },
+    ];
+    const changed = replayJournal(rows, [{ ...finishA, id: 'check', skips }]);
+    expect(changed).toBe(2);
+    expect(rows[1]).toMatchObject({ status: 'skipped', error: 'Skipped: GC converged (check)' });
+    expect(rows[2]).toMatchObject({ status: 'completed', findings: 'kept', error: '' });
+    expect(rows[3]!.status).toBe('');
+  });
+
+  it('passes over skips that are not a list of ids and texts (a journal is read as found)', () => {
+    const rows = [row('check'), row('round')];
+    const odd = [7, 'round', { skips: 'round' }, [{ id: 'round' }, { id: 3, error: 'x' }, null]];
+    for (const skips of odd) replayJournal(rows, [{ ...finishA, id: 'check', skips } as unknown as JournalEntry]);
+    expect(rows[1]!.status).toBe('');
+  });
 });

@@ -73,7 +73,7 @@ export class OutcomeSink implements RunRecorder {
     this.#journal.flush();
   }
 
-  finished(row: TaskRow, reply: WorkerReply | undefined, event: TaskDoneEvent): void {
+  finished(row: TaskRow, reply: WorkerReply | undefined, event: TaskDoneEvent, skips?: readonly { id: string; error: string }[]): void {
     const { knowledge, guarded, jobs, contracts } = this.#setup;
     if (contracts !== undefined) guarded(() => contracts.finished(row, reply));
     const note = event.status === 'completed' ? this.#setup.cacheNote?.(event.id) : undefined;
@@ -92,6 +92,8 @@ export class OutcomeSink implements RunRecorder {
       error: event.error,
       ...(event.route === undefined ? {} : { route: event.route }),
       ...(job === undefined ? {} : { job }),
+      // In the same line as the result that decided them: the skips' own entries come after, in other writes.
+      ...(skips === undefined || skips.length === 0 ? {} : { skips }),
     });
     // Written now, not at the group commit: the entry is durable when task:done is heard.
     this.#journal.flush();
