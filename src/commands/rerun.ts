@@ -6,7 +6,10 @@ import { downstream } from '../graph/cascade.js';
 import { satisfiesDependents, skipCauseOf, skippedForFailure } from '../core/skip-cause.js';
 
 export interface RerunSelection {
-  /** Failed tasks, and the tasks skipped because of a failure. */
+  /**
+   * Failed tasks, and the tasks skipped because of a failure; for a task blocked by an
+   * artifact that failed validation, the artifact's producer too.
+   */
   failed?: boolean;
   waves?: readonly number[];
   tasks?: readonly string[];
@@ -57,6 +60,14 @@ export function planRerun(rows: readonly TaskRow[], waves: ReadonlyMap<string, n
     const stale = selection.stale === true && selection.staleIds?.has(row.id) === true;
     if ((selection.failed && failed) || inWave || stale) chosen.add(row.id);
     if ((selection.failed && row.status === 'failed') || inWave || stale) forced.add(row.id);
+    // A task blocked by an artifact that failed validation would run past the gate if reset
+    // alone (its dependencies are done): the artifact's producer makes it again, and the
+    // validators and the blocked task below it follow.
+    const cause = skipCauseOf(row);
+    if (selection.failed && cause?.kind === 'rejected' && ids.has(cause.source)) {
+      chosen.add(cause.source);
+      forced.add(cause.source);
+    }
   }
   const cascaded =
     selection.cascade === false

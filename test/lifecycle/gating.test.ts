@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -112,6 +112,23 @@ describe('validation gating: passed, pending, failed', () => {
     const summary = rounds === 0 ? 'a is failed' : 'still broken';
     expect(rows.get('D')!.status).toBe('skipped');
     expect(rows.get('D')!.error).toBe(`Blocked by artifact a of ${maker}: ${summary} (after ${rounds} fix round(s), max_fix_rounds)`);
+  });
+
+  test('rerun --failed after a block: the producer of the failed artifact makes it again, its validator checks it, and only then the blocked task runs', async () => {
+    const dir = buildSession(pendingSession('failed'), { session: session({ max_fix_rounds: 1 }), files: { 'always-fail': '' } });
+    expect((await run(dir)).code).toBe(1);
+    expect(readRows(dir).get('D')).toMatchObject({ status: 'skipped', error: 'Blocked by artifact a of X-fix-1: still broken (after 1 fix round(s), max_fix_rounds)' });
+    // The cause is mended; the rerun must not let D past a gate that still says failed. The
+    // fix makes the same artifact again, so without --no-cache the recheck's failed verdict
+    // would come from the cache (the file always-fail is no input of the key).
+    rmSync(join(dir, 'always-fail'));
+    const rerun = await runCli('rerun', dir, '--failed', '--no-cache', '--module', kModule);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(outcome(dir)).toEqual(['X [] completed', 'V [X] completed', 'D [V-recheck-1] completed', 'X-fix-1 [V] completed', 'V-recheck-1 [X-fix-1] completed']);
+    expect(readRows(dir).get('V-recheck-1')!.findings).toBe('V-recheck-1 done | manifests in: a@2:pending');
+    expect(registry(dir).map((entry) => [entry.artifact_id, entry.validation_status, entry.metadata.task_id, entry.validated_by])).toEqual([['a', 'passed', 'X-fix-1', 'V-recheck-1']]);
+    // The run before the rerun chose nothing else: X and V keep their results.
+    expect(rerun.stdout).not.toMatch(/\[DONE\] (X|V) /);
   });
 
   test('a task whose own manifest says failed gets a fix after it, and no recheck', async () => {
