@@ -85,6 +85,7 @@ export class ResultCache {
       return undefined;
     }
     const { thread: _thread, usage: _usage, requests: _requests, ...reply } = checked;
+    store.noteHit(plan.key);
     return { reply, savedUsd: entry.cost_usd ?? undefined };
   }
 
