@@ -47,7 +47,7 @@ const kE2e = [
   'test/engine/{attempts-log,edit-during-run,lock-owner,lock-race,lock,resume,stale-temporaries,touch-during-run,two-tasks-files}.test.ts',
   'test/executors/{command,escaped-processes}.test.ts',
   'test/model/**/*.test.ts',
-  'test/reliability/{cache-kill,crash-loop,edit-kill,escaped-commands,full-disk,leftover-commands,lifecycle-kill,lost-output,read-only,signals,task-files-unwritable}.test.ts',
+  'test/reliability/{cache-kill,cache-prune-kill,crash-loop,edit-kill,escaped-commands,full-disk,leftover-commands,lifecycle-kill,lost-output,read-only,signals,task-files-unwritable}.test.ts',
   'test/report/{hostile-report,report-page,run-report,serve-load,serve-requests,serve}.test.ts',
 ];
 

@@ -55,7 +55,7 @@ export const kLayout = {
   owner: join(kEngine, 'tasks-file'),
   /** The session's id on Redis (--backend bullmq). */
   sessionId: join(kEngine, 'session-id'),
-  /** The result cache (docs/cache.md): packs of entries, each `packs/<pack>.pack` with its `.index`; session.json's `cache_dir` may name another folder. */
+  /** The result cache (docs/cache.md): packs of entries, each `packs/<pack>.pack` with its `.index`, and the runs' hits in `packs/<name>.uses`; session.json's `cache_dir` may name another folder. */
   cache: join(kEngine, 'cache'),
   /** What the last run ran with: its executor (no secret), output limits and workdir, for status's keys. */
   lastRun: join(kEngine, 'last-run.json'),

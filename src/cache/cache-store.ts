@@ -39,11 +39,13 @@ interface Location {
 
 /** The first line of an index: its format and the size of the pack it indexes. */
 const kIndexHeader = 'csv-wave-cache-index 1';
+/** The first line of a uses file: the hits of a run, `<key> <hits> <ms since 1970>` a line (cache-housekeeping.ts reads them). */
+export const kUsesHeader = 'csv-wave-cache-uses 1';
 /** Pending entries are appended once they hold this many bytes (and at each flush). */
 const kFlushBytes = 256 * 1024;
 /** `<key> <digest> ` before an entry's JSON. */
-const kLinePrefix = /^([0-9a-f]{64}) ([0-9a-f]{64}) /;
-const kPrefixLength = 130;
+export const kLinePrefix = /^([0-9a-f]{64}) ([0-9a-f]{64}) /;
+export const kPrefixLength = 130;
 
 /**
  * The result cache on disk: packs of entries, each pack written by one run, read by any.
@@ -75,6 +77,8 @@ export class CacheStore {
   #createdAt = '';
   /** Set once a write failed: the rest of the run writes no entry. */
   #writeFailed = false;
+  /** The keys this run took a result of, and how often: written as a uses file when it closes (the age `cache --prune` goes by). */
+  readonly #hits = new Map<string, number>();
 
   constructor(folder: CacheFolder, warn: (message: string) => void, scrubber: SecretScrubber = SecretScrubber.fromEnv()) {
     this.#folder = folder;
@@ -125,6 +129,11 @@ export class CacheStore {
     const shape = entryProblem(entry, key);
     if (shape !== undefined) return problem(shape);
     return entry as CacheEntry;
+  }
+
+  /** Records a hit of `key`: `cache --stats` counts it, and `cache --prune` takes the entry as used now. */
+  noteHit(key: string): void {
+    this.#hits.set(key, (this.#hits.get(key) ?? 0) + 1);
   }
 
   /**
@@ -182,9 +191,10 @@ export class CacheStore {
     }
   }
 
-  /** Flushes, closes the pack and writes its index. */
+  /** Flushes, closes the pack and writes its index; writes the run's hits as a uses file. */
   close(): void {
     this.flush();
+    this.#writeUses();
     const pack = this.#pack;
     if (pack === undefined) return;
     this.#pack = undefined;
@@ -197,10 +207,22 @@ export class CacheStore {
   }
 
   #newPack(): { name: string; file: PackFile; index: (string | number)[] } {
-    // Sorted by age, unique across processes and hosts sharing a folder.
-    const stamp = new Date().toISOString().replace(/[-:.]/g, '');
-    const name = `${stamp}-${process.pid}-${randomBytes(4).toString('hex')}.pack`;
+    const name = packName(packStamp(new Date()), '.pack');
     return { name, file: this.#folder.createPack(name), index: [] };
+  }
+
+  /** The run's hits, in a file of their own (written whole, by a rename): a hit writes nothing else. */
+  #writeUses(): void {
+    if (this.#hits.size === 0) return;
+    const now = Date.now();
+    const lines = [`${kUsesHeader}\n`];
+    for (const [key, hits] of this.#hits) lines.push(`${key} ${hits} ${now}\n`);
+    this.#hits.clear();
+    try {
+      this.#folder.replace(packName(packStamp(new Date(now)), '.uses'), lines.join(''));
+    } catch (error) {
+      this.#warn(`cache: the hits of this run were not recorded (${(error as Error).message}): cache --prune takes their entries as unused since written`);
+    }
   }
 
   #failed(error: unknown): void {
@@ -232,8 +254,18 @@ export class CacheStore {
   }
 }
 
+/** The time part of a pack's name: packs sort by it. */
+export function packStamp(date: Date): string {
+  return date.toISOString().replace(/[-:.]/g, '');
+}
+
+/** A file name of the packs' folder: sorted by age (`stamp`), unique across processes and hosts sharing a folder. */
+export function packName(stamp: string, extension: '.pack' | '.uses'): string {
+  return `${stamp}-${process.pid}-${randomBytes(4).toString('hex')}${extension}`;
+}
+
 /** An index's text: its header with the pack's size, then `<key> <offset> <length>` per entry. */
-function indexText(size: number, index: readonly (string | number)[]): string {
+export function indexText(size: number, index: readonly (string | number)[]): string {
   const lines = [`${kIndexHeader} ${size}\n`];
   for (let i = 0; i < index.length; i += 3) lines.push(`${index[i]} ${index[i + 1]} ${index[i + 2]}\n`);
   return lines.join('');

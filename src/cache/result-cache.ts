@@ -85,6 +85,8 @@ export class ResultCache {
       return undefined;
     }
     const { thread: _thread, usage: _usage, requests: _requests, ...reply } = checked;
+    // `--cache read` writes nothing, its hits neither.
+    if (plan.use.write) store.noteHit(plan.key);
     return { reply, savedUsd: entry.cost_usd ?? undefined };
   }
 

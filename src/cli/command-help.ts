@@ -98,6 +98,17 @@ export const kCommandHelp: Readonly<Record<string, CommandHelp>> = {
       ['3', 'a run holds the session'],
     ],
   },
+  cache: {
+    examples: [
+      ['csv-wave cache my-session --stats', "what the session's result cache holds: entries, bytes, the oldest and newest, the hits"],
+      ['csv-wave cache my-session --prune --older-than 30d --max-size 1G', 'remove what no run took for 30 days, then the least recently used beyond 1 GB'],
+      ['csv-wave cache my-session --clear', 'remove every entry: the next run executes every task'],
+    ],
+    exitCodes: [
+      ['0', 'done'],
+      ['2', 'a bad flag (an age or a size that does not read), or the session cannot be read'],
+    ],
+  },
   report: {
     examples: [
       ['csv-wave report my-session', 'write my-session/report.html again'],

@@ -46,7 +46,7 @@ export class CacheFolder {
   }
 
   /** Writes `name` in the packs' folder whole, by a rename: a reader sees the old file or the new one. */
-  replace(name: string, text: string): void {
+  replace(name: string, text: string | Uint8Array): void {
     const path = this.#path(name);
     const temporary = `${path}.${process.pid}.tmp`;
     try {
@@ -61,6 +61,15 @@ export class CacheFolder {
       rmSync(temporary, { force: true });
       throw error;
     }
+  }
+
+  /**
+   * Removes `name` from the packs' folder (`cache --prune`, `--clear`); one already gone is
+   * no error. A run that still appends to a removed pack writes to no name: its entries are
+   * lost, never mixed into another file.
+   */
+  remove(name: string): void {
+    rmSync(this.#path(name), { force: true });
   }
 
   /** The absolute path of a file of the packs' folder, its folders made (once). */
