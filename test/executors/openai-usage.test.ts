@@ -63,8 +63,10 @@ describe('every request of an attempt is counted', () => {
     controller.abort();
     const done = await outcome;
     expect(done).toMatchObject({ kind: 'error', errorClass: 'transient', error: 'Stopped: the run was interrupted' });
+    // The first request says how many characters it sent: estimate learns the server's characters per token from them.
+    const sent = at.requests[0]!.body.messages!.reduce((sum, message) => sum + message.content.length, 0);
     expect(done.requests).toEqual([
-      { request: 1, kind: 'first', model: 'fake-model', prompt_tokens: 120, completion_tokens: 30, cached_tokens: 0, reported: true },
+      { request: 1, kind: 'first', model: 'fake-model', prompt_tokens: 120, completion_tokens: 30, cached_tokens: 0, reported: true, prompt_chars: sent },
       { request: 2, kind: 'repair', model: 'fake-model', prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reported: false },
     ]);
     expect(done.usage).toEqual({ prompt_tokens: 120, completion_tokens: 30 });
