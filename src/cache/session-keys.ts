@@ -1,7 +1,7 @@
 import { splitList } from '../core/id-list.js';
 import type { TaskRow } from '../core/task.js';
 import { rowCells } from '../csv/tasks-table.js';
-import type { ExecutorSpec, TaskLimits, WorkerRequest } from '../executors/messages.js';
+import type { AttemptRequest, ExecutorSpec, TaskLimits, WorkerRequest } from '../executors/messages.js';
 import { buildPrevContext } from '../graph/prev-context.js';
 import { KnownFiles } from '../knowledge/known-files.js';
 import { buildUpstream } from '../knowledge/upstream.js';
@@ -38,14 +38,26 @@ const kInteractive = 'it is an interactive task (a GC check, a discussion gate):
 /**
  * The key each task of `ids` would get if it were about to run now, from the session as it
  * stands: its row, its dependencies' states and files, its prev_context, the last run's
- * executor. The same request a run builds (attempt-input.ts), so the same key. Used by
- * status (stale tasks) and `rerun --stale`; explain and estimate are to use it too.
+ * executor. The same request a run builds (attemptsNow), so the same key. Used by status
+ * (stale tasks), `rerun --stale` and the plan of the next run (next-run.ts).
  * `inputKeysOnly`: only `inputKey` is right (the board and wisdom are not read), which is
  * all that staleness compares.
  */
 export function keysNow(session: KeySession, run: KeyRun, ids: Iterable<string>, options: { inputKeysOnly?: boolean } = {}): Map<string, TaskKey | Uncacheable> {
   const byId = new Map(session.rows.map((row) => [row.id, row]));
   const keys = new KeyMaker({ sessionDir: session.dir, lookup: (id) => byId.get(id) });
+  const out = new Map<string, TaskKey | Uncacheable>();
+  for (const [id, attempt] of attemptsNow(session, run, ids, options)) out.set(id, 'uncacheable' in attempt ? attempt : keys.keyOf(attempt));
+  return out;
+}
+
+/**
+ * The attempt each task of `ids` would be sent if it were about to run now (attempt-input.ts,
+ * as a run builds it), from the session as it stands; an interactive or worktree task gets
+ * why the cache never holds it instead. What keysNow keys, and what `run --dry-run` shows.
+ */
+export function attemptsNow(session: KeySession, run: KeyRun, ids: Iterable<string>, options: { inputKeysOnly?: boolean } = {}): Map<string, AttemptRequest | Uncacheable> {
+  const byId = new Map(session.rows.map((row) => [row.id, row]));
   const known = new KnownFiles(session.dir);
   const input: AttemptInputSetup = {
     sessionDir: session.dir,
@@ -56,7 +68,7 @@ export function keysNow(session: KeySession, run: KeyRun, ids: Iterable<string>,
     ...(run.workdir === 'task' ? { workdir: () => ({ mode: 'task' as const }) } : {}),
     ...(options.inputKeysOnly === true ? { noDigests: true } : {}),
   };
-  const out = new Map<string, TaskKey | Uncacheable>();
+  const out = new Map<string, AttemptRequest | Uncacheable>();
   for (const id of ids) {
     const row = byId.get(id);
     if (row === undefined) continue;
@@ -84,7 +96,7 @@ export function keysNow(session: KeySession, run: KeyRun, ids: Iterable<string>,
       }),
       timeoutMs: 0,
     };
-    out.set(id, keys.keyOf(attemptInput(request, input)));
+    out.set(id, attemptInput(request, input));
   }
   return out;
 }

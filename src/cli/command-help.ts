@@ -65,6 +65,26 @@ export const kCommandHelp: Readonly<Record<string, CommandHelp>> = {
       ['2', 'the session cannot be read, or a bad flag'],
     ],
   },
+  explain: {
+    examples: [
+      ['csv-wave explain my-session', 'one line per task: up to date, will run, from cache, blocked by …, and why'],
+      ['csv-wave explain my-session IDEA-002 --no-cache --json', 'only IDEA-002, for a run with --no-cache, as JSON'],
+    ],
+    exitCodes: [
+      ['0', 'explained'],
+      ['2', 'no such task, a bad flag, no executor to explain a run of, or the session cannot be read'],
+    ],
+  },
+  estimate: {
+    examples: [
+      ['csv-wave estimate my-session', 'the tasks the next run would execute or take from the cache, and its tokens and cost as a range'],
+      ['csv-wave estimate my-session --batch --max-tokens 400 --json', 'the same for a run with --batch and --max-tokens 400, as JSON'],
+    ],
+    exitCodes: [
+      ['0', 'estimated'],
+      ['2', 'a bad flag, no executor to estimate a run of, or the session cannot be read'],
+    ],
+  },
   graph: {
     examples: [
       ['csv-wave graph my-session > dag.mmd', 'the DAG as Mermaid, waves as ranks, status as colour'],
@@ -76,6 +96,7 @@ export const kCommandHelp: Readonly<Record<string, CommandHelp>> = {
     examples: [
       ["csv-wave run my-session --cmd 'node work.mjs {id}' --concurrency 8 --retries 3 --timeout 600", 'each row as a command, 8 at once'],
       ['csv-wave run ideas --executor claude --model claude-sonnet-4-5 --max-cost 2', 'an agent per row, stopping at $2'],
+      ["csv-wave run my-session --cmd 'node work.mjs {id}' --dry-run", 'print each command the run would start, and run none'],
     ],
     exitCodes: kRunExitCodes,
   },

@@ -2,6 +2,8 @@ import { Command, CommanderError } from 'commander';
 import { WaveError, formatViolations } from '../errors.js';
 import { addCommandHelp } from './command-help.js';
 import { registerCache } from './commands/cache.js';
+import { registerEstimate } from './commands/estimate.js';
+import { registerExplain } from './commands/explain.js';
 import { registerGraph } from './commands/graph.js';
 import { registerInit } from './commands/init.js';
 import { ExitCode, printJson, processIo, type CliIo } from './io.js';
@@ -40,7 +42,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .exitOverride()
     .showHelpAfterError('(add --help for usage)')
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
-  for (const register of [registerInit, registerValidate, registerPlan, registerStatus, registerGraph, registerRun, registerResume, registerRerun, registerRevise, registerCache, registerReport, registerServe, registerWorker]) register(program, io, done);
+  for (const register of [registerInit, registerValidate, registerPlan, registerStatus, registerExplain, registerEstimate, registerGraph, registerRun, registerResume, registerRerun, registerRevise, registerCache, registerReport, registerServe, registerWorker]) register(program, io, done);
   for (const command of program.commands) command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   addCommandHelp(program);
 

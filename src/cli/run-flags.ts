@@ -33,7 +33,8 @@ function tableFlags(): Array<[RunOptionName, OptionDefinition, string]> {
   return flagsOf(runOptionEntries(), 'run').map(([name, definition]) => [name, definition, attributeOf(definition)]);
 }
 
-export function addRunFlags(command: Command): Command {
+/** `json`: what `--json` prints, for a command that takes the run's flags but prints something else (explain, estimate). */
+export function addRunFlags(command: Command, json = 'print only a JSON summary when the run ends'): Command {
   addBackendFlags(addPipelineFlag(command))
     .option('--cmd <template>', "run each task as a shell command; {column} is replaced by the shell-quoted cell")
     .option('--module <path>', 'run each task with the default export of this JS module: async (task, ctx) => result')
@@ -55,7 +56,7 @@ export function addRunFlags(command: Command): Command {
     .option('--auto', 'answer every discussion gate with Done');
   for (const [, definition] of tableFlags()) for (const option of tableOptions(definition)) command.addOption(option);
   return command
-    .option('--json', 'print only a JSON summary when the run ends')
+    .option('--json', json)
     .option('--price-input <usd>', "with --executor openai: the model's price of a million prompt tokens, in US dollars (with --price-output)")
     .option('--price-output <usd>', "with --executor openai: the model's price of a million completion tokens, in US dollars")
     .option('--price-cached <usd>', "with --executor openai: the price of a million cached prompt tokens (default: --price-input)");

@@ -28,6 +28,11 @@ export interface CountedLine {
   identity: string | undefined;
   /** Whether the identity is a batch line's. */
   byBatchLine: boolean;
+  /** The attempt and the request's kind, when the line says them (estimate groups a role's attempts). */
+  attempt: number | undefined;
+  kind: string | undefined;
+  /** Characters of the messages sent, when the line says them (RequestUsage.prompt_chars). */
+  prompt_chars: number | undefined;
 }
 
 /**
@@ -71,6 +76,8 @@ export function checkUsageLine(text: string): CountedLine | { problem: string } 
     if (value !== undefined && !(Number.isSafeInteger(value) && (value as number) >= 1)) return problem(field, 'a whole number from 1');
   }
   if (given['batch'] !== undefined && typeof given['batch'] !== 'boolean') return problem('batch', 'true or false');
+  const chars = given['prompt_chars'];
+  if (chars !== undefined && !isCount(chars)) return problem('prompt_chars', `a whole number of characters from 0 to ${kMaxRequestTokens}`);
 
   const { model, ts, batch_id: batchId, custom_id: customId, attempt, request } = given as Partial<Record<string, string | number>>;
   let identity: string | undefined;
@@ -84,6 +91,9 @@ export function checkUsageLine(text: string): CountedLine | { problem: string } 
     batch: given['batch'] === true,
     identity,
     byBatchLine: typeof batchId === 'string' && typeof customId === 'string',
+    attempt: typeof attempt === 'number' ? attempt : undefined,
+    kind: typeof given['kind'] === 'string' ? given['kind'] : undefined,
+    prompt_chars: chars as number | undefined,
   };
 }
 

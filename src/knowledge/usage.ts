@@ -49,6 +49,11 @@ export interface RequestUsage {
   cache_creation_tokens?: number;
   /** What the agent CLI itself said the turn cost, in US dollars: it wins over the price table. */
   cost_usd?: number;
+  /**
+   * Characters of the messages the request sent (openai): with prompt_tokens, the server's
+   * own characters per token, from which `estimate` counts the tokens of prompts not sent yet.
+   */
+  prompt_chars?: number;
 }
 
 /** One line of usage.ndjson. `cost_usd` is there when the CLI reported it or the run knew the model's price. */
@@ -99,6 +104,7 @@ export function checkedRequests(requests: unknown): RequestUsage[] {
         ...(typeof given.agent_session === 'string' ? { agent_session: given.agent_session.slice(0, kMaxModelChars) } : {}),
         ...(isCount(given.reasoning_tokens) ? { reasoning_tokens: given.reasoning_tokens } : {}),
         ...(isCount(given.cache_creation_tokens) ? { cache_creation_tokens: given.cache_creation_tokens } : {}),
+        ...(isCount(given.prompt_chars) ? { prompt_chars: given.prompt_chars } : {}),
         ...(typeof given.cost_usd === 'number' && Number.isFinite(given.cost_usd) && given.cost_usd >= 0 && given.cost_usd <= kMaxRequestCostUsd
           ? { cost_usd: given.cost_usd }
           : {}),
@@ -202,6 +208,22 @@ export function readUsage(sessionDir: string, prices: PriceTable = {}): UsageTot
   const path = join(sessionDir, kUsageFile);
   if (!existsSync(path)) return undefined;
   const totals: UsageTotals = { ...emptySum(), byTask: new Map(), problems: [] };
+  for (const line of countedLines(path, totals.problems)) add(totals, line, prices);
+  return totals;
+}
+
+/**
+ * The lines of `usage.ndjson` that count, in file order (each request once, as readUsage
+ * counts them); empty without the file. What `estimate` learns a session's history from.
+ */
+export function readUsageLines(sessionDir: string): CountedLine[] {
+  const path = join(sessionDir, kUsageFile);
+  return existsSync(path) ? countedLines(path, []) : [];
+}
+
+/** The lines that check, each request once; the others go to `problems`. */
+function countedLines(path: string, problems: UsageProblem[]): CountedLine[] {
+  const lines: CountedLine[] = [];
   /** The line that counted for each identity. */
   const counted = new Map<string, number>();
   const texts = readFileSync(path, 'utf8').split('\n');
@@ -212,20 +234,20 @@ export function readUsage(sessionDir: string, prices: PriceTable = {}): UsageTot
     if ('problem' in line) {
       // The last line has no end of line: it was being written when the writing stopped.
       const cut = index === texts.length - 1 ? ' It has no end of line: its writing was cut short.' : '';
-      totals.problems.push({ line: number, problem: `${line.problem}: not counted.${cut}` });
+      problems.push({ line: number, problem: `${line.problem}: not counted.${cut}` });
       return;
     }
     if (line.identity !== undefined) {
       const first = counted.get(line.identity);
       if (first !== undefined) {
-        totals.problems.push({ line: number, problem: `the same ${line.byBatchLine ? 'batch answer' : 'request'} as line ${first}: counted once.` });
+        problems.push({ line: number, problem: `the same ${line.byBatchLine ? 'batch answer' : 'request'} as line ${first}: counted once.` });
         return;
       }
       counted.set(line.identity, number);
     }
-    add(totals, line, prices);
+    lines.push(line);
   });
-  return totals;
+  return lines;
 }
 
 /** Some tasks' requests added up from readUsage's sums per task (the failed ones, say); undefined when none made any. */

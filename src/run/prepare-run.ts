@@ -28,6 +28,9 @@ import { SessionWriter } from '../session/files/session-writer.js';
 import { CacheFolder } from '../session/files/cache-folder.js';
 import { CacheStore } from '../cache/cache-store.js';
 import { statusOf } from '../core/skip-cause.js';
+import { CachePolicy } from '../cache/cache-policy.js';
+import { planNextRun, type NextRun } from '../cache/next-run.js';
+import { runHoldsLock } from '../session/lock.js';
 import { readSessionContracts, type SessionContracts } from '../dynamic/session-contracts.js';
 
 /** What a run is asked to do (the fields of RunSessionOptions that preparing it reads). */
@@ -135,6 +138,52 @@ export function previewRerun(path: string, request: RunRequest, selection: Rerun
   const settings = selection.stale === true ? normalizeRunOptions(request, session) : undefined;
   const topic = settings === undefined ? '' : pipelineFor(config.pipeline).settings(SettingsReader.of(config.pipeline, config, configFile)).topic;
   return rerunPlan(held, settings, topic, plan.waves, selection, warn);
+}
+
+/** What the next run would do (previewRun): its plan, and what it would run with. */
+export interface RunPreview {
+  /** The session folder. */
+  dir: string;
+  plan: NextRun;
+  settings: NormalizedRunOptions;
+  /** The session's rows as the run would start from them, every task of usage.ndjson's history among them. */
+  rows: readonly TaskRow[];
+}
+
+/**
+ * What the next `run` (or `resume`) would do with each task, without the lock and without
+ * writing anything (`explain`, `estimate`, `run --dry-run`): the session brought up to date
+ * by the journal as a run brings it, the run's options settled as a run settles them (the
+ * last run's executor when none is named), the cache's policy as the run would open it.
+ */
+export function previewRun(path: string, request: RunRequest, warn: (message: string) => void): RunPreview {
+  const session = openSession(path, request.pipeline === undefined ? {} : { pipeline: request.pipeline });
+  const settings = normalizeRunOptions(withLastExecutor(request, session, warn), session);
+  const held = prepareSession(session);
+  checkSessionOwner(held.session);
+  const rows = held.table.rows;
+  // Left in progress: by a run that holds the session and runs them now, or by one that was stopped.
+  const outNow = new Set(rows.filter((row) => row.status === 'in_progress').map((row) => row.id));
+  const running = runHoldsLock(session.dir) ? outNow : new Set<string>();
+  recoverRows(rows, held.session.dir);
+  for (const id of running) rows.find((row) => row.id === id)!.status = 'in_progress';
+  const plan = planTasks(held);
+  const { config, configFile } = held.session;
+  const topic = pipelineFor(config.pipeline).settings(SettingsReader.of(config.pipeline, config, configFile)).topic;
+  const keySession = { dir: session.dir, pipeline: config.pipeline, topic, rows };
+  const run = {
+    executor: settings.executor,
+    workdir: settings.workdir,
+    limits: { maxStdoutBytes: settings.maxStdoutBytes, maxArtifactsPerTask: settings.maxArtifactsPerTask, maxArtifactBytes: settings.maxArtifactBytes },
+    prevContextCap: settings.prevContextCap,
+  };
+  const waiting = new Set(rows.filter((row) => statusOf(row) === 'pending').map((row) => row.id));
+  const forced = new Set(readForcedTasks(session.dir).filter((id) => waiting.has(id)));
+  const policy = new CachePolicy({ cache: settings.cache, ...(config.roles === undefined ? {} : { roles: config.roles }), forced });
+  const store = new CacheStore(CacheFolder.of(session.dir, config.cache_dir), warn);
+  const stale = staleTasks(keySession, run, recordedKeys(readAttempts(session.dir)), store);
+  const interrupted = new Set([...outNow].filter((id) => !running.has(id)));
+  return { dir: session.dir, plan: planNextRun({ session: keySession, run, waves: plan.waves, policy, store, stale, interrupted, running }), settings, rows };
 }
 
 /** Resets the tasks a rerun chooses and their dependents; with `--stale`, the stale tasks found first. */

@@ -47,9 +47,12 @@ describe('every request of an attempt is counted', () => {
     const outcome = await run(executor(at), task({ description: '[[fake:invalid-then-valid]]' }));
     expect(outcome.kind).toBe('result');
     const line = { model: 'fake-model', prompt_tokens: 120, completion_tokens: 30, cached_tokens: 100, reported: true };
+    // Each request says how many characters it sent (the repair's messages hold the first answer and the problem too).
+    const sent = at.requests.map((request) => request.body.messages!.reduce((sum, message) => sum + message.content.length, 0));
+    expect(sent[1]).toBeGreaterThan(sent[0]!);
     expect(outcome.requests).toEqual([
-      { request: 1, kind: 'first', ...line },
-      { request: 2, kind: 'repair', ...line },
+      { request: 1, kind: 'first', ...line, prompt_chars: sent[0] },
+      { request: 2, kind: 'repair', ...line, prompt_chars: sent[1] },
     ]);
     expect(outcome.usage).toEqual({ prompt_tokens: 240, completion_tokens: 60 });
   });
@@ -63,8 +66,10 @@ describe('every request of an attempt is counted', () => {
     controller.abort();
     const done = await outcome;
     expect(done).toMatchObject({ kind: 'error', errorClass: 'transient', error: 'Stopped: the run was interrupted' });
+    // The first request says how many characters it sent: estimate learns the server's characters per token from them.
+    const sent = at.requests[0]!.body.messages!.reduce((sum, message) => sum + message.content.length, 0);
     expect(done.requests).toEqual([
-      { request: 1, kind: 'first', model: 'fake-model', prompt_tokens: 120, completion_tokens: 30, cached_tokens: 0, reported: true },
+      { request: 1, kind: 'first', model: 'fake-model', prompt_tokens: 120, completion_tokens: 30, cached_tokens: 0, reported: true, prompt_chars: sent },
       { request: 2, kind: 'repair', model: 'fake-model', prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reported: false },
     ]);
     expect(done.usage).toEqual({ prompt_tokens: 120, completion_tokens: 30 });

@@ -6,7 +6,7 @@ import { finishAttempt } from '../../executors/finish-attempt.js';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
 import { describe } from '../../executors/module.js';
 import { RolePrompts, systemPrompt } from '../../executors/openai/prompt.js';
-import { requestUsage } from '../../executors/openai/request-usage.js';
+import { messageChars, requestUsage } from '../../executors/openai/request-usage.js';
 import type { AttemptOutcome } from '../../executors/types.js';
 import { withInputNotes } from '../../executors/worker.js';
 import { sumUsage, type RequestUsage } from '../../knowledge/usage.js';
@@ -291,7 +291,7 @@ export class BatchBackend implements ExecutionBackend {
       return this.#settle(waiting, { kind: 'error', errorClass, error: `No answer: ${error}` });
     }
     if (answer.kind === 'error') return this.#settle(waiting, answer);
-    const used = requestUsage(answer.completion, waiting.n, waiting.n === 1 ? 'first' : 'repair', this.#options.model);
+    const used = { ...requestUsage(answer.completion, waiting.n, waiting.n === 1 ? 'first' : 'repair', this.#options.model), prompt_chars: messageChars(waiting.messages) };
     // A batch line is billed once: its usage line names it, so that an answer taken again
     // after a crash (its usage written, its result not journaled) is not counted twice.
     waiting.requests.push(line ? { ...used, batch: true, batch_id: line.batch, custom_id: line.customId } : used);

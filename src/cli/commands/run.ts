@@ -7,7 +7,8 @@ import { AnswerFile, AutoAnswers, NoAnswers, TerminalAnswers } from '../../inter
 import type { AnswerSource } from '../../interactive/types.js';
 import { htmlReport } from '../../report/run-reporter.js';
 import { runSession, type RunSessionOptions } from '../../run/run-session.js';
-import { printJson, processIo, type CliIo } from '../io.js';
+import { ExitCode, printJson, processIo, type CliIo } from '../io.js';
+import { printDryRun } from './estimate.js';
 import { onOutputLost, type OutputName } from '../process-output.js';
 import { attachReporter } from '../progress.js';
 import { addRunFlags, graceFromFlags, runOptionsFromFlags, type RunFlags } from '../run-flags.js';
@@ -19,8 +20,14 @@ export function registerRun(program: Command, io: CliIo, done: (code: number) =>
     program
       .command('run')
       .description('run every pending task of a session, wave after wave, and write the results back')
-      .argument('<session>', 'session folder, or the path of its tasks.csv'),
-  ).action(async (sessionPath: string, flags: RunFlags) => {
+      .argument('<session>', 'session folder, or the path of its tasks.csv')
+      .option('--dry-run', 'print each command or prompt the run would send (as parallel --dry-run does), then the estimate (as `csv-wave estimate`); run nothing, write nothing'),
+  ).action(async (sessionPath: string, flags: RunFlags & { dryRun?: boolean }) => {
+    if (flags.dryRun) {
+      printDryRun(sessionPath, flags, io);
+      done(ExitCode.Ok);
+      return;
+    }
     done(await runWithReporter(sessionPath, flags, io, {}));
   });
 }

@@ -182,7 +182,8 @@ export class OpenAiExecutor implements Executor {
           if (!(error instanceof APIError && typeof error.status === 'number')) requests.push(unreported(request, kind, this.#model));
           throw error;
         }
-        const used = requestUsage(completion, request, kind, this.#model);
+        // With the characters sent: estimate learns the server's characters per token from them.
+        const used = { ...requestUsage(completion, request, kind, this.#model), prompt_chars: messageChars(messages) };
         requests.push(used);
         options.reportUsage?.(used);
         if (request === 1 && completion.usage?.prompt_tokens) {

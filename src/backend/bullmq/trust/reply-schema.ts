@@ -29,6 +29,7 @@ const requestsSchema = z.array(
       agent_session: z.string().optional(),
       reasoning_tokens: z.number().int().min(0).optional(),
       cache_creation_tokens: z.number().int().min(0).optional(),
+      prompt_chars: z.number().int().min(0).optional(),
       cost_usd: z.number().min(0).optional(),
     })
     .strict(),
