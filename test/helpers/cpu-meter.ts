@@ -1,9 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { afterEach, beforeEach } from 'vitest';
+import { afterAll, afterEach, beforeEach } from 'vitest';
 
 declare module 'vitest' {
   interface TaskMeta {
-    /** CPU time the test used, in ms: this process's threads and the child processes it reaped. */
+    /**
+     * CPU time the test used, in ms: this process's threads and the child processes it reaped.
+     * On a test file's own task: the whole file's, from its import to its last afterAll.
+     */
     cpuMs?: number;
   }
 }
@@ -28,6 +31,8 @@ function cpuMsSoFar(): number | undefined {
   }
 }
 
+/** A setup file is evaluated again for each test file, just before that file is imported. */
+const fileStart = cpuMsSoFar();
 let before: number | undefined;
 
 beforeEach(() => {
@@ -37,4 +42,12 @@ beforeEach(() => {
 afterEach((context) => {
   const now = cpuMsSoFar();
   if (before !== undefined && now !== undefined) context.task.meta.cpuMs = now - before;
+});
+
+// Registered before the file's own hooks, so with vitest's stacked hooks it runs after them:
+// the file's teardown (a redis-server stopped, a browser closed) counts too. vitest wants the
+// first argument (fixtures) destructured; the second is the file's task.
+afterAll(({}, file) => {
+  const now = cpuMsSoFar();
+  if (fileStart !== undefined && now !== undefined) file.meta.cpuMs = now - fileStart;
 });

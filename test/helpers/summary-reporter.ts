@@ -1,14 +1,19 @@
+import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 
-/** How many of the slowest tests the closing lines name. */
+/** How many of the slowest tests, and of the costliest files, the closing lines name. */
 const kSlowest = 12;
+
+/** When set, the path of a JSON file that gets every test file's times (for comparing two runs). */
+const kTimesFile = process.env.CSV_WAVE_TEST_TIMES;
 
 /**
  * Prints the closing lines CI reads whatever the test runner: the slowest tests, each with
  * its share of its timeout (a test near 100% fails on a busier machine: fix its cause, do
  * not raise the limit) and its CPU time (test/helpers/cpu-meter.ts: what it costs whatever
- * the load; a long wall time with little CPU is waiting), the wall time of each test folder, and last one plain line,
+ * the load; a long wall time with little CPU is waiting), the test files that cost the most CPU,
+ * the wall time of each test folder, and last one plain line,
  * `vitest: N passed, N failed, N skipped`. vitest's own summary stays above them.
  */
 export default class SummaryReporter implements Reporter {
@@ -52,10 +57,26 @@ export default class SummaryReporter implements Reporter {
       const cpu = cpuMs === undefined ? '       ?' : seconds(cpuMs);
       lines.push(`  ${seconds(ms)} ${String(Math.round((100 * ms) / timeout)).padStart(3)}% ${cpu} CPU  ${file} > ${test.fullName}`);
     }
+    const files = this.#files(testModules);
+    lines.push('Costliest test files (CPU time of the file\'s process and the processes it reaped, from its import to its teardown; wall time):');
+    for (const row of [...files].sort((a, b) => (b.cpuMs ?? 0) - (a.cpuMs ?? 0)).slice(0, kSlowest)) {
+      const cpu = row.cpuMs === undefined ? '       ?' : seconds(row.cpuMs);
+      lines.push(`  ${cpu} CPU ${seconds(row.wallMs)} wall  ${row.file} (${row.project}, ${row.tests} tests)`);
+    }
+    if (kTimesFile !== undefined && kTimesFile !== '') writeFileSync(kTimesFile, `${JSON.stringify(files, null, 1)}\n`);
     lines.push('Test folders (wall: from its first file start to its last file end, files of other folders running beside; sum: of its files\' times):');
     for (const [folder, row] of this.#folders(testModules)) lines.push(`  ${seconds(row.wall)} wall ${seconds(row.sum)} sum  ${folder}: ${row.files} files, ${row.tests} tests`);
     lines.push(`vitest: ${passed} passed, ${failed} failed, ${skipped} skipped`);
     process.stdout.write(`${lines.join('\n')}\n`);
+  }
+
+  /** Each test file's wall time (start to end, as this process saw it) and CPU time (test/helpers/cpu-meter.ts). */
+  #files(testModules: ReadonlyArray<TestModule>): FileTimes[] {
+    return testModules.map((module) => {
+      const span = this.#spans.get(module.moduleId);
+      const wallMs = span?.end === undefined ? 0 : span.end - span.start;
+      return { file: relative(this.#root, module.moduleId), project: module.project.name, tests: [...module.children.allTests()].length, wallMs, cpuMs: module.meta().cpuMs };
+    });
   }
 
   /** Each test/<folder>'s wall time while the run had its files running, longest first. */
@@ -77,6 +98,14 @@ export default class SummaryReporter implements Reporter {
       .map(([folder, row]): [string, FolderTimes] => [folder, { wall: row.end - row.start, sum: row.sum, files: row.files, tests: row.tests }])
       .sort((a, b) => b[1].wall - a[1].wall);
   }
+}
+
+interface FileTimes {
+  file: string;
+  project: string;
+  tests: number;
+  wallMs: number;
+  cpuMs: number | undefined;
 }
 
 interface FolderTimes {
