@@ -3,23 +3,14 @@ import type { AttemptRequest } from './messages.js';
 
 /**
  * Many module attempts in one pool message (the local pool's batches, see
- * backend/local/module-batches.ts): one message for many short tasks.
- * `requests` is the JSON text of the AttemptRequest array: a string crosses to the thread
- * as one copy, where structured clone walks every object of every request on the main
- * thread (7.6% of a 100,000-task run's CPU), and the parse runs on the worker instead.
+ * backend/local/module-batches.ts): one message and one clone for many short tasks.
  * `port` carries first `kBatchStarted`, when the batch starts (a module's deadline counts
  * from then), then the replies that are ready while others of the batch still run.
  */
 export interface PoolBatch {
-  requests: string;
+  requests: AttemptRequest[];
   port: MessagePort;
 }
-
-/** The JSON text of a batch's requests (PoolBatch.requests). */
-export const batchText = (requests: readonly AttemptRequest[]): string => JSON.stringify(requests);
-
-/** The requests of a batch's text, as the main thread built them. */
-export const batchRequests = (text: string): AttemptRequest[] => JSON.parse(text) as AttemptRequest[];
 
 /**
  * Replies of a batch as one flat array, `[index in the batch, reply text, …]`: on its

@@ -7,7 +7,7 @@ import { threadId, type MessagePort } from 'node:worker_threads';
 import { cleanText } from '../text/clean-text.js';
 import { createExecutor } from './create-executor.js';
 import { finishAttempt } from './finish-attempt.js';
-import { batchRequests, kBatchStarted, type BatchReplies, type PoolBatch } from './pool-batch.js';
+import { kBatchStarted, type BatchReplies, type PoolBatch } from './pool-batch.js';
 import { workerErrorReply } from './worker-error.js';
 import type { AttemptReply, AttemptRequest, ExecutorSpec } from './messages.js';
 import { describe } from './module.js';
@@ -62,9 +62,7 @@ export async function replyText(request: PoolRequest): Promise<string> {
  * attempt holds no short one back, and many short ones cost one message. Those ready when
  * the last ends are the return value, so a batch of short attempts costs no port message.
  */
-export async function replyBatch(batch: PoolBatch): Promise<BatchReplies> {
-  const { port } = batch;
-  const requests = batchRequests(batch.requests);
+export async function replyBatch({ requests, port }: PoolBatch): Promise<BatchReplies> {
   if (requests.length === 0) return [];
   if (requests.some((request) => request.timeoutMs > 0)) port.postMessage(kBatchStarted);
   let ready: BatchReplies = [];

@@ -1,7 +1,7 @@
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
-import { batchText, kBatchStarted, type BatchReplies, type PoolBatch } from '../../executors/pool-batch.js';
+import { kBatchStarted, type BatchReplies, type PoolBatch } from '../../executors/pool-batch.js';
 import { BatchBackstop } from './batch-backstop.js';
 import { backstopReply, crashReply, readReply } from './pool-replies.js';
 
@@ -91,7 +91,7 @@ export class ModuleBatches {
       // Only a batch with a deadline may be aborted: piscina runs such a task alone on its thread.
       const abortable = requests.some((request) => request.timeoutMs > 0);
       const replies = await this.#pool.run(
-        { requests: batchText(requests), port: channel.port2 },
+        { requests, port: channel.port2 },
         { name: kBatchEntry, transferList: [channel.port2], ...(abortable ? { signal: backstop.signal } : {}) },
       );
       // The port's replies were posted before this return value: they are in its queue already.
