@@ -7,6 +7,7 @@
  * The workloads are the headline cases of the other scripts, at their sizes:
  *   - plan: `csv-wave plan` of a random 100,000-task DAG (plan.ts);
  *   - true, print1k: 5,000 `true` / 1 KB-printing commands at concurrency 4 (run.ts);
+ *   - dag: the same `true` in a layered DAG of 50 layers, 1.5 deps a task (dag.ts's shape);
  *   - waves: 100,000 no-op module tasks in 10 waves at concurrency 64 (run.ts);
  *   - latency: 5,000 module tasks sleeping 20-200 ms at concurrency 256 on 2 threads (latency.ts).
  *
@@ -74,6 +75,14 @@ function workloads(quick: boolean): Workload[] {
       tasks: commands,
       args: () => ['--cmd', 'true', '--concurrency', '4'],
       csv: () => generateDag({ tasks: commands, meanDeps: 0, seed: 7 }),
+    },
+    {
+      key: 'dag',
+      what: `${commands.toLocaleString('en-US')} \`true\` in a layered DAG (1.5 deps each), concurrency 4`,
+      command: 'run',
+      tasks: commands,
+      args: () => ['--cmd', 'true', '--concurrency', '4'],
+      csv: () => generateLayeredDag({ tasks: commands, layers: 50, minDeps: 1, maxDeps: 2, seed: 27 }),
     },
     {
       key: 'print1k',

@@ -7,7 +7,7 @@ import { threadId, type MessagePort } from 'node:worker_threads';
 import { cleanText } from '../text/clean-text.js';
 import { createExecutor } from './create-executor.js';
 import { finishAttempt } from './finish-attempt.js';
-import { kBatchStarted, type BatchReplies, type PoolBatch } from './pool-batch.js';
+import { postBatchNews, type BatchReplies, type PoolBatch } from './pool-batch.js';
 import { workerErrorReply } from './worker-error.js';
 import type { AttemptReply, AttemptRequest, ExecutorSpec } from './messages.js';
 import { describe } from './module.js';
@@ -60,18 +60,18 @@ export async function replyText(request: PoolRequest): Promise<string> {
  * Runs a batch's attempts at once and answers each as it ends. The replies that end in
  * the same turn of this thread's event loop go together, at its end (setImmediate): a long
  * attempt holds no short one back, and many short ones cost one message. Those ready when
- * the last ends are the return value, so a batch of short attempts costs no port message.
+ * the last ends are the return value, so a batch of short attempts posts nothing on its channel.
  */
-export async function replyBatch({ requests, port }: PoolBatch): Promise<BatchReplies> {
+export async function replyBatch({ requests, channel, batch }: PoolBatch): Promise<BatchReplies> {
   if (requests.length === 0) return [];
-  if (requests.some((request) => request.timeoutMs > 0)) port.postMessage(kBatchStarted);
+  if (requests.some((request) => request.timeoutMs > 0)) postBatchNews(channel, { batch, started: true });
   let ready: BatchReplies = [];
   let left = requests.length;
   let flushing = false;
   const flush = () => {
     flushing = false;
     if (left === 0 || ready.length === 0) return;
-    port.postMessage(ready);
+    postBatchNews(channel, { batch, replies: ready });
     ready = [];
   };
   await new Promise<void>((allDone) => {

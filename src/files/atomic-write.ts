@@ -19,10 +19,11 @@ export function writeFileAtomic(
   content: string | Iterable<string>,
   /**
    * Asked after the new content is on disk, right before the rename, with the temporary
-   * file's path (to know the file it writes by its identity: the rename keeps it); false
-   * leaves the old file.
+   * file's path (to know the file it writes by its identity: the rename keeps it) and the
+   * SHA-256 (hex) of its bytes, already computed for the check: a caller that keeps it
+   * hashes nothing again. False leaves the old file.
    */
-  mayReplace: (temporary: string) => boolean = () => true,
+  mayReplace: (temporary: string, sha256: string) => boolean = () => true,
   /** The write system call (tests inject one that writes less). */
   write?: WriteFn,
 ): boolean {
@@ -43,8 +44,8 @@ export function writeFileAtomic(
     } finally {
       closeSync(fd);
     }
-    verifyWritten(temporary, size, meant);
-    if (!mayReplace(temporary)) {
+    const digest = verifyWritten(temporary, size, meant);
+    if (!mayReplace(temporary, digest)) {
       rmSync(temporary, { force: true });
       return false;
     }
@@ -74,8 +75,8 @@ function removeQuietly(temporary: string): void {
 /** Bytes read back at a time when checking a written file. */
 const kReadBackChunk = 1 << 20;
 
-/** Throws unless the file holds exactly `size` bytes whose SHA-256 is `meant`'s. */
-function verifyWritten(path: string, size: number, meant: Hash): void {
+/** Throws unless the file holds exactly `size` bytes whose SHA-256 is `meant`'s; returns that SHA-256 (hex). */
+function verifyWritten(path: string, size: number, meant: Hash): string {
   const found = createHash('sha256');
   const buffer = Buffer.allocUnsafe(kReadBackChunk);
   let total = 0;
@@ -91,5 +92,7 @@ function verifyWritten(path: string, size: number, meant: Hash): void {
     closeSync(fd);
   }
   if (total !== size) throw new Error(`the file written holds ${total} bytes instead of ${size} (is the disk full?)`);
-  if (found.digest('hex') !== meant.digest('hex')) throw new Error('the file written differs from what was written to it');
+  const digest = meant.digest('hex');
+  if (found.digest('hex') !== digest) throw new Error('the file written differs from what was written to it');
+  return digest;
 }

@@ -139,17 +139,16 @@ export class TasksWriter {
     if (this.editedByOthers()) return false;
     const started = performance.now();
     addFilledColumns(this.#table);
-    const hash = createHash('sha256');
     let digest = '';
     let unchanged = false;
     let written: FileIdentity | undefined;
     let replaced: boolean;
     try {
-      replaced = writeFileAtomic(this.#path, hashed(serializeTasksInChunks(this.#table), hash), (temporary) => {
+      replaced = writeFileAtomic(this.#path, serializeTasksInChunks(this.#table), (temporary, sha256) => {
         if (this.editedByOthers()) return false;
         // The same bytes as the file holds (a finished session run again): it is left as it
         // is, its modification time too, so that a spreadsheet or a watcher sees no change.
-        digest = hash.digest('hex');
+        digest = sha256;
         unchanged = digest === this.#writtenHash;
         // Known by the file it renames, not by the path afterwards: a save that lands on the
         // new file between the rename and a look at the path would be taken for our own.
@@ -166,14 +165,6 @@ export class TasksWriter {
     this.lastWriteAt = performance.now();
     this.lastWriteMs = this.lastWriteAt - started;
     return true;
-  }
-}
-
-/** The chunks as they go by, fed to the hash as UTF-8 (as they are written). */
-function* hashed(chunks: Iterable<string>, hash: ReturnType<typeof createHash>): Generator<string> {
-  for (const chunk of chunks) {
-    hash.update(chunk, 'utf8');
-    yield chunk;
   }
 }
 

@@ -1,7 +1,7 @@
-import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import { BroadcastChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
-import { kBatchStarted, type BatchReplies, type PoolBatch } from '../../executors/pool-batch.js';
+import type { BatchNews, BatchReplies, PoolBatch } from '../../executors/pool-batch.js';
 import { BatchBackstop } from './batch-backstop.js';
 import { backstopReply, crashReply, readReply } from './pool-replies.js';
 
@@ -28,6 +28,9 @@ const kMaxBatch = 32;
  */
 const kMinShare = 8;
 
+/** Channels made by this process, for unique names: two runs of one process never hear each other. */
+let channels = 0;
+
 interface Waiting {
   request: AttemptRequest;
   resolve: (reply: AttemptReply) => void;
@@ -47,10 +50,27 @@ export class ModuleBatches {
   readonly #pool: Piscina<PoolBatch, BatchReplies>;
   readonly #options: ModuleBatchOptions;
   #waiting: Waiting[] = [];
+  /** The batches' news, one channel for all of them (a MessageChannel each cost as much as their no-op tasks). */
+  readonly #channel: BroadcastChannel;
+  readonly #channelName = `csv-wave:batches:${process.pid}:${++channels}`;
+  /** What to do with a running batch's news, by its number. */
+  readonly #listening = new Map<number, (news: BatchNews) => void>();
+  #nextBatch = 0;
+  #closed = false;
 
   constructor(pool: Piscina<PoolBatch, BatchReplies>, options: ModuleBatchOptions) {
     this.#pool = pool;
     this.#options = options;
+    this.#channel = new BroadcastChannel(this.#channelName);
+    // The pool's threads keep the process alive while they work; the channel need not.
+    this.#channel.unref();
+    this.#channel.onmessage = (event) => this.#hear((event as MessageEvent).data);
+  }
+
+  /** No more batches: the channel closes (the pool is destroyed by its owner). */
+  close(): void {
+    this.#closed = true;
+    this.#channel.close();
   }
 
   run(request: AttemptRequest): Promise<AttemptReply> {
@@ -82,8 +102,8 @@ export class ModuleBatches {
       }
     };
     const backstop = new BatchBackstop(batch.map((waiting) => waiting.request.timeoutMs), answered, this.#options.graceMs);
-    const channel = new MessageChannel();
-    channel.port1.on('message', (message: unknown) => (message === kBatchStarted ? backstop.start() : answer(message)));
+    const number = this.#nextBatch++;
+    this.#listening.set(number, (news) => ('started' in news ? backstop.start() : answer(news.replies)));
     let failure: unknown = undefined;
     let failed = false;
     try {
@@ -91,18 +111,18 @@ export class ModuleBatches {
       // Only a batch with a deadline may be aborted: piscina runs such a task alone on its thread.
       const abortable = requests.some((request) => request.timeoutMs > 0);
       const replies = await this.#pool.run(
-        { requests, port: channel.port2 },
-        { name: kBatchEntry, transferList: [channel.port2], ...(abortable ? { signal: backstop.signal } : {}) },
+        { requests, channel: this.#channelName, batch: number },
+        { name: kBatchEntry, ...(abortable ? { signal: backstop.signal } : {}) },
       );
-      // The port's replies were posted before this return value: they are in its queue already.
-      drain(channel.port1, answer);
+      // The channel's news was posted before this return value: it is in its queue already.
+      this.#drain();
       answer(replies);
     } catch (error) {
-      drain(channel.port1, answer);
+      this.#drain();
       failure = error;
       failed = true;
     } finally {
-      channel.port1.close();
+      this.#listening.delete(number);
       backstop.stop();
     }
     batch.forEach((waiting, index) => {
@@ -112,10 +132,21 @@ export class ModuleBatches {
       else waiting.resolve(crashReply(failed ? failure : new Error('its reply never arrived')));
     });
   }
-}
 
-function drain(port: MessagePort, answer: (message: unknown) => void): void {
-  for (let received = receiveMessageOnPort(port); received; received = receiveMessageOnPort(port)) {
-    if (received.message !== kBatchStarted) answer(received.message);
+  /** Hears what is queued on the channel now (news of any batch: each goes to its own). */
+  #drain(): void {
+    // A batch the pool's destruction failed may settle after close: the channel is gone, and so is its news.
+    if (this.#closed) return;
+    // Node takes a BroadcastChannel here (since 15.12); @types/node 20 names only MessagePort.
+    const channel = this.#channel as unknown as MessagePort;
+    for (let received = receiveMessageOnPort(channel); received; received = receiveMessageOnPort(channel)) {
+      this.#hear(received.message);
+    }
+  }
+
+  #hear(news: unknown): void {
+    const batch = (news as Partial<BatchNews> | null)?.batch;
+    if (typeof batch === 'number') this.#listening.get(batch)?.(news as BatchNews);
   }
 }
+

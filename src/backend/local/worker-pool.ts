@@ -85,6 +85,7 @@ export class WorkerPool {
 
   async close(): Promise<void> {
     await Promise.all([this.#pool.destroy(), this.#isolated?.destroy()]);
+    this.#batches.close();
   }
 
   #isolatedPool(): Piscina<PoolRequest, string> {
