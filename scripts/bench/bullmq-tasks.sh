@@ -11,6 +11,9 @@
 # WORKER_ARGS to pass more flags to the workers (e.g. "--workdir /tmp/x").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg); UPTIME_START=$(uptime)
+# The coordinator and the workers need one shared secret (never in Redis): a fresh one per run unless given.
+export CSV_WAVE_SECRET=${CSV_WAVE_SECRET:-$(openssl rand -hex 32)}
 ROUNDS=${1:-5}; TASKS=${2:-5000}; WORKERS=${3:-2}; PER_WORKER=${4:-64}; IN_FLIGHT=${5:-512}
 BIN=$PWD/dist/cli/bin.js
 WORK=$(mktemp -d /tmp/bullmq-tasks-XXXXXX)
@@ -42,7 +45,12 @@ bullmq_run() { # $1: session id, $2: the coordinator's bin.js; the workers are t
     node "${NODE_PROF[@]}" "$BIN" worker --redis "$URL" --session-id "$id" --concurrency "$PER_WORKER" ${WORKER_ARGS:-} > "$dir.w$w.log" 2>&1 &
     pids+=($!)
   done
-  for w in $(seq 1 "$WORKERS"); do until grep -qs 'taking jobs' "$dir.w$w.log"; do sleep 0.1; done; done
+  for w in $(seq 1 "$WORKERS"); do
+    until grep -qs 'taking jobs' "$dir.w$w.log"; do
+      kill -0 "${pids[$((w - 1))]}" 2>/dev/null || { echo "worker $w ended before taking jobs:"; cat "$dir.w$w.log"; exit 1; }
+      sleep 0.1
+    done
+  done
   /usr/bin/time -f "%e %U %S %M" -o "$dir.time" node "${NODE_PROF[@]}" "$2" run "$dir" --module "$WORK/noop.mjs" \
     --concurrency "$IN_FLIGHT" --backend bullmq --redis "$URL" --json > "$dir.out" 2>&1 || { cat "$dir.out"; exit 1; }
   kill -TERM "${pids[@]}"; wait "${pids[@]}" 2>/dev/null || true
@@ -64,6 +72,13 @@ for round in $(seq 1 "$ROUNDS"); do
   echo "$line$(printf ', local %.0f tasks/s (%s)' "$l" "$(cat "$local_dir.time")")"
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-printf '%d tasks, %d workers x %d: median %.0f tasks/s through bullmq; local/bullmq time ratio median %.2f (load average %s)\n' \
-  "$TASKS" "$WORKERS" "$PER_WORKER" "$(median "${BULL[@]}")" "$(median "${RATIO[@]}")" "$(cut -d' ' -f1-3 /proc/loadavg)"
-if [ -n "${COMPARE_BIN:-}" ]; then printf 'this coordinator / compared one, tasks/s: median of per-round ratios %.2f\n' "$(median "${OLD[@]}")"; fi
+LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
+printf '%d tasks, %d workers x %d: median %.0f tasks/s through bullmq; local/bullmq time ratio median %.2f (load average %s at the start, %s at the end)\n' \
+  "$TASKS" "$WORKERS" "$PER_WORKER" "$(median "${BULL[@]}")" "$(median "${RATIO[@]}")" "$LOAD_START" "$LOAD_END"
+AB=null
+if [ -n "${COMPARE_BIN:-}" ]; then AB=$(median "${OLD[@]}"); printf 'this coordinator / compared one, tasks/s: median of per-round ratios %.2f\n' "$AB"; fi
+echo "uptime before: $UPTIME_START"
+echo "uptime after: $(uptime)"
+# One line for scripts/bench/bullmq.ts, which writes BENCHMARKS.md's section.
+printf 'RESULT {"tasks":%d,"workers":%d,"perWorker":%d,"inFlight":%d,"rounds":%d,"tasksPerSecond":%s,"perRound":[%s],"localOverBullmq":%s,"compared":%s,"loadStart":"%s","loadEnd":"%s"}\n' \
+  "$TASKS" "$WORKERS" "$PER_WORKER" "$IN_FLIGHT" "$ROUNDS" "$(median "${BULL[@]}")" "$(IFS=,; echo "${BULL[*]}")" "$(median "${RATIO[@]}")" "$AB" "$LOAD_START" "$LOAD_END"
