@@ -6,7 +6,8 @@
 # shared box falls on both alike; prints wall, user, sys, peak KB of the coordinator per run,
 # tasks/s, and the medians (of tasks/s and of the per-round ratio local/bullmq).
 # Usage: scripts/bench/bullmq-tasks.sh [rounds=5] [tasks=5000] [workers=2] [per_worker=64] [in_flight=512]
-# COMPARE_BIN=path/to/other/dist/cli/bin.js also runs each round with that coordinator (A/B).
+# COMPARE_BIN=path/to/other/dist/cli/bin.js also runs each round with that tree's coordinator
+# and workers (A/B: this tree first in odd rounds, the other first in even ones).
 # Set PROFILE=DIR to write --cpu-prof profiles of the coordinator and the workers there,
 # WORKER_ARGS to pass more flags to the workers (e.g. "--workdir /tmp/x").
 set -euo pipefail
@@ -38,11 +39,11 @@ session() { # $1: folder, $2: session id
   echo "$2" > "$1/.csv-wave/session-id"
 }
 rate() { echo "$TASKS / $(cut -d' ' -f1 "$1")" | bc -l; }
-bullmq_run() { # $1: session id, $2: the coordinator's bin.js; the workers are this tree's
+bullmq_run() { # $1: session id, $2: the bin.js of the coordinator and the workers
   local id=$1 dir="$WORK/$1" pids=()
   session "$dir" "$id"
   for w in $(seq 1 "$WORKERS"); do
-    node "${NODE_PROF[@]}" "$BIN" worker --redis "$URL" --session-id "$id" --concurrency "$PER_WORKER" ${WORKER_ARGS:-} > "$dir.w$w.log" 2>&1 &
+    node "${NODE_PROF[@]}" "$2" worker --redis "$URL" --session-id "$id" --concurrency "$PER_WORKER" ${WORKER_ARGS:-} > "$dir.w$w.log" 2>&1 &
     pids+=($!)
   done
   for w in $(seq 1 "$WORKERS"); do
@@ -58,13 +59,14 @@ bullmq_run() { # $1: session id, $2: the coordinator's bin.js; the workers are t
 }
 BULL=(); RATIO=(); OLD=()
 for round in $(seq 1 "$ROUNDS"); do
+  if [ -n "${COMPARE_BIN:-}" ] && [ $((round % 2)) -eq 0 ]; then bullmq_run "r$round-compare" "$COMPARE_BIN"; fi
   bullmq_run "r$round-bullmq" "$BIN"
   b=$(rate "$WORK/r$round-bullmq.time"); BULL+=("$b")
   line=$(printf 'round %d: bullmq %.0f tasks/s (wall user sys peakKB = %s)' "$round" "$b" "$(cat "$WORK/r$round-bullmq.time")")
   if [ -n "${COMPARE_BIN:-}" ]; then
-    bullmq_run "r$round-compare" "$COMPARE_BIN"
+    if [ $((round % 2)) -eq 1 ]; then bullmq_run "r$round-compare" "$COMPARE_BIN"; fi
     o=$(rate "$WORK/r$round-compare.time"); OLD+=("$(echo "$b / $o" | bc -l)")
-    line+=$(printf ', compared coordinator %.0f tasks/s (%s)' "$o" "$(cat "$WORK/r$round-compare.time")")
+    line+=$(printf ', compared tree %.0f tasks/s (%s)' "$o" "$(cat "$WORK/r$round-compare.time")")
   fi
   local_dir="$WORK/r$round-local"; session "$local_dir" "r$round-local"
   /usr/bin/time -f "%e %U %S %M" -o "$local_dir.time" node "$BIN" run "$local_dir" --module "$WORK/noop.mjs" --json > "$local_dir.out" 2>&1
@@ -76,7 +78,7 @@ LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 printf '%d tasks, %d workers x %d: median %.0f tasks/s through bullmq; local/bullmq time ratio median %.2f (load average %s at the start, %s at the end)\n' \
   "$TASKS" "$WORKERS" "$PER_WORKER" "$(median "${BULL[@]}")" "$(median "${RATIO[@]}")" "$LOAD_START" "$LOAD_END"
 AB=null
-if [ -n "${COMPARE_BIN:-}" ]; then AB=$(median "${OLD[@]}"); printf 'this coordinator / compared one, tasks/s: median of per-round ratios %.2f\n' "$AB"; fi
+if [ -n "${COMPARE_BIN:-}" ]; then AB=$(median "${OLD[@]}"); printf 'this tree / compared one, tasks/s: median of per-round ratios %.2f\n' "$AB"; fi
 echo "uptime before: $UPTIME_START"
 echo "uptime after: $(uptime)"
 # One line for scripts/bench/bullmq.ts, which writes BENCHMARKS.md's section.
