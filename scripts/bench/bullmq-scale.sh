@@ -13,6 +13,9 @@
 # WORKER_ARGS passes more flags to the workers (e.g. "--workdir /tmp/x").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg); UPTIME_START=$(uptime)
+# The coordinator and the workers need one shared secret (never in Redis): a fresh one per run unless given.
+export CSV_WAVE_SECRET=${CSV_WAVE_SECRET:-$(openssl rand -hex 32)}
 ROUNDS=${1:-5}; TASKS=${2:-2000}; WAIT_MS=${3:-200}; BACKLOG=${4:-2}; PER_WORKER=16
 BIN=$PWD/dist/cli/bin.js
 WORK=$(mktemp -d /tmp/bullmq-bench-XXXXXX)
@@ -44,7 +47,12 @@ for round in $(seq 1 "$ROUNDS"); do
       node "$BIN" worker --redis "$URL" --session-id "$id" --concurrency $PER_WORKER ${WORKER_ARGS:-} > "$dir.w$w.log" 2>&1 &
       pids+=($!)
     done
-    for w in $(seq 1 "$workers"); do until grep -qs 'taking jobs' "$dir.w$w.log"; do sleep 0.1; done; done
+    for w in $(seq 1 "$workers"); do
+      until grep -qs 'taking jobs' "$dir.w$w.log"; do
+        kill -0 "${pids[$((w - 1))]}" 2>/dev/null || { echo "worker $w ended before taking jobs:"; cat "$dir.w$w.log"; exit 1; }
+        sleep 0.1
+      done
+    done
     /usr/bin/time -f "%e %U %S %M" -o "$dir.time" node "$BIN" run "$dir" --module "$WORK/wait.mjs" \
       --concurrency $((PER_WORKER * workers * BACKLOG)) --backend bullmq --redis "$URL" --json > "$dir.out" 2>&1
     kill -TERM "${pids[@]}"; wait "${pids[@]}" 2>/dev/null || true
@@ -55,10 +63,19 @@ for round in $(seq 1 "$ROUNDS"); do
   done
 done
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+declare -A SPEED
 for workers in 2 4; do
   ratios=$(for round in $(seq 1 "$ROUNDS"); do echo "${WALL[$round,1]} / ${WALL[$round,$workers]}" | bc -l; done | sort -g)
   runs=$(for round in $(seq 1 "$ROUNDS"); do echo "${RUN[$round,1]} / ${RUN[$round,$workers]}" | bc -l; done | sort -g)
+  SPEED[wall,$workers]=$(echo "$ratios" | median); SPEED[run,$workers]=$(echo "$runs" | median)
   printf '%d workers: median speed-up over 1 worker %.2fx of the wall time (per round: %s), %.2fx of durationMs\n' \
-    "$workers" "$(echo "$ratios" | median)" "$(echo $ratios | tr '\n' ' ')" "$(echo "$runs" | median)"
+    "$workers" "${SPEED[wall,$workers]}" "$(echo $ratios | tr '\n' ' ')" "${SPEED[run,$workers]}"
 done
-echo "load average $(cut -d' ' -f1-3 /proc/loadavg)"
+walls() { for round in $(seq 1 "$ROUNDS"); do echo "${WALL[$round,$1]}"; done | median; }
+LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "load average $LOAD_START at the start, $LOAD_END at the end"
+echo "uptime before: $UPTIME_START"
+echo "uptime after: $(uptime)"
+# One line for scripts/bench/bullmq.ts, which writes BENCHMARKS.md's section.
+printf 'RESULT {"tasks":%d,"waitMs":%d,"rounds":%d,"wall1":%s,"wall2":%s,"wall4":%s,"wallSpeedup2":%s,"wallSpeedup4":%s,"runSpeedup2":%s,"runSpeedup4":%s,"loadStart":"%s","loadEnd":"%s"}\n' \
+  "$TASKS" "$WAIT_MS" "$ROUNDS" "$(walls 1)" "$(walls 2)" "$(walls 4)" "${SPEED[wall,2]}" "${SPEED[wall,4]}" "${SPEED[run,2]}" "${SPEED[run,4]}" "$LOAD_START" "$LOAD_END"

@@ -16,6 +16,7 @@ import { RedisPresence } from './redis/redis-presence.js';
 import { readSignedJobReply } from './trust/reply-schema.js';
 import { maxReplyBytes, oversizedReply, bytesPast } from './trust/reply-size.js';
 import { removeUnawaitedJobs, type SweepResult } from './jobs/session-jobs.js';
+import { removeReadJobs } from './jobs/finished-jobs.js';
 import { compactDigest, jobSigned, requestDigest, type Signing } from './trust/signing.js';
 import { writeRefusal } from './redis/write-refusal.js';
 
@@ -127,7 +128,7 @@ export class BullmqBackend implements ExecutionBackend {
   #lookingUp = false;
   /** The awaited jobs in turn, kLookupBatch a look. */
   readonly #inTurn = new KeysInTurn(this.#waiting, kLookupBatch);
-  /** Removals of cancelled jobs under way. */
+  /** Removals under way: of the jobs whose replies were read, and of cancelled ones. */
   readonly #removals = new Set<Promise<void>>();
   readonly #rules = new RulesByRole();
   #closed = false;
@@ -331,11 +332,14 @@ export class BullmqBackend implements ExecutionBackend {
    * Removes the finished jobs whose replies were read, at the next look-up: by then the
    * journal holds their results (it is written within the turn the reply arrives in), so a
    * coordinator killed in between finds the job again on resume instead of running it
-   * anew. One write for all of them: the connection pipelines what one turn sends.
+   * anew. One command for all of them (finished-jobs.ts); tracked, so that close waits for it.
    */
   #removeRead(): void {
-    for (const id of this.#toRemove) void this.#queue.remove(id).catch(() => undefined);
+    if (this.#toRemove.length === 0) return;
+    const removal = removeReadJobs(this.#redis, this.#queue, this.#toRemove).catch(() => undefined);
     this.#toRemove = [];
+    this.#removals.add(removal);
+    void removal.then(() => this.#removals.delete(removal));
   }
 
   /**

@@ -1,6 +1,6 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import { bullmqConnection } from '../redis/connection.js';
-import { expireFinishedJob } from '../jobs/finished-jobs.js';
+import { FinishedJobs } from '../jobs/finished-jobs.js';
 import type { AttemptJobData } from '../jobs/job-data.js';
 import { queueNameOf } from '../jobs/names.js';
 
@@ -24,6 +24,7 @@ export interface SessionWorkerOptions {
 export class SessionWorker {
   readonly #worker: Worker<AttemptJobData, string>;
   readonly #queue: Queue<AttemptJobData, string>;
+  readonly #finished: FinishedJobs;
 
   constructor(sessionId: string, options: SessionWorkerOptions) {
     const name = queueNameOf(sessionId);
@@ -39,17 +40,18 @@ export class SessionWorker {
         : { stalledInterval: options.stalledIntervalMs, lockDuration: options.stalledIntervalMs }),
     });
     this.#queue = new Queue<AttemptJobData, string>(name, { connection });
+    this.#finished = new FinishedJobs(this.#queue);
     this.#worker.on('error', (error) => options.log(`worker: ${error.message}`));
     this.#queue.on('error', () => undefined);
     // A cancelled job leaves Redis: a `resume` then adds the attempt's job afresh instead of
     // finding this failed one and taking its failure for the attempt's outcome.
     this.#worker.on('failed', (job, error) => {
       if (job && error.message === kCancelledMessage) void job.remove().catch(() => undefined);
-      else if (job?.id) void expireFinishedJob(this.#queue, job.id, 'failed').catch(() => undefined);
+      else if (job?.id) this.#finished.add(job.id);
     });
     // A reply nobody reads (its coordinator was killed) leaves Redis a day after its job finished.
     this.#worker.on('completed', (job) => {
-      if (job.id) void expireFinishedJob(this.#queue, job.id, 'completed').catch(() => undefined);
+      if (job.id) this.#finished.add(job.id);
     });
   }
 
@@ -68,6 +70,7 @@ export class SessionWorker {
   /** Takes no more jobs, lets the running ones finish, and closes the connections. */
   async close(): Promise<void> {
     await this.#worker.close();
+    await this.#finished.flush().catch(() => undefined);
     await this.#queue.close();
   }
 
@@ -76,6 +79,7 @@ export class SessionWorker {
    * when it is gone): the running jobs are left to BullMQ's stalled-job check.
    */
   drop(): void {
+    this.#finished.drop();
     void this.#worker.close(true).catch(() => undefined);
     void this.#worker.disconnect().catch(() => undefined);
     void this.#queue.disconnect().catch(() => undefined);
