@@ -43,10 +43,11 @@ export function failedSpendText(sum: UsageSum): string {
 }
 
 /**
- * The share of the prompt tokens the provider served from its prompt cache (status, context.md,
- * report.html, after `Prompt cache: `): `3,040 of 3,800 prompt tokens cached (80.0%)`; undefined when no
- * prompt token was reported. A provider bills cached tokens at a fraction, and csv-wave lays
- * its prompts out so that the part the tasks of a role share comes first (docs/executors.md).
+ * The share of the prompt tokens the provider served from its prompt cache, as status,
+ * context.md and report.html say it after `Prompt cache: `:
+ * `3,040 of 3,800 prompt tokens cached (80.0%)`; undefined when no prompt token was reported.
+ * A provider bills cached tokens at a fraction, and csv-wave lays its prompts out so that
+ * the part the tasks of a role share comes first (docs/executors.md#prompt-caching).
  */
 export function cachedShareText(sum: Pick<UsageSum, 'prompt_tokens' | 'cached_tokens'>): string | undefined {
   if (sum.prompt_tokens === 0) return undefined;
