@@ -239,7 +239,7 @@ async function benchmark(options: Options): Promise<void> {
       rowAfter.line,
       '',
       `Goal (issue 27, goal 6): the cached share is at least the shared prefix's share, less 5 points. After: ${fixed(rowAfter.cached, 1)}% cached against ${fixed(rowAfter.shared, 1)}% shared: ` +
-        `${rowAfter.met ? 'met' : 'not met'}${loaded ? ` (load average above 2 at ${loadAtStart} / ${loadAtEnd}: taken on a loaded machine, so it does not count as met)` : ''}. ` +
+        `${rowAfter.met ? 'met in this run' : 'not met'}${loaded ? `; the load average was above 2 (${loadAtStart} at the start, ${loadAtEnd} at the end), so the figure does not count as met` : ''}. ` +
         `Before, ${fixed(rowBefore.cached, 1)}% of the prompt tokens were cached.`,
       '',
       'The shared prefix is what every task\'s first request has in common with all the others, token for token, as the model tokenizes the prompt the executor renders (the benchmark checks that it counts the tokens the server counted). The cached share is over the same first requests. A sequence\'s first request finds nothing cached, so with S sequences the best share is about (N − S) / N of the shared one. The share does not depend on the machine\'s load; the run times do.',
