@@ -1,7 +1,7 @@
 import { isAgentKind } from '../executors/agents/settings.js';
 import type { AttemptRequest, TaskLimits, WorkerRequest } from '../executors/messages.js';
 import type { WorkdirPlan } from '../executors/workdir/workdir-plan.js';
-import { buildPromptContext } from '../knowledge/prompt-context.js';
+import { buildPromptContext, type WaveDigests } from '../knowledge/prompt-context.js';
 import type { DependencyState, UpstreamContext } from '../knowledge/upstream.js';
 import type { PipelineName } from '../schema/session.js';
 
@@ -25,6 +25,11 @@ export interface AttemptInputSetup {
    * @default false
    */
   noDigests?: boolean;
+  /**
+   * The run's snapshots of the shared digests, one per wave: the tasks of a wave show the
+   * same board and wisdom. @default each attempt reads them as they stand (status's keys)
+   */
+  digests?: WaveDigests;
 }
 
 /**
@@ -45,7 +50,12 @@ export function attemptInput(request: WorkerRequest, setup: AttemptInputSetup): 
     attempt.prompt =
       setup.noDigests === true
         ? { pipeline: setup.pipeline, topic: setup.topic, discoveries: '', upstream: '', wisdom: '' }
-        : buildPromptContext(setup.sessionDir, { pipeline: setup.pipeline, topic: setup.topic }, upstream);
+        : buildPromptContext(
+            setup.sessionDir,
+            { pipeline: setup.pipeline, topic: setup.topic },
+            upstream,
+            setup.digests === undefined ? undefined : { number: task.wave, digests: setup.digests },
+          );
   }
   // An agent row may name another agent than the run's: each takes the budget it can use.
   const left = isAgentKind(executor.type) ? setup.budgetLeftUsd?.() : undefined;

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { TasksTable } from '../csv/tasks-table.js';
 import { readDiscoveries } from './discoveries-board.js';
 import { readUsage } from './usage.js';
-import { cacheText, costLine, costText, usageProblemLines } from './cost-text.js';
+import { cachedShareText, cacheText, costLine, costText, usageProblemLines } from './cost-text.js';
 import type { PriceTable } from './pricing.js';
 import { kLayout, type SessionFileWriter } from '../layout.js';
 
@@ -69,7 +69,10 @@ export function writeContextReport(files: SessionFileWriter, input: ContextRepor
 
   const usage = readUsage(sessionDir, pricing);
   if (usage) {
-    lines.push('## Tokens and cost', '', `${usage.prompt_tokens} prompt and ${usage.completion_tokens} completion tokens in all, in ${usage.requests} request(s).`, '', costLine(usage), '');
+    lines.push('## Tokens and cost', '', `${usage.prompt_tokens} prompt and ${usage.completion_tokens} completion tokens in all, in ${usage.requests} request(s).`, '');
+    const share = cachedShareText(usage);
+    if (share !== undefined) lines.push(`Prompt cache: ${share}.`, '');
+    lines.push(costLine(usage), '');
     // A file cut short or edited by hand: what was not counted is said, by line.
     const problems = usageProblemLines(usage.problems);
     if (problems.length > 0) lines.push(...problems.map((problem) => `- ${problem}`), '');

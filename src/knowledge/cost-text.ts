@@ -42,6 +42,20 @@ export function failedSpendText(sum: UsageSum): string {
   return `${(sum.prompt_tokens + sum.completion_tokens).toLocaleString('en-US')} tokens on tasks that failed (${cost === 'unknown' ? 'cost unknown' : cost})`;
 }
 
+/**
+ * The share of the prompt tokens the provider served from its prompt cache, as status,
+ * context.md and report.html say it after `Prompt cache: `:
+ * `3,040 of 3,800 prompt tokens cached (80.0%)`; undefined when no prompt token was reported.
+ * A provider bills cached tokens at a fraction, and csv-wave lays its prompts out so that
+ * the part the tasks of a role share comes first (docs/executors.md#prompt-caching).
+ */
+export function cachedShareText(sum: Pick<UsageSum, 'prompt_tokens' | 'cached_tokens'>): string | undefined {
+  if (sum.prompt_tokens === 0) return undefined;
+  const cached = Math.min(sum.cached_tokens, sum.prompt_tokens);
+  const share = ((100 * cached) / sum.prompt_tokens).toFixed(1);
+  return `${cached.toLocaleString('en-US')} of ${sum.prompt_tokens.toLocaleString('en-US')} prompt tokens cached (${share}%)`;
+}
+
 /** What status --json and report data give of a task's or the session's spending. */
 export function spendJson(sum: UsageSum): { prompt: number; completion: number; cached: number; requests: number; cost_usd: number; unpriced_requests: number } {
   return {

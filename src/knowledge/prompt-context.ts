@@ -19,19 +19,54 @@ export interface PromptContext {
   wisdom: string;
 }
 
-/** Reads the prompt context of one attempt from the session folder. */
+/** The digests every task of a wave shows alike: the board's and the wisdom files'. */
+export type SharedDigests = Pick<PromptContext, 'discoveries' | 'wisdom'>;
+
+/**
+ * Reads the prompt context of one attempt from the session folder. With `wave`, the shared
+ * digests are those of the wave's snapshot (WaveDigests), read by its first attempt.
+ */
 export function buildPromptContext(
   sessionDir: string,
   session: { pipeline: string; topic: string },
   upstream: UpstreamContext,
+  wave?: { number: number; digests: WaveDigests },
 ): PromptContext {
+  const read = (): SharedDigests => ({ discoveries: discoveriesDigest(sessionDir), wisdom: wisdomDigest(upstream) });
+  const shared = wave === undefined ? read() : wave.digests.of(wave.number, read);
   return {
     pipeline: session.pipeline,
     topic: session.topic,
-    discoveries: discoveriesDigest(sessionDir),
+    discoveries: shared.discoveries,
     upstream: upstreamDigest(sessionDir, upstream),
-    wisdom: wisdomDigest(upstream),
+    wisdom: shared.wisdom,
   };
+}
+
+/** Waves whose snapshot is kept: a retry of a task of an older wave reads the digests again. */
+const kKeptWaves = 16;
+
+/**
+ * The discoveries and wisdom digests of each wave as its first attempt read them. The tasks
+ * of a wave then get one text, byte for byte, though tasks of the wave finish and add to the
+ * board meanwhile: the part of the prompt that the tasks of a role share stays one prefix,
+ * which a provider's prompt cache serves (docs/executors.md#prompt-caching). With
+ * `--schedule waves` the snapshot is the board as the wave starts; with `eager`, as the
+ * wave's first task starts.
+ */
+export class WaveDigests {
+  readonly #byWave = new Map<number, SharedDigests>();
+
+  of(wave: number, read: () => SharedDigests): SharedDigests {
+    let digests = this.#byWave.get(wave);
+    if (digests === undefined) {
+      digests = read();
+      this.#byWave.set(wave, digests);
+      // A Map iterates in insertion order: the first key is the oldest snapshot.
+      if (this.#byWave.size > kKeptWaves) this.#byWave.delete(this.#byWave.keys().next().value!);
+    }
+    return digests;
+  }
 }
 
 /** What `{discoveries}` shows of discoveries.ndjson: the newest lines, within a budget. */

@@ -1,7 +1,7 @@
 import { basename, join } from 'node:path';
 import { cellReader, type TasksTable } from '../csv/tasks-table.js';
 import { countByStatus } from '../commands/status-report.js';
-import { cacheText, costSummary, costText, failedSpendText } from '../knowledge/cost-text.js';
+import { cachedShareText, cacheText, costSummary, costText, failedSpendText } from '../knowledge/cost-text.js';
 import { readDiscoveries } from '../knowledge/discoveries-board.js';
 import type { PriceTable } from '../knowledge/pricing.js';
 import { readUsage, usageOfTasks, type UsageSum, type UsageTotals } from '../knowledge/usage.js';
@@ -88,6 +88,8 @@ export interface ReportData {
   cache: (CachedResults & { text: string }) | null;
   /** The session's cost as status and context.md say it (costSummary); null when no request was made. */
   cost: string | null;
+  /** The prompt tokens served from the provider's cache, as status and context.md say it (cachedShareText); null when no prompt token was reported. */
+  promptCache: string | null;
   /** What the tasks that failed spent (`8,948 tokens on tasks that failed ($0.012)`); null when they made no request. */
   failedSpend: string | null;
   /**
@@ -147,6 +149,7 @@ export function buildReportData(
     tokens: usage ? reportUsage(usage) : null,
     cache: cachedOrNull(readLines, rows),
     cost: usage ? costSummary(usage) : null,
+    promptCache: (usage && cachedShareText(usage)) ?? null,
     failedSpend: failedSpend ? failedSpendText(failedSpend) : null,
     columns: reportColumns(table),
     t0: new Date(t0).toISOString(),

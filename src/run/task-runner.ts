@@ -5,6 +5,7 @@ import { finishAttempt } from '../executors/finish-attempt.js';
 import type { AttemptReply, AttemptRequest, TaskLimits, WorkerReply, WorkerRequest } from '../executors/messages.js';
 import { workerErrorReply } from '../executors/worker-error.js';
 import type { SessionFileWriter } from '../layout.js';
+import { WaveDigests } from '../knowledge/prompt-context.js';
 import type { Pipeline } from '../pipelines/pipeline.js';
 import type { KnowledgeSink } from './record/knowledge-sink.js';
 import { withChanges, workdirPlan, type RunWorkdir } from './workdir/workdir-setup.js';
@@ -50,6 +51,7 @@ export function createTaskRunner(setup: TaskRunnerSetup): TaskRunnerFn {
     pipeline: pipeline.name,
     topic: setup.topic,
     limits,
+    digests: new WaveDigests(),
     upstream: (deps) => withChanges(sink.upstream(deps), setup.workdir),
     ...(setup.workdir === undefined ? {} : { workdir: (id: string) => workdirPlan(setup.workdir, setup.files.dir, id) }),
     ...(setup.budgetLeftUsd === undefined ? {} : { budgetLeftUsd: setup.budgetLeftUsd }),

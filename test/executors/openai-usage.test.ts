@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, afterEach, describe, expect, test, vi } from 'vitest';
 import { OpenAiExecutor, type OpenAiExecutorOptions, type OpenAiOutcome } from '../../src/executors/openai/index.js';
+import { requestUsage } from '../../src/executors/openai/request-usage.js';
 import type { TaskInput } from '../../src/executors/types.js';
 import type { PromptContext } from '../../src/knowledge/prompt-context.js';
 import { startFakeOpenAiServer, type FakeOpenAiServer, type FakeOpenAiServerOptions } from '../helpers/fake-openai-server.js';
@@ -80,6 +81,18 @@ describe('every request of an attempt is counted', () => {
     const outcome = await run(executor(at), task({ description: '[[fake:server-error]]' }));
     expect(outcome).toMatchObject({ kind: 'error', errorClass: 'transient' });
     expect(outcome).not.toHaveProperty('requests');
+  });
+});
+
+describe('cached prompt tokens', () => {
+  const answer = (extra: Record<string, unknown>) =>
+    ({ id: 'c', object: 'chat.completion', created: 0, model: 'm', choices: [], usage: { prompt_tokens: 500, completion_tokens: 20, total_tokens: 520 }, ...extra }) as never;
+
+  test("an older llama.cpp server's timings.cache_n counts when prompt_tokens_details is missing; prompt_tokens_details wins when both are there", () => {
+    expect(requestUsage(answer({ timings: { cache_n: 320, prompt_n: 180 } }), 1, 'first', 'm').cached_tokens).toBe(320);
+    expect(requestUsage(answer({ timings: { cache_n: 320 }, usage: { prompt_tokens: 500, completion_tokens: 20, total_tokens: 520, prompt_tokens_details: { cached_tokens: 300 } } }), 1, 'first', 'm').cached_tokens).toBe(300);
+    expect(requestUsage(answer({ timings: { cache_n: -1 } }), 1, 'first', 'm').cached_tokens).toBe(0);
+    expect(requestUsage(answer({}), 1, 'first', 'm').cached_tokens).toBe(0);
   });
 });
 

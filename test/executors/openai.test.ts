@@ -217,6 +217,32 @@ describe('OpenAiExecutor: results', () => {
   });
 });
 
+describe("OpenAiExecutor: the request's layout for a prompt cache", () => {
+  test("two tasks of one role in one wave send the same bytes up to the task's own part: the schema, the limit, the system prompt and the role's instructions come first", async () => {
+    const dir = session(undefined, { 'discoveries.ndjson': `${JSON.stringify({ ts: 't', worker: 'X-1', type: 'idea', data: { title: 'Shared idea' } })}\n` });
+    const exec = executor({ maxTokens: 300 });
+    const prompt = buildPromptContext(dir, { pipeline: 'brainstorm', topic: 'Developer tooling for microservices' }, kNoUpstream);
+    const upstream = (id: string): UpstreamContext => ({ deps: [{ id, status: 'completed', findings: `Findings of ${id}`, discovery: null, artifacts: [] }], wisdom: {}, warnings: [] });
+    const options = { signal: new AbortController().signal, timeoutMs: 30_000 };
+    await exec.run(task(dir, { id: 'IDEA-001', title: 'First', description: 'First description' }, { prev_context: 'First context', upstream: upstream('D-1') }), { ...options, prompt: { ...prompt, upstream: '### D-1 (completed)\nFindings of D-1' } });
+    await exec.run(task(dir, { id: 'IDEA-002', title: 'Second', description: 'Second description' }, { prev_context: 'Second context', upstream: upstream('D-2') }), { ...options, prompt: { ...prompt, upstream: '### D-2 (completed)\nFindings of D-2' } });
+    const [a, b] = server.requests.map((request) => request.raw);
+    const own = a!.indexOf('## Your task');
+    expect(own).toBeGreaterThan(0);
+    let same = 0;
+    while (a![same] === b![same]) same++;
+    expect(same).toBeGreaterThanOrEqual(own);
+    // What the role's tasks share is before that point, in the order the body is sent.
+    const before = a!.slice(0, own);
+    expect(before).toContain('"response_format"');
+    expect(before).toContain('"max_tokens":300');
+    expect(before).toContain('You are one worker in a csv-wave pipeline');
+    expect(before).toContain('Developer tooling for microservices');
+    expect(before).toContain('Shared idea');
+    for (const text of ['IDEA-001', 'First description', 'First context', 'Findings of D-1']) expect(a!.indexOf(text), text).toBeGreaterThan(own);
+  });
+});
+
 describe('OpenAiExecutor: repair', () => {
   test('prose, then a valid answer to the repair request', async () => {
     const outcome = await run(executor(), task(session(), { description: '[[fake:invalid-then-valid]]' }));

@@ -71,6 +71,8 @@ export interface RecordedRequest {
   headers: IncomingHttpHeaders;
   /** The parsed JSON body. */
   body: ChatRequest;
+  /** The body as it came, byte for byte. */
+  raw: string;
 }
 
 export interface ChatRequest {
@@ -142,14 +144,15 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
       let body: ChatRequest;
       try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ChatRequest;
+        body = JSON.parse(raw) as ChatRequest;
       } catch {
         sendJson(res, 400, { error: { message: 'Body is not JSON', type: 'invalid_request_error' } });
         return;
       }
-      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, raw });
       if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
         sendJson(res, 404, { error: { message: `No route ${req.method} ${req.url}`, type: 'invalid_request_error' } });
         return;

@@ -196,6 +196,7 @@ describe('report.html of a session with model and agent usage (real browser)', (
     const fact = (scope: string, name: string) => page.locator(`${scope} dt:text-is("${name}") + dd`).textContent();
     expect(await fact('#view-summary', 'tokens')).toBe('4,000 prompt (400 cached), 800 completion, in 4 requests');
     expect(await fact('#view-summary', 'cost')).toBe('$1.75 (4 request(s); 1 of them without a price, not counted)');
+    expect(await fact('#view-summary', 'prompt cache')).toBe('400 of 4,000 prompt tokens cached (10.0%)');
     await page.click('#tab-tasks');
     const open = async (id: string) => {
       await page.click(`.trow[data-id="${id}"]`);

@@ -30,11 +30,12 @@ export interface BodyTask {
 
 export function requestBody(settings: BodySettings, task: BodyTask, messages: Message[]): ChatBody {
   const limit = settings.maxTokens;
+  // In this key order, as the openai executor sends it: what a role's tasks share comes before the messages' own text.
   return {
     model: settings.model,
-    messages,
     response_format: answerFormat(task.pipeline, task.role),
     ...(limit === undefined ? {} : Object.fromEntries(settings.maxTokensFields.map((field) => [field, limit]))),
+    messages,
   };
 }
 

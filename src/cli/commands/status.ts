@@ -13,7 +13,7 @@ import { cacheText } from '../../knowledge/cost-text.js';
 import { kTaskStatuses } from '../../schema/row.js';
 import { skippedForFailure, statusOf } from '../../core/skip-cause.js';
 import { readUsage } from '../../knowledge/usage.js';
-import { costLine, spendJson, spendText, usageProblemLines } from '../../knowledge/cost-text.js';
+import { cachedShareText, costLine, spendJson, spendText, usageProblemLines } from '../../knowledge/cost-text.js';
 import { currentTasks } from '../../report/session-state.js';
 import { ExitCode, printJson, type CliIo } from '../io.js';
 import { addPipelineFlag, sessionOverrides } from '../pipeline-flag.js';
@@ -133,8 +133,8 @@ export function registerStatus(program: Command, io: CliIo, done: (code: number)
       if (cached.tasks > 0) io.stdout(`${cacheText(cached.tasks, cached.saved_usd)}\n`);
       if (stale.size > 0) io.stdout(`${stale.size} stale task(s): their inputs changed since their result was made; \`csv-wave rerun ${sessionPath} --stale\` runs them again\n`);
       if (usage) {
-        const cached = usage.cached_tokens > 0 ? ` (${usage.cached_tokens} of the prompt tokens cached)` : '';
-        io.stdout(`Tokens: ${usage.prompt_tokens} prompt, ${usage.completion_tokens} completion${cached}\n${costLine(usage)}\n`);
+        const share = cachedShareText(usage);
+        io.stdout(`Tokens: ${usage.prompt_tokens} prompt, ${usage.completion_tokens} completion\n${share === undefined ? '' : `Prompt cache: ${share}\n`}${costLine(usage)}\n`);
         // A task removed from tasks.csv after it ran still spent what it spent.
         if (strangers.length > 0) io.stdout(`${strangersLine(strangers)}\n`);
       }

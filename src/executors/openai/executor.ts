@@ -219,11 +219,14 @@ export class OpenAiExecutor implements Executor {
       const limit = this.#maxTokens;
       try {
         return await this.#client.chat.completions.create(
+          // The body is sent as JSON in this key order: what the tasks of a role share (the model,
+          // the answer's schema, the limit, the system prompt and the start of the user prompt)
+          // comes before the task's own text, as one prefix a provider's prompt cache can serve.
           {
             model: this.#model,
-            messages,
             response_format: format,
             ...(limit === undefined ? {} : Object.fromEntries(fields.map((field) => [field, limit]))),
+            messages,
           },
           {
             signal,

@@ -13,9 +13,18 @@ export function requestUsage(completion: OpenAI.Chat.Completions.ChatCompletion,
     model,
     prompt_tokens: usage.prompt_tokens ?? 0,
     completion_tokens: usage.completion_tokens ?? 0,
-    cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
+    cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? llamaCacheN(completion) ?? 0,
     reported: true,
   };
+}
+
+/**
+ * The prompt tokens an older llama.cpp server took from its KV cache: it tells them only in
+ * its own `timings.cache_n`; newer ones also say `prompt_tokens_details.cached_tokens`.
+ */
+function llamaCacheN(completion: OpenAI.Chat.Completions.ChatCompletion): number | undefined {
+  const cacheN = (completion as { timings?: { cache_n?: unknown } }).timings?.cache_n;
+  return typeof cacheN === 'number' && Number.isSafeInteger(cacheN) && cacheN >= 0 ? cacheN : undefined;
 }
 
 export function unreported(request: number, kind: RequestUsage['kind'], model: string): RequestUsage {

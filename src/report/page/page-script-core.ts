@@ -179,6 +179,8 @@ RENDER.summary = function (root) {
   fact('tokens', D.tokens ? fmtTokens(D.tokens) : 'none recorded');
   // The cost's text comes with the data, made by the functions status and context.md use.
   if (D.cost) fact('cost', D.cost);
+  // The share of the prompt tokens the provider's cache served, as status says it.
+  if (D.promptCache) fact('prompt cache', D.promptCache);
   // The results taken from the cache (docs/cache.md), as status says it.
   if (D.cache) fact('from the cache', D.cache.text);
   root.appendChild(facts);
