@@ -13,7 +13,7 @@
  *
  * Goals (issue 14): ≤ 20 MB, ≤ 2 s to write, ≤ 3 s to a scrollable table.
  */
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -21,64 +21,18 @@ import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 import { readTasksFile } from '../../src/csv/parse-tasks.js';
 import { writeReport } from '../../src/report/write-report.js';
-import { mulberry32 } from '../gen-dag.js';
+import { isMain } from './lib.js';
+import { writeReportSession } from './report-session.js';
 
 const { values } = parseArgs({
   options: { tasks: { type: 'string' }, runs: { type: 'string' }, quick: { type: 'boolean', default: false }, keep: { type: 'boolean', default: false } },
 });
 const kTasks = Number(values.tasks ?? (values.quick ? 10_000 : 100_000));
 const kRuns = Number(values.runs ?? (values.quick ? 1 : 3));
-const kWaves = 10;
-const kSlots = 16;
 
 function median(list: number[]): number {
   const sorted = [...list].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
-}
-
-/** tasks.csv and attempts.ndjson of a finished run of `kTasks` tasks. */
-function writeSession(dir: string): void {
-  const random = mulberry32(14);
-  const perWave = Math.ceil(kTasks / kWaves);
-  const id = (i: number) => `T${String(i).padStart(6, '0')}`;
-  const quote = (cell: string) => `"${cell.replace(/"/g, '""')}"`;
-  const lines = ['id,title,description,role,angle,gc_round,deps,context_from,exec_mode,wave,status,findings,gc_signal,severity_summary,error'];
-  const attempts: string[] = [];
-  const failed = new Set<number>();
-  const slotFree = new Array<number>(kSlots).fill(Date.parse('2026-01-01T00:00:00Z'));
-  for (let i = 0; i < kTasks; i++) {
-    const wave = Math.floor(i / perWave) + 1;
-    const dep = wave > 1 ? i - perWave + Math.floor(random() * 10) : -1;
-    const skipped = dep >= 0 && failed.has(dep);
-    const fails = !skipped && random() < 0.01;
-    if (fails || skipped) failed.add(i);
-    const status = skipped ? 'skipped' : fails ? 'failed' : 'completed';
-    const findings = status === 'completed' ? `Counted ${Math.floor(random() * 5000)} words in part ${i}; top word "the".` : '';
-    const error = skipped ? 'Dependency failed or skipped' : fails ? 'Command exited with code 1: input file missing' : '';
-    lines.push(
-      [id(i), `Part ${i}`, `Count the words of part ${i}`, 'worker', '', '0', dep >= 0 ? id(dep) : '', '', 'csv-wave', String(wave), status, findings, '', '', error]
-        .map(quote)
-        .join(','),
-    );
-    if (skipped) continue;
-    const tries = random() < 0.01 ? 2 : 1;
-    for (let attempt = 1; attempt <= tries; attempt++) {
-      const slot = slotFree.indexOf(Math.min(...slotFree));
-      const start = slotFree[slot]!;
-      const duration = Math.round(50 + random() * 400);
-      slotFree[slot] = start + duration;
-      const outcome = attempt < tries ? 'retried' : fails ? 'failed' : 'completed';
-      attempts.push(
-        JSON.stringify({
-          run: 'bench', task: id(i), attempt, wave, start: new Date(start).toISOString(), end: new Date(start + duration).toISOString(),
-          duration_ms: duration, outcome, error_class: outcome === 'completed' ? '' : outcome === 'retried' ? 'transient' : 'task-failure',
-          error: outcome === 'completed' ? '' : 'x', thread: slot + 1, host: 'bench', pid: 1, prompt_tokens: 0, completion_tokens: 0,
-        }),
-      );
-    }
-  }
-  writeFileSync(join(dir, 'tasks.csv'), `${lines.join('\n')}\n`);
-  writeFileSync(join(dir, 'attempts.ndjson'), `${attempts.join('\n')}\n`);
 }
 
 /**
@@ -104,7 +58,7 @@ const kMeasure = `new Promise((resolve, reject) => {
 async function main(): Promise<void> {
   const dir = process.env['BENCH_DIR'] ?? mkdtempSync(join(tmpdir(), 'csv-wave-bench-report-'));
   try {
-    writeSession(dir);
+    writeReportSession(dir, kTasks);
     const writes: number[] = [];
     const cpu: number[] = [];
     let path = '';
@@ -160,4 +114,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+if (isMain(import.meta.url)) await main();
