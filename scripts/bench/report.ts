@@ -3,29 +3,36 @@
  * 1% failed, 2% skipped, 1% retried, 16 slots) → report.html: its size, the time to build and
  * write it from rows in memory (what a run does at its end), and the time until Chromium
  * (Debian's /usr/bin/chromium) has painted the page and its task table is scrollable, from
- * the browser's own performance timings. Prints a table for BENCHMARKS.md; writes no file
- * outside a temporary folder.
+ * the browser's own performance timings. Prints its section of BENCHMARKS.md, and with
+ * --write puts it there (between its markers).
  *
- *   npx tsx scripts/bench/report.ts [--tasks 100000] [--runs 3] [--quick] [--keep]
+ *   npx tsx scripts/bench/report.ts [--tasks 100000] [--runs 3] [--quick] [--keep] [--write]
  *
  * --quick: 10,000 tasks and 1 run unless --tasks or --runs say otherwise (checks that the
  * script works; the goals are for 100,000).
  *
- * Goals (issue 14): ≤ 20 MB, ≤ 2 s to write, ≤ 3 s to a scrollable table.
+ * Goals: at 100,000 tasks (issue 14) ≤ 20 MB, ≤ 2 s to write, ≤ 3 s to a scrollable table;
+ * at 1,000,000 (issue 27) written in under 10 s, and the table drawn after a scroll.
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 import { readTasksFile } from '../../src/csv/parse-tasks.js';
 import { writeReport } from '../../src/report/write-report.js';
-import { isMain } from './lib.js';
+import { isMain, loadAverage, machineLines, publish } from './lib.js';
 import { writeReportSession } from './report-session.js';
 
 const { values } = parseArgs({
-  options: { tasks: { type: 'string' }, runs: { type: 'string' }, quick: { type: 'boolean', default: false }, keep: { type: 'boolean', default: false } },
+  options: {
+    tasks: { type: 'string' },
+    runs: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    keep: { type: 'boolean', default: false },
+    write: { type: 'boolean', default: false },
+  },
 });
 const kTasks = Number(values.tasks ?? (values.quick ? 10_000 : 100_000));
 const kRuns = Number(values.runs ?? (values.quick ? 1 : 3));
@@ -56,6 +63,7 @@ const kMeasure = `new Promise((resolve, reject) => {
 })`;
 
 async function main(): Promise<void> {
+  const loadAtStart = loadAverage();
   const dir = process.env['BENCH_DIR'] ?? mkdtempSync(join(tmpdir(), 'csv-wave-bench-report-'));
   try {
     writeReportSession(dir, kTasks);
@@ -96,18 +104,28 @@ async function main(): Promise<void> {
     const paint = median(loads.map((l) => l.paint)) / 1000;
     const frame = median(loads.map((l) => l.frame));
     const mb = bytes / 1024 / 1024;
-    console.log(
-      `\nReport benchmark: ${kTasks.toLocaleString('en-US')} tasks, ${kRuns} runs (median), ${cpus().length} cores, ` +
-        `load average ${loadavg()[0]!.toFixed(1)} at the end, Chromium headless\n`,
-    );
-    console.log('| measure | figure | goal | met |');
-    console.log('|---|---|---|---|');
-    console.log(`| report.html size | ${mb.toFixed(1)} MB | ≤ 20 MB | ${mb <= 20 ? 'yes' : 'no'} |`);
-    console.log(`| build and write it (rows in memory) | ${write.toFixed(2)} s | ≤ 2 s | ${write <= 2 ? 'yes' : 'no'} |`);
-    console.log(`| … of which CPU time of this process (less sensitive to a loaded machine) | ${(median(cpu) / 1000).toFixed(2)} s | | |`);
-    console.log(`| first contentful paint | ${paint.toFixed(2)} s | | |`);
-    console.log(`| table scrollable (rows drawn after a scroll to the middle) | ${scrollable.toFixed(2)} s | ≤ 3 s | ${scrollable <= 3 ? 'yes' : 'no'} |`);
-    console.log(`| one scroll step (two frames) | ${frame.toFixed(0)} ms | | |`);
+    // Issue 27: a million tasks' page written in under 10 s; issue 14's goals at 100,000.
+    const writeGoal = kTasks >= 1_000_000 ? 10 : 2;
+    const quiet = Number(loadAtStart) <= 2 && loadavg()[0]! <= 2;
+    const met = (ok: boolean) => (ok ? (quiet ? 'yes' : 'yes, but at a load above 2: does not count') : 'no');
+    const lines = [
+      `## Report: report.html of a ${kTasks.toLocaleString('en-US')}-task session`,
+      '',
+      `A generated session (\`scripts/bench/report-session.ts\`: 10 waves, 1% failed, 2% skipped, 1% retried) with its attempts log; ${kRuns} run(s), medians; ` +
+        'headless Debian Chromium through playwright-core, times from the browser\'s own performance timings.',
+      '',
+      ...machineLines('scripts/bench/report.ts', 'bench:report', loadAtStart),
+      '',
+      '| measure | figure | goal | met |',
+      '|---|---|---|---|',
+      `| report.html size | ${mb.toFixed(1)} MB | ${kTasks <= 100_000 ? '≤ 20 MB' : ''} | ${kTasks <= 100_000 ? met(mb <= 20) : ''} |`,
+      `| build and write it (rows in memory) | ${write.toFixed(2)} s | ≤ ${writeGoal} s | ${met(write <= writeGoal)} |`,
+      `| … of which CPU time of this process (less sensitive to a loaded machine) | ${(median(cpu) / 1000).toFixed(2)} s | | |`,
+      `| first contentful paint | ${paint.toFixed(2)} s | | |`,
+      `| table scrollable (rows drawn after a scroll to the middle) | ${scrollable.toFixed(2)} s | ${kTasks <= 100_000 ? '≤ 3 s' : 'drawn'} | ${met(kTasks <= 100_000 ? scrollable <= 3 : Number.isFinite(scrollable))} |`,
+      `| one scroll step (two frames) | ${frame.toFixed(0)} ms | | |`,
+    ];
+    publish('report', lines.join('\n'), { write: values.write });
   } finally {
     if (values.keep) console.log(`kept ${dir}`);
     else rmSync(dir, { recursive: true, force: true });
