@@ -23,7 +23,7 @@ const kUnit = [
   'test/helpers/**/*.test.ts',
   'test/hostile/text-safety.test.ts',
   'test/interactive/**/*.test.ts',
-  'test/knowledge/{artifact-registry,exploration-cache,known-files,usage-cost,usage-file,wave-digests}.test.ts',
+  'test/knowledge/{artifact-registry,attempt-lines,exploration-cache,known-files,usage-cost,usage-file,wave-digests}.test.ts',
   'test/options/agent-settings-check.test.ts',
   'test/pipelines/{challenger-rule,decompose,lifecycle,pipeline,settings-reader}.test.ts',
   'test/reliability/journal-errors.test.ts',

@@ -3,82 +3,43 @@
  * 1% failed, 2% skipped, 1% retried, 16 slots) → report.html: its size, the time to build and
  * write it from rows in memory (what a run does at its end), and the time until Chromium
  * (Debian's /usr/bin/chromium) has painted the page and its task table is scrollable, from
- * the browser's own performance timings. Prints a table for BENCHMARKS.md; writes no file
- * outside a temporary folder.
+ * the browser's own performance timings. Prints its section of BENCHMARKS.md, and with
+ * --write puts it there (between its markers).
  *
- *   npx tsx scripts/bench/report.ts [--tasks 100000] [--runs 3] [--quick] [--keep]
+ *   npx tsx scripts/bench/report.ts [--tasks 100000] [--runs 3] [--quick] [--keep] [--write]
  *
  * --quick: 10,000 tasks and 1 run unless --tasks or --runs say otherwise (checks that the
  * script works; the goals are for 100,000).
  *
- * Goals (issue 14): ≤ 20 MB, ≤ 2 s to write, ≤ 3 s to a scrollable table.
+ * Goals: at 100,000 tasks (issue 14) ≤ 20 MB, ≤ 2 s to write, ≤ 3 s to a scrollable table;
+ * at 1,000,000 (issue 27) written in under 10 s, and the table drawn after a scroll.
  */
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 import { readTasksFile } from '../../src/csv/parse-tasks.js';
 import { writeReport } from '../../src/report/write-report.js';
-import { mulberry32 } from '../gen-dag.js';
+import { isMain, loadAverage, machineLines, publish } from './lib.js';
+import { writeReportSession } from './report-session.js';
 
 const { values } = parseArgs({
-  options: { tasks: { type: 'string' }, runs: { type: 'string' }, quick: { type: 'boolean', default: false }, keep: { type: 'boolean', default: false } },
+  options: {
+    tasks: { type: 'string' },
+    runs: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    keep: { type: 'boolean', default: false },
+    write: { type: 'boolean', default: false },
+  },
 });
 const kTasks = Number(values.tasks ?? (values.quick ? 10_000 : 100_000));
 const kRuns = Number(values.runs ?? (values.quick ? 1 : 3));
-const kWaves = 10;
-const kSlots = 16;
 
 function median(list: number[]): number {
   const sorted = [...list].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
-}
-
-/** tasks.csv and attempts.ndjson of a finished run of `kTasks` tasks. */
-function writeSession(dir: string): void {
-  const random = mulberry32(14);
-  const perWave = Math.ceil(kTasks / kWaves);
-  const id = (i: number) => `T${String(i).padStart(6, '0')}`;
-  const quote = (cell: string) => `"${cell.replace(/"/g, '""')}"`;
-  const lines = ['id,title,description,role,angle,gc_round,deps,context_from,exec_mode,wave,status,findings,gc_signal,severity_summary,error'];
-  const attempts: string[] = [];
-  const failed = new Set<number>();
-  const slotFree = new Array<number>(kSlots).fill(Date.parse('2026-01-01T00:00:00Z'));
-  for (let i = 0; i < kTasks; i++) {
-    const wave = Math.floor(i / perWave) + 1;
-    const dep = wave > 1 ? i - perWave + Math.floor(random() * 10) : -1;
-    const skipped = dep >= 0 && failed.has(dep);
-    const fails = !skipped && random() < 0.01;
-    if (fails || skipped) failed.add(i);
-    const status = skipped ? 'skipped' : fails ? 'failed' : 'completed';
-    const findings = status === 'completed' ? `Counted ${Math.floor(random() * 5000)} words in part ${i}; top word "the".` : '';
-    const error = skipped ? 'Dependency failed or skipped' : fails ? 'Command exited with code 1: input file missing' : '';
-    lines.push(
-      [id(i), `Part ${i}`, `Count the words of part ${i}`, 'worker', '', '0', dep >= 0 ? id(dep) : '', '', 'csv-wave', String(wave), status, findings, '', '', error]
-        .map(quote)
-        .join(','),
-    );
-    if (skipped) continue;
-    const tries = random() < 0.01 ? 2 : 1;
-    for (let attempt = 1; attempt <= tries; attempt++) {
-      const slot = slotFree.indexOf(Math.min(...slotFree));
-      const start = slotFree[slot]!;
-      const duration = Math.round(50 + random() * 400);
-      slotFree[slot] = start + duration;
-      const outcome = attempt < tries ? 'retried' : fails ? 'failed' : 'completed';
-      attempts.push(
-        JSON.stringify({
-          run: 'bench', task: id(i), attempt, wave, start: new Date(start).toISOString(), end: new Date(start + duration).toISOString(),
-          duration_ms: duration, outcome, error_class: outcome === 'completed' ? '' : outcome === 'retried' ? 'transient' : 'task-failure',
-          error: outcome === 'completed' ? '' : 'x', thread: slot + 1, host: 'bench', pid: 1, prompt_tokens: 0, completion_tokens: 0,
-        }),
-      );
-    }
-  }
-  writeFileSync(join(dir, 'tasks.csv'), `${lines.join('\n')}\n`);
-  writeFileSync(join(dir, 'attempts.ndjson'), `${attempts.join('\n')}\n`);
 }
 
 /**
@@ -102,9 +63,10 @@ const kMeasure = `new Promise((resolve, reject) => {
 })`;
 
 async function main(): Promise<void> {
+  const loadAtStart = loadAverage();
   const dir = process.env['BENCH_DIR'] ?? mkdtempSync(join(tmpdir(), 'csv-wave-bench-report-'));
   try {
-    writeSession(dir);
+    writeReportSession(dir, kTasks);
     const writes: number[] = [];
     const cpu: number[] = [];
     let path = '';
@@ -142,22 +104,32 @@ async function main(): Promise<void> {
     const paint = median(loads.map((l) => l.paint)) / 1000;
     const frame = median(loads.map((l) => l.frame));
     const mb = bytes / 1024 / 1024;
-    console.log(
-      `\nReport benchmark: ${kTasks.toLocaleString('en-US')} tasks, ${kRuns} runs (median), ${cpus().length} cores, ` +
-        `load average ${loadavg()[0]!.toFixed(1)} at the end, Chromium headless\n`,
-    );
-    console.log('| measure | figure | goal | met |');
-    console.log('|---|---|---|---|');
-    console.log(`| report.html size | ${mb.toFixed(1)} MB | ≤ 20 MB | ${mb <= 20 ? 'yes' : 'no'} |`);
-    console.log(`| build and write it (rows in memory) | ${write.toFixed(2)} s | ≤ 2 s | ${write <= 2 ? 'yes' : 'no'} |`);
-    console.log(`| … of which CPU time of this process (less sensitive to a loaded machine) | ${(median(cpu) / 1000).toFixed(2)} s | | |`);
-    console.log(`| first contentful paint | ${paint.toFixed(2)} s | | |`);
-    console.log(`| table scrollable (rows drawn after a scroll to the middle) | ${scrollable.toFixed(2)} s | ≤ 3 s | ${scrollable <= 3 ? 'yes' : 'no'} |`);
-    console.log(`| one scroll step (two frames) | ${frame.toFixed(0)} ms | | |`);
+    // Issue 27: a million tasks' page written in under 10 s; issue 14's goals at 100,000.
+    const writeGoal = kTasks >= 1_000_000 ? 10 : 2;
+    const quiet = Number(loadAtStart) <= 2 && loadavg()[0]! <= 2;
+    const met = (ok: boolean) => (ok ? (quiet ? 'yes' : 'yes, but at a load above 2: does not count') : 'no');
+    const lines = [
+      `## Report: report.html of a ${kTasks.toLocaleString('en-US')}-task session`,
+      '',
+      `A generated session (\`scripts/bench/report-session.ts\`: 10 waves, 1% failed, 2% skipped, 1% retried) with its attempts log; ${kRuns} run(s), medians; ` +
+        'headless Debian Chromium through playwright-core, times from the browser\'s own performance timings.',
+      '',
+      ...machineLines('scripts/bench/report.ts', 'bench:report', loadAtStart),
+      '',
+      '| measure | figure | goal | met |',
+      '|---|---|---|---|',
+      `| report.html size | ${mb.toFixed(1)} MB | ${kTasks <= 100_000 ? '≤ 20 MB' : ''} | ${kTasks <= 100_000 ? met(mb <= 20) : ''} |`,
+      `| build and write it (rows in memory) | ${write.toFixed(2)} s | ≤ ${writeGoal} s | ${met(write <= writeGoal)} |`,
+      `| … of which CPU time of this process (less sensitive to a loaded machine) | ${(median(cpu) / 1000).toFixed(2)} s | | |`,
+      `| first contentful paint | ${paint.toFixed(2)} s | | |`,
+      `| table scrollable (rows drawn after a scroll to the middle) | ${scrollable.toFixed(2)} s | ${kTasks <= 100_000 ? '≤ 3 s' : 'drawn'} | ${met(kTasks <= 100_000 ? scrollable <= 3 : Number.isFinite(scrollable))} |`,
+      `| one scroll step (two frames) | ${frame.toFixed(0)} ms | | |`,
+    ];
+    publish('report', lines.join('\n'), { write: values.write });
   } finally {
     if (values.keep) console.log(`kept ${dir}`);
     else rmSync(dir, { recursive: true, force: true });
   }
 }
 
-await main();
+if (isMain(import.meta.url)) await main();

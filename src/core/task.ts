@@ -52,10 +52,33 @@ export type TaskRow = Record<KnownColumn, string> & {
 
 /** A task with every field empty: the start of a row the engine or a pipeline adds. */
 export function emptyRow(): TaskRow {
-  // No prototype: a column of one's own may be named `__proto__` or `constructor`, and is a cell like any other.
-  const row = { line: 0, extra: Object.create(null) as Record<string, string> } as TaskRow;
-  for (const column of kKnownColumns) row[column] = '';
-  return row;
+  // Every field written out, in one literal: the fields sit inside the object. Added one by
+  // one, past a dozen V8 keeps them in a hash table of their own, some 800 bytes more per
+  // row (800 MB at a million tasks), and slower to read. The type holds the list to
+  // kKnownColumns: a column missing here does not compile.
+  return {
+    id: '',
+    title: '',
+    description: '',
+    role: '',
+    angle: '',
+    gc_round: '',
+    deps: '',
+    context_from: '',
+    exec_mode: '',
+    wave: '',
+    status: '',
+    findings: '',
+    gc_signal: '',
+    severity_summary: '',
+    error: '',
+    priority: '',
+    branch: '',
+    route: '',
+    line: 0,
+    // No prototype: a column of one's own may be named `__proto__` or `constructor`, and is a cell like any other.
+    extra: Object.create(null) as Record<string, string>,
+  };
 }
 
 /** The statuses a task ends in. */

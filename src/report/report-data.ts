@@ -6,11 +6,11 @@ import { readDiscoveries } from '../knowledge/discoveries-board.js';
 import type { PriceTable } from '../knowledge/pricing.js';
 import { readUsage, usageOfTasks, type UsageSum, type UsageTotals } from '../knowledge/usage.js';
 import type { TaskRow } from '../core/task.js';
-import type { AttemptEnd, AttemptLine } from '../schema/attempt.js';
+import type { AttemptEnd } from '../schema/attempt.js';
 import type { TaskStatus } from '../schema/row.js';
 import { listArtifacts } from './artifact-files.js';
 import { groupFailures, type FailureGroup } from './failures.js';
-import { cachedResults, readAttempts, type AttemptLinesReader, type CachedResults } from '../knowledge/attempt-lines.js';
+import { AttemptLinesReader, cachedResults, type AttemptBrief, type CachedResults } from '../knowledge/attempt-lines.js';
 import { WaveContexts } from './wave-contexts.js';
 import { kLayout } from '../layout.js';
 
@@ -125,11 +125,10 @@ export function buildReportData(
   const rows = table.rows;
   const index = new Map(rows.map((row, i) => [row.id, i]));
   // A run's reporter reads only the lines added since its last report.
-  const readLines = options.attempts?.read() ?? readAttempts(sessionDir);
+  const readLines = (options.attempts ?? new AttemptLinesReader(sessionDir)).read();
   const lines = readLines.filter((line) => index.has(line.task));
   const runs = [...new Set(lines.map((line) => line.run))];
-  const starts = lines.map((line) => Date.parse(line.start));
-  const t0 = starts.reduce((first, start) => Math.min(first, start), starts[0] ?? 0);
+  const t0 = lines.reduce((first, line) => Math.min(first, line.startMs), lines[0]?.startMs ?? 0);
   const runIndex = new Map(runs.map((run, i) => [run, i]));
   const lastClass = new Map<string, string>();
   for (const line of lines) lastClass.set(line.task, line.error_class);
@@ -166,10 +165,10 @@ export function buildReportData(
       row.exec_mode === 'csv-wave' ? '' : row.exec_mode,
       row.description,
     ]),
-    attempts: lines.map((line, i) => [
+    attempts: lines.map((line) => [
       index.get(line.task)!,
       line.attempt,
-      starts[i]! - t0,
+      line.startMs - t0,
       line.duration_ms,
       line.outcome,
       line.error_class,
@@ -209,13 +208,13 @@ function reportColumns(table: TasksTable): ReportColumn[] {
   return columns;
 }
 
-function wallTime(lines: readonly AttemptLine[]): number {
+function wallTime(lines: readonly AttemptBrief[]): number {
   if (lines.length === 0) return 0;
   let first = Infinity;
   let last = -Infinity;
   for (const line of lines) {
-    first = Math.min(first, Date.parse(line.start));
-    last = Math.max(last, Date.parse(line.end));
+    first = Math.min(first, line.startMs);
+    last = Math.max(last, line.endMs);
   }
   return last - first;
 }
@@ -239,7 +238,7 @@ function taskDetails(sessionDir: string, table: TasksTable, waveContexts: WaveCo
 }
 
 /** The results taken from the cache, or null when none was. */
-function cachedOrNull(lines: readonly AttemptLine[], rows: readonly TaskRow[]): (CachedResults & { text: string }) | null {
+function cachedOrNull(lines: readonly AttemptBrief[], rows: readonly TaskRow[]): (CachedResults & { text: string }) | null {
   const cached = cachedResults(lines, () => new Set(rows.filter((row) => row.status === 'completed').map((row) => row.id)));
   return cached.tasks > 0 ? { ...cached, text: cacheText(cached.tasks, cached.saved_usd) } : null;
 }

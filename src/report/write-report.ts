@@ -7,7 +7,7 @@ import { writeAll } from '../files/write-all.js';
 import { WaveError } from '../errors.js';
 import { sessionPathForWrite } from '../files/session-path.js';
 import { buildReportData } from './report-data.js';
-import { reportHtml } from './page/report-html.js';
+import { reportHtmlParts } from './page/report-html.js';
 import type { WaveContexts } from './wave-contexts.js';
 import type { AttemptLinesReader } from '../knowledge/attempt-lines.js';
 import { kLayout } from '../layout.js';
@@ -32,10 +32,11 @@ export interface WriteReportOptions {
  * `.csv-wave/`, where one left by a run killed mid-write is in nobody's way, and it is not
  * flushed to disk first: a run writes it at each wave end, with nothing running in waves
  * mode, and the page is a view that the next run or `csv-wave report` writes again.
+ * The page is written piece by piece as it is made, never held whole.
  */
 export function writeReport(sessionDir: string, table: TasksTable, options: WriteReportOptions = {}): string {
   const { out, waveContexts, pricing, attempts } = options;
-  const html = reportHtml(buildReportData(sessionDir, table, { ...(waveContexts ? { waveContexts } : {}), ...(pricing ? { pricing } : {}), ...(attempts ? { attempts } : {}) }));
+  const html = reportHtmlParts(buildReportData(sessionDir, table, { ...(waveContexts ? { waveContexts } : {}), ...(pricing ? { pricing } : {}), ...(attempts ? { attempts } : {}) }));
   if (out !== undefined) {
     writeFileAtomic(out, html);
     return out;
@@ -47,7 +48,7 @@ export function writeReport(sessionDir: string, table: TasksTable, options: Writ
     rmSync(temporary, { force: true });
     const fd = openSync(temporary, 'wx');
     try {
-      writeAll(fd, html); // every byte or an error: a full disk must not leave half a page
+      for (const piece of html) writeAll(fd, piece); // every byte or an error: a full disk must not leave half a page
     } finally {
       closeSync(fd);
     }

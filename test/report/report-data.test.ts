@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { emptyRow, type TaskRow } from '../../src/core/task.js';
-import { embedJson } from '../../src/report/page/embed-json.js';
+import fc from 'fast-check';
+import { embedJson, embedJsonParts } from '../../src/report/page/embed-json.js';
 import { groupFailures } from '../../src/report/failures.js';
 import { buildReportData } from '../../src/report/report-data.js';
 import { readTasksFile } from '../../src/csv/parse-tasks.js';
@@ -17,6 +18,20 @@ describe('embedJson', () => {
     const text = embedJson(hostile);
     expect(text).not.toMatch(/[<>&\u2028\u2029]/);
     expect(JSON.parse(text)).toEqual(hostile);
+  });
+
+  test('in pieces, the same text byte for byte: long arrays and objects of many keys included, keys JSON leaves out left out', () => {
+    const whole = (value: unknown) => {
+      expect([...embedJsonParts(value)].join('')).toBe(embedJson(value));
+    };
+    const many = Object.fromEntries(Array.from({ length: 4500 }, (_, i) => [i % 7 === 0 ? `${i}` : `k${i}</script>`, i % 3 === 0 ? undefined : [i, 'a&b']]));
+    whole({ tasks: Array.from({ length: 4001 }, (_, i) => [`T${i}`, i, i % 2 === 0 ? null : '<b>']), details: many, none: undefined, f: () => 1 });
+    whole([undefined, () => 1, { a: undefined }, [], {}, new Date(0), Array.from({ length: 2001 }, () => undefined)]);
+    whole(Object.assign(Object.create(null) as object, { ['__proto__']: 1, b: [1, '\u2028'] }));
+    fc.assert(fc.property(fc.jsonValue(), (value) => whole(value)), { numRuns: 300 });
+    // Each long array in pieces: none holds more than a slice of its items.
+    const parts = [...embedJsonParts({ tasks: Array.from({ length: 10_000 }, (_, i) => `T${i}`) })];
+    expect(Math.max(...parts.map((part) => part.length))).toBeLessThan(2001 * 10);
   });
 });
 

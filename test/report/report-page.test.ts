@@ -8,6 +8,7 @@ import { runCli } from '../helpers/cli.js';
 import { artifactSession } from '../helpers/artifact-session.js';
 import { buildSession } from '../helpers/session-builder.js';
 import { kScriptedAgentPath } from '../helpers/scripted-agent.js';
+import { writeReportSession } from '../../scripts/bench/report-session.js';
 
 /**
  * The scripted brainstorm (one GC round), with IDEA-001 failing transiently once (a retry)
@@ -231,5 +232,31 @@ describe('report.html of a session past 2,000 tasks (real browser)', () => {
     await page.screenshot({ path: join(shots, 'dag-aggregates.png') });
     expect(browser.consoleErrors).toEqual([]);
     expect(browser.blocked).toEqual([]);
+  });
+});
+
+describe('report.html of 50,000 tasks (real browser)', () => {
+  test('it paints, and the task table scrolls to the middle and the end, drawing only the rows in view', async () => {
+    const tasks = 50_000;
+    const big = mkdtempSync(join(tmpdir(), 'csv-wave-report-big-'));
+    writeReportSession(big, tasks);
+    writeFileSync(join(big, 'session.json'), '{"pipeline":"generic"}\n');
+    const report = await runCli('report', big);
+    expect(report.code, report.stderr).toBe(0);
+    const { page } = browser;
+    await page.goto(`${pathToFileURL(join(big, 'report.html')).href}#tasks`);
+    await page.waitForSelector('body[data-ready="true"]', { timeout: 120_000 });
+    expect(await page.evaluate(() => performance.getEntriesByName('first-contentful-paint').length)).toBe(1);
+    expect(await page.getByText(`${tasks} of ${tasks} tasks`).count()).toBe(1);
+    // The table is in the file's order: row r is task T<r>, in five digits.
+    const id = (r: number) => `T${String(r).padStart(5, '0')}`;
+    for (const [where, row] of [['middle', tasks / 2], ['end', tasks - 1]] as const) {
+      await page.locator('#table-viewport').evaluate((node, to) => {
+        node.scrollTop = to === 'end' ? node.scrollHeight : node.scrollHeight / 2;
+      }, where);
+      await page.waitForSelector(`.trow[data-id="${id(row)}"]`);
+      expect(await page.locator('.trow').count()).toBeLessThan(200);
+    }
+    expect(browser.consoleErrors).toEqual([]);
   });
 });

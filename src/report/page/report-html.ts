@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { embedJson } from './embed-json.js';
+import { embedJsonParts } from './embed-json.js';
 import { kPageScriptCore } from './page-script-core.js';
 import { kPageScriptGraphs } from './page-script-graphs.js';
 import { kPageScriptTable } from './page-script-table.js';
@@ -40,9 +40,25 @@ const kTail = `</script>\n<script>${kScript}</script>\n</body>\n</html>\n`;
 const kHeadBytes = Buffer.from(kHead, 'utf8');
 const kTailBytes = Buffer.from(kTail, 'utf8');
 
-/** The self-contained report page: data as JSON in a non-executed script element, rendered by the inline script. */
-export function reportHtml(data: ReportData): string {
-  return kHead + embedJson(data) + kTail;
+/** Characters of the page handed to the writer at a time: few system calls, and never the whole page as one string. */
+const kPieceChars = 1 << 20;
+
+/**
+ * The self-contained report page, in pieces of about a megabyte: data as JSON in a
+ * non-executed script element, rendered by the inline script. A million tasks make a page
+ * of some 200 MB; built as one string, it was held three times over (the JSON, its escaped
+ * copy, the page) at the end of a run.
+ */
+export function* reportHtmlParts(data: ReportData): Generator<string> {
+  let pending = kHead;
+  for (const part of embedJsonParts(data)) {
+    pending += part;
+    if (pending.length >= kPieceChars) {
+      yield pending;
+      pending = '';
+    }
+  }
+  yield pending + kTail;
 }
 
 /**
