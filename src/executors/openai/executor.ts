@@ -49,8 +49,10 @@ const kMinSecretLength = 8;
 const kNoTimeoutMs = 2 ** 31 - 1;
 /** Prompts fitted again after a server's "too long" 400 in one attempt; each 400 teaches a closer ratio. */
 const kMaxRefits = 3;
-/** The share of the room a refitted prompt leaves unused: it also gives a repair request room. */
+/** The share of the room a refitted prompt leaves unused: the ratio learned from a 400 is the whole prompt's, and the text still cut may tokenize looser. */
 const kRefitMargin = 0.1;
+/** Tokens kept for a repair request's own words (what was wrong, and what to answer), besides the answer it sends back. */
+const kRepairWordsTokens = 200;
 
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 type ResponseFormat = OpenAI.ResponseFormatJSONSchema;
@@ -245,14 +247,18 @@ export class OpenAiExecutor implements Executor {
   }
 
   /**
-   * The prompt as it fits the context window, when one is known; as rendered otherwise.
+   * The prompt as it fits the context window with room for one repair request, when a window
+   * is known; as rendered otherwise.
    * `margin` (0 to 1): the share of the room left unused, once a server has refused a prompt:
    * the ratio learned from it is the whole prompt's, and the text still cut may tokenize looser.
    */
   #fit(render: (parts: PromptParts) => string, parts: PromptParts, system: string, margin = 0): FittedPrompt {
     const window = this.#contextWindow;
     if (window === undefined) return { ok: true, prompt: render(parts), notes: [] };
-    const room = window - this.#answerReserve(window);
+    // A repair request is the prompt, the answer sent back, the repair's words and room for the
+    // new answer: a prompt fitted to the window alone would leave its repair refused as too long.
+    const reserve = this.#answerReserve(window);
+    const room = Math.max(0, window - reserve - reserve - kRepairWordsTokens);
     return fitPrompt(render, parts, system.length, Math.floor(room * (1 - margin)), this.#estimate);
   }
 
@@ -275,7 +281,7 @@ export class OpenAiExecutor implements Executor {
         `The task's own prompt does not fit the model's context window: about ${fitted.ownTokens} tokens ` +
         `(template, row, topic and system prompt, at ${this.#estimate.charsPerToken.toFixed(1)} characters a token) ` +
         `with every digest and prev_context left out, and ${fitted.roomTokens} tokens of a ${window}-token window are left ` +
-        `after ${window - fitted.roomTokens} kept for the answer. Shorten the task's text, or use a model with a larger context (--context-window).`,
+        `after ${window - fitted.roomTokens} kept for the answer and one repair request. Shorten the task's text, or use a model with a larger context (--context-window).`,
     };
   }
 
