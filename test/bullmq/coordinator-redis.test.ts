@@ -50,8 +50,8 @@ describe('--batch with --backend bullmq', () => {
     expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toContain('--batch');
     expect(run.stderr).toContain('--backend bullmq');
-    // Never started: the first write of tasks.csv, before the backend is chosen, marks it pending (issue 26 item 2).
-    expect(readRows(dir).get('A')).toMatchObject({ status: 'pending', findings: '' });
+    // Refused before the first write: tasks.csv is as it was (test/bullmq/refused-run.test.ts checks every byte).
+    expect(readRows(dir).get('A')).toMatchObject({ status: '', findings: '' });
   });
 });
 
