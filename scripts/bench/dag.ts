@@ -41,6 +41,7 @@ import {
   machineLines,
   median,
   megabytes,
+  positiveInteger,
   printGoal,
   publish,
   rssMethodText,
@@ -137,11 +138,7 @@ function parseOptions(argv: string[]): Options {
   });
   const common = commonOptions(values);
   const scale = common.quick ? 10 : 1;
-  const count = (name: string, text: string | undefined, fallback: number) => {
-    const value = text === undefined ? fallback : Number(text);
-    if (!Number.isInteger(value) || value < 1) fail(`--${name} must be a positive integer, got ${text}`);
-    return value;
-  };
+  const count = (name: string, text: string | undefined, fallback: number) => (text === undefined ? fallback : positiveInteger(name, text));
   const tasks = count('tasks', values.tasks, 3_000 / scale);
   const layers = count('layers', values.layers, 30 / (common.quick ? 3 : 1));
   if (layers > tasks) fail(`--layers (${layers}) must be at most --tasks (${tasks})`);

@@ -29,6 +29,13 @@ export function fail(message: string): never {
 }
 
 /** True when the module at `url` (pass `import.meta.url`) is the script node was started with. */
+/** A flag's value as a positive integer, or the script ends naming the flag. */
+export function positiveInteger(flag: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) fail(`--${flag} must be a positive integer, got ${JSON.stringify(text)}`);
+  return value;
+}
+
 export function isMain(url: string): boolean {
   const script = process.argv[1];
   if (script === undefined) return false;

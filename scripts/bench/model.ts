@@ -33,6 +33,7 @@ import {
   loadAverage,
   machineLines,
   median,
+  positiveInteger,
   publish,
   runMain,
   spread,
@@ -77,17 +78,12 @@ function parseOptions(argv: string[]): Options {
     strict: true,
   });
   const common = commonOptions({ ...values, runs: values.runs ?? (values.quick ? '1' : '3') });
-  const positive = (flag: string, text: string) => {
-    const value = Number(text);
-    if (!Number.isInteger(value) || value < 1) fail(`--${flag} must be a positive integer, got ${JSON.stringify(text)}`);
-    return value;
-  };
   return {
     ...common,
-    tasks: positive('tasks', values.tasks ?? (common.quick ? '50' : '200')),
-    concurrencies: values['endpoint-concurrency'].split(',').map((text) => positive('endpoint-concurrency', text.trim())),
-    sequences: positive('sequences', values.sequences),
-    maxTokens: positive('max-tokens', values['max-tokens']),
+    tasks: positiveInteger('tasks', values.tasks ?? (common.quick ? '50' : '200')),
+    concurrencies: values['endpoint-concurrency'].split(',').map((text) => positiveInteger('endpoint-concurrency', text.trim())),
+    sequences: positiveInteger('sequences', values.sequences),
+    maxTokens: positiveInteger('max-tokens', values['max-tokens']),
   };
 }
 

@@ -30,7 +30,7 @@ import { RolePrompts, systemPrompt } from '../../src/executors/openai/prompt.js'
 import { kNoPreviousContext } from '../../src/graph/prev-context.js';
 import { loadTestModel, renderChat, startModelServer, type TestModel } from '../../test/helpers/model-server/index.js';
 import { tasksCsv } from '../../test/helpers/session-builder.js';
-import { commonOptions, ensureBuilt, fail, fixed, isMain, kCommonOptions, kCommonUsage, kRoot, loadAverage, machineLines, publish, runMain, type CommonOptions } from './lib.js';
+import { commonOptions, ensureBuilt, fail, fixed, isMain, kCommonOptions, kCommonUsage, kRoot, loadAverage, machineLines, positiveInteger, publish, runMain, type CommonOptions } from './lib.js';
 
 interface Options extends CommonOptions {
   tasks: number;
@@ -69,16 +69,11 @@ function parseOptions(argv: string[]): Options {
     strict: true,
   });
   const common = commonOptions({ ...values, runs: values.runs ?? '2' });
-  const positive = (flag: string, text: string) => {
-    const value = Number(text);
-    if (!Number.isInteger(value) || value < 1) fail(`--${flag} must be a positive integer, got ${JSON.stringify(text)}`);
-    return value;
-  };
   return {
     ...common,
-    tasks: positive('tasks', values.tasks ?? (common.quick ? '40' : '200')),
-    sequences: positive('sequences', values.sequences),
-    maxTokens: positive('max-tokens', values['max-tokens']),
+    tasks: positiveInteger('tasks', values.tasks ?? (common.quick ? '40' : '200')),
+    sequences: positiveInteger('sequences', values.sequences),
+    maxTokens: positiveInteger('max-tokens', values['max-tokens']),
     beforeCommit: values['before-commit'],
   };
 }
