@@ -9,6 +9,7 @@ import { parseAge, parseSize } from '../../src/cli/commands/cache.js';
 import type { FinishedAttempt } from '../../src/executors/messages.js';
 import { CacheFolder } from '../../src/session/files/cache-folder.js';
 import { SecretScrubber } from '../../src/text/secret-scrubber.js';
+import { finishedAttempt } from '../helpers/attempt-reply.js';
 import { runCli } from '../helpers/cli.js';
 import { countRuns, kLogRun } from '../helpers/runs-log.js';
 import { buildSession } from '../helpers/session-builder.js';
@@ -19,21 +20,9 @@ import { buildSession } from '../helpers/session-builder.js';
 
 const kDay = 86_400_000;
 
+/** A completed attempt of T with these findings. */
 function reply(findings: string): FinishedAttempt {
-  return {
-    kind: 'finished',
-    status: 'completed',
-    findings,
-    gc_signal: '',
-    severity_summary: '',
-    error: '',
-    discoveries: [],
-    wisdom: {},
-    artifacts: [],
-    supervision_verdict: undefined,
-    supervision_score: undefined,
-    discovery: { taskId: 'T', role: 'r', status: 'completed', findings, error: null, artifacts: [] },
-  };
+  return finishedAttempt({ findings, discovery: { taskId: 'T', role: 'r', status: 'completed', findings, error: null, artifacts: [] } });
 }
 
 const keyOf = (n: number) => sha256(`key ${n}`);

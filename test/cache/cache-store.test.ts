@@ -7,26 +7,19 @@ import { kCacheFormat } from '../../src/cache/task-key.js';
 import type { FinishedAttempt } from '../../src/executors/messages.js';
 import { CacheFolder } from '../../src/session/files/cache-folder.js';
 import { SecretScrubber } from '../../src/text/secret-scrubber.js';
+import { finishedAttempt } from '../helpers/attempt-reply.js';
 import { buildSession } from '../helpers/session-builder.js';
 
 // Issue 25 item 2: entries are checked by their digest when read; a missing, corrupt,
 // truncated, foreign or unreadable entry is a miss with a warning, never a wrong result.
 
+/** A completed attempt of T with these findings, and one artifact when `artifact` is given. */
 function reply(findings: string, artifact = ''): FinishedAttempt {
-  return {
-    kind: 'finished',
-    status: 'completed',
+  return finishedAttempt({
     findings,
-    gc_signal: '',
-    severity_summary: '',
-    error: '',
-    discoveries: [],
-    wisdom: {},
     artifacts: artifact === '' ? [] : [{ name: 'output', content: artifact }],
-    supervision_verdict: undefined,
-    supervision_score: undefined,
     discovery: { taskId: 'T', role: 'r', status: 'completed', findings, error: null, artifacts: [] },
-  };
+  });
 }
 
 const keyOf = (n: number) => sha256(`key ${n}`);
