@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs';
-import { setFlagsFromString } from 'node:v8';
 import type { AttemptReply, AttemptRequest } from '../../executors/messages.js';
+import { capHeapGrowth } from '../../process/heap-growth.js';
 import type { BackendContext } from '../backend-context.js';
 import type { BackendPlan } from '../backend-choice.js';
 import type { AttemptJobs, ExecutionBackend } from '../execution-backend.js';
@@ -16,16 +16,6 @@ import { SessionRegistration } from './session/session-registry.js';
 import { SessionLease } from './session/session-lease.js';
 import { WorkerWatch } from './session/worker-presence.js';
 import { refusedAtStart } from './redis/write-refusal.js';
-
-/**
- * How far V8 lets the heap grow past what a full collection left alive, in percent. Its
- * default grows it up to fourfold while the program runs fast, and a coordinator adding
- * 100,000 jobs makes much short-lived garbage (BullMQ's job objects, their JSON, ioredis's
- * commands): its live heap was about a third of its RSS. At 20% the heap stays near what
- * is alive, for more frequent full collections (20,000 jobs queued: peak RSS 415 → 268 MB,
- * about 10% more CPU; BENCHMARKS.md "Many machines").
- */
-const kHeapGrowingPercent = 20;
 
 /** A bullmq run's choice (chooseBackend): the Redis, the queue's rate, how long Redis may be away, the signing secret. */
 export type BullmqPlan = Extract<BackendPlan, { type: 'bullmq' }>;
@@ -60,7 +50,7 @@ export async function openCoordinator(plan: BullmqPlan, run: BackendContext): Pr
       `Stopped: ${reason}. No new task was started; the tasks whose jobs were out went back to pending. Stop the other run, then run \`csv-wave resume ${run.path}\`.`,
     );
   // Read by V8 at each full collection, so it holds from here on; the coordinator's process only.
-  setFlagsFromString(`--heap-growing-percent=${kHeapGrowingPercent}`);
+  capHeapGrowth();
   if (signing.insecure) tell('bullmq: --insecure-no-secret: jobs and replies are not signed; whoever can write to the Redis can run commands on the workers');
   const sessionId = run.sessionId();
   const runId = newRunId();

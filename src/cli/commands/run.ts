@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { RunEmitter } from '../../events/events.js';
 import { WaveError } from '../../errors.js';
 import { errorLine } from '../../text/error-line.js';
+import { capHeapGrowth, kBigRunTasks } from '../../process/heap-growth.js';
 import { AnswerFile, AutoAnswers, NoAnswers, TerminalAnswers } from '../../interactive/answers.js';
 import type { AnswerSource } from '../../interactive/types.js';
 import { htmlReport } from '../../report/run-reporter.js';
@@ -45,6 +46,12 @@ export async function runWithReporter(
   if (flags.json) {
     events.on('task:done', (event) => {
       if (event.status === 'failed') failed.push({ id: event.id, error_class: event.errorClass ?? 'task-failure', error: errorLine(event.error) });
+    });
+  }
+  // This process is the CLI's own: a big run keeps its peak near what is alive (see there).
+  if (io === processIo) {
+    events.on('run:start', (event) => {
+      if (event.total >= kBigRunTasks) capHeapGrowth();
     });
   }
   const tty = io === processIo && process.stderr.isTTY === true;
