@@ -2,7 +2,8 @@
  * Agent-like latency benchmark (`npm run bench:latency`): 5,000 module tasks that each
  * await a random 20–200 ms (uniform, fixed seed: the row's `ms` column, read by the module
  * from task.row.ms), at concurrency 256 on at most 2 worker threads (`--threads 2`). Goal
- * (issue 12): at least 95% of the ideal throughput, concurrency ÷ mean latency. Section
+ * (issue 27): at least 90% of the ideal throughput, concurrency ÷ mean latency (issue 12
+ * asked for 95%, above what list scheduling with no overhead reaches here). Section
  * `<!-- bench:latency -->` of BENCHMARKS.md.
  *
  *   npx tsx scripts/bench/latency.ts [--tasks 5000] [--concurrency 256] [--threads 2]
@@ -58,7 +59,8 @@ import {
 import { kProfileMethod, profileCli, threadTables, topCostLines, type ProfiledRun } from './profile.js';
 import { simulate, uniformDurations } from './workload.js';
 
-const kGoalShare = 0.95;
+/** Issue 27's goal: below the no-overhead bound (94.4% at the default sizes), unlike issue 12's 95%. */
+const kGoalShare = 0.9;
 
 /** Sleeps the row's `ms`, and says when it started and ended (ms since the epoch, µs precision). */
 export const kSleepModule = `const now = () => performance.timeOrigin + performance.now();
