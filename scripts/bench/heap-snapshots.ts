@@ -11,15 +11,14 @@
  * A tool for finding out: it writes nothing to BENCHMARKS.md.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { generateLayeredDag } from '../gen-dag.js';
-import { ensureBuilt, fail, isMain, kBin, positiveInteger, runMain, writeSession } from './lib.js';
+import { ensureBuilt, fail, isMain, kBin, positiveInteger, runMain } from './lib.js';
+import { kWaves, writeNoopSession } from './memory.js';
 
 const kUsage = 'npx tsx scripts/bench/heap-snapshots.ts [--tasks 100000] [--from 3] [--to 9] [--no-build]';
-const kWaves = 10;
 
 /** Bytes and count of each `kind:constructor` of a snapshot (strings by kind only). */
 function liveByKind(file: string): Map<string, { bytes: number; count: number }> {
@@ -57,9 +56,7 @@ async function main(): Promise<void> {
   ensureBuilt(!values['no-build']);
   const scratch = mkdtempSync(join(tmpdir(), 'csv-wave-bench-heap-'));
   try {
-    const dir = writeSession(join(scratch, 'session'), generateLayeredDag({ tasks, layers: kWaves, minDeps: 1, maxDeps: 1, seed: 7 }));
-    const modulePath = join(scratch, 'noop.mjs');
-    writeFileSync(modulePath, "export default async () => ({findings: ''});\n");
+    const { dir, modulePath } = writeNoopSession(scratch, tasks);
     const args = ['--heapsnapshot-signal=SIGUSR2', kBin, 'run', dir, '--module', modulePath, '--concurrency', '64', '--json'];
     const child = spawn(process.execPath, args, { cwd: scratch, stdio: ['ignore', 'ignore', 'inherit'] });
     const wanted = [...waves];

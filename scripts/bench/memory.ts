@@ -22,8 +22,17 @@ import { parseArgs } from 'node:util';
 import { generateLayeredDag } from '../gen-dag.js';
 import { ensureBuilt, fail, fixed, isMain, kBin, loadAverage, readTasksCsv, runMain, thousands, writeSession } from './lib.js';
 
-const kWaves = 10;
+/** The sessions' waves: each task depends on one task of the wave before. */
+export const kWaves = 10;
 const kNoopModule = "export default async () => ({findings: ''});\n";
+
+/** Writes SCRATCH/session (N no-op tasks in kWaves waves, seed 7, as scale.ts's runs) and SCRATCH/noop.mjs. */
+export function writeNoopSession(scratch: string, tasks: number): { dir: string; modulePath: string } {
+  const modulePath = join(scratch, 'noop.mjs');
+  writeFileSync(modulePath, kNoopModule);
+  const dir = writeSession(join(scratch, 'session'), generateLayeredDag({ tasks, layers: kWaves, minDeps: 1, maxDeps: 1, seed: 7 }));
+  return { dir, modulePath };
+}
 
 interface Sample {
   ms: number;
@@ -94,9 +103,7 @@ function phaseWatcher(dir: string): () => string {
 async function measure(tasks: number, nodeArgs: readonly string[], keep: boolean): Promise<void> {
   const scratch = mkdtempSync(join(tmpdir(), 'csv-wave-bench-memory-'));
   try {
-    const modulePath = join(scratch, 'noop.mjs');
-    writeFileSync(modulePath, kNoopModule);
-    const dir = writeSession(join(scratch, 'session'), generateLayeredDag({ tasks, layers: kWaves, minDeps: 1, maxDeps: 1, seed: 7 }));
+    const { dir, modulePath } = writeNoopSession(scratch, tasks);
     const loadBefore = loadAverage();
     const started = performance.now();
     // --trace-gc prints to stdout, so the run's summary is taken from tasks.csv, not from --json.
